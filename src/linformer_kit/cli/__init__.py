@@ -1,0 +1,1 @@
+"""The `linformer` command: a thin shell over library functions (`main(argv) -> int`)."""

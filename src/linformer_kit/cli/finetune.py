@@ -1,0 +1,15 @@
+"""`linformer finetune` (placeholder until its issue lands)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("finetune", help="(not implemented yet)")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    print("linformer finetune: not implemented yet")
+    return 2

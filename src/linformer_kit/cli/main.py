@@ -1,0 +1,44 @@
+"""`linformer <verb> ...`: parse, call one library function, print its result.
+
+Each verb lives in its own module `linformer_kit.cli.<verb>` exposing
+`add_parser(subparsers) -> argparse.ArgumentParser` and `run(args) -> int`.
+Modules are imported lazily so that `linformer --help` stays fast and a verb's heavy
+dependencies (transformers, datasets, matplotlib) load only when that verb runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+VERBS: dict[str, str] = {
+    "convert": "Convert a RoBERTa/BERT checkpoint into a Linformer model directory.",
+    "pretrain": "Pretrain a Linformer masked language model on raw text.",
+    "finetune": "Finetune a Linformer model for sequence classification.",
+    "benchmark": "Speed and memory of Linformer vs full attention (the paper's Table 3).",
+    "spectrum": "Singular-value spectrum of attention maps (the paper's Figure 1) and a k recommender.",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="linformer",
+        description="Linformer: self-attention with linear complexity, for real work.",
+    )
+    subparsers = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    for verb in VERBS:
+        module = importlib.import_module(f"linformer_kit.cli.{verb}")
+        module.add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    module = importlib.import_module(f"linformer_kit.cli.{args.verb}")
+    return int(module.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

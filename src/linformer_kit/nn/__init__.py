@@ -1,0 +1,31 @@
+"""Torch-only Linformer building blocks: drop `LinformerSelfAttention` into any model.
+
+This subpackage imports torch and nothing else.
+"""
+
+from linformer_kit.nn.attention import (
+    PROJECTION_ORDERS,
+    SHARING_MODES,
+    LinformerSelfAttention,
+    ProjectionOrder,
+    Sharing,
+)
+from linformer_kit.nn.backends import ATTENTION_BACKENDS, BACKENDS, AttentionBackend, eager_attention, sdpa_attention
+from linformer_kit.nn.projection import PROJECTION_KINDS, Projected, ProjectionKind, SequenceProjection
+
+__all__ = [
+    "ATTENTION_BACKENDS",
+    "BACKENDS",
+    "PROJECTION_KINDS",
+    "PROJECTION_ORDERS",
+    "SHARING_MODES",
+    "AttentionBackend",
+    "LinformerSelfAttention",
+    "Projected",
+    "ProjectionKind",
+    "ProjectionOrder",
+    "SequenceProjection",
+    "Sharing",
+    "eager_attention",
+    "sdpa_attention",
+]

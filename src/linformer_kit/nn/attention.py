@@ -1,0 +1,325 @@
+"""Linformer self-attention (Wang et al. 2020, eq. 7), with full attention as the k=None special case.
+
+Per head i:  head_i = softmax( (X Wq_i) (E_i X Wk_i)ᵀ / sqrt(d) ) (F_i X Wv_i),  E_i, F_i in R^{k x n}.
+
+Notation: b batch, n sequence length (<= max_seq_len), k projected length, h heads, d head dim,
+D = h*d model dim.
+
+Two orders compute the same thing:
+    paper order   K = X Wk + 1 bkᵀ (b, n, D) -> split heads -> E_i (m * K_i)          cost n D² + n k D
+    fast order    X~ = E (m * X) (b, k, D) -> K~ = X~ Wk + (E m) bkᵀ -> split heads     cost n k D + k D²
+The fast order needs one E for all heads and a linear projection; it is the default whenever it
+applies ("auto"), and the paper order is kept as the reference ("paper"). Under kv / layerwise
+sharing one E X serves keys and values; under headwise sharing E X and F X come from one matmul.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, get_args
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from linformer_kit.nn.backends import ATTENTION_BACKENDS, BACKENDS, AttentionBackend
+from linformer_kit.nn.projection import Projected, ProjectionKind, SequenceProjection
+
+Sharing = Literal["none", "headwise", "kv", "layerwise"]
+SHARING_MODES: tuple[str, ...] = get_args(Sharing)
+ProjectionOrder = Literal["auto", "paper"]
+PROJECTION_ORDERS: tuple[str, ...] = get_args(ProjectionOrder)
+
+
+class LinformerSelfAttention(nn.Module):
+    """Multi-head Linformer self-attention with padding masks, every sharing mode and projection kind.
+
+    Args:
+        hidden_size: D, the model dimension (divisible by num_heads).
+        num_heads: h.
+        max_seq_len: the longest input; E and F are (k x max_seq_len) and shorter inputs slice them.
+        projected_length: k, or None for full (quadratic) softmax attention through the same code.
+        sharing: "none" (E_i, F_i per head), "headwise" (E, F per layer), "kv" (E = F per layer),
+            "layerwise" (one E for keys and values of every layer: pass `shared_projection`).
+        projection: "linear", "mean", "max", "conv" or "random" (see `SequenceProjection`).
+        dropout: dropout on the attention weights (training only).
+        bias: whether query/key/value/output linears have a bias.
+        backend: "sdpa" (torch.nn.functional.scaled_dot_product_attention) or "eager" (explicit softmax).
+        projection_order: "auto" (fast order when it applies) or "paper" (the reference order).
+        causal: only supported with projected_length=None: E mixes every position, so masking after
+            the projection would leak the future (see DESIGN.md, "Causality").
+        shared_projection: with sharing="layerwise", a `SequenceProjection` owned by the caller
+            (for example by the encoder) and used by every layer. It is *not* registered in this
+            module, so it has one entry in the owner's state dict and one gradient. Without it, the
+            layer creates and registers its own, available as `layer.kv_projection`.
+
+    Raises:
+        ValueError: on any inconsistent argument, naming the value and its limit.
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        num_heads: int,
+        max_seq_len: int,
+        projected_length: int | None = 256,
+        *,
+        sharing: Sharing = "headwise",
+        projection: ProjectionKind = "linear",
+        dropout: float = 0.0,
+        bias: bool = True,
+        backend: AttentionBackend = "sdpa",
+        projection_order: ProjectionOrder = "auto",
+        causal: bool = False,
+        shared_projection: SequenceProjection | None = None,
+    ) -> None:
+        super().__init__()
+        _validate(
+            hidden_size, num_heads, max_seq_len, projected_length, sharing, dropout, backend,
+            projection_order, causal, shared_projection,
+        )  # fmt: skip
+        self.hidden_size = hidden_size
+        self.num_heads = num_heads
+        self.head_dim = hidden_size // num_heads
+        self.max_seq_len = max_seq_len
+        self.projected_length = projected_length
+        self.sharing = sharing
+        self.projection = projection
+        self.dropout = dropout
+        self.backend = backend
+        self.projection_order = projection_order
+        self.causal = causal
+
+        self.query = nn.Linear(hidden_size, hidden_size, bias=bias)
+        self.key = nn.Linear(hidden_size, hidden_size, bias=bias)
+        self.value = nn.Linear(hidden_size, hidden_size, bias=bias)
+        self.dense = nn.Linear(hidden_size, hidden_size, bias=bias)  # output projection
+
+        self._external_projection: tuple[SequenceProjection, ...] = ()
+        if projected_length is None:
+            return
+        if sharing in ("none", "headwise"):
+            heads = num_heads if sharing == "none" else 1
+            self.key_projection = SequenceProjection(max_seq_len, projected_length, projection, num_heads=heads)
+            self.value_projection = SequenceProjection(
+                max_seq_len, projected_length, projection, num_heads=heads
+            )
+        elif shared_projection is not None:  # layerwise, owned by the caller
+            self._external_projection = (shared_projection,)
+        else:  # kv, or layerwise owned by this layer
+            self.kv_projection = SequenceProjection(max_seq_len, projected_length, projection)
+
+    # --- which projections this layer uses -------------------------------------------------------
+
+    def projections(self) -> tuple[SequenceProjection, SequenceProjection] | None:
+        """(E, F) used for keys and values; the same object twice under kv/layerwise; None if full."""
+        if self.projected_length is None:
+            return None
+        if self._external_projection:
+            shared = self._external_projection[0]
+            return shared, shared
+        if self.sharing in ("kv", "layerwise"):
+            return self.kv_projection, self.kv_projection
+        return self.key_projection, self.value_projection
+
+    @property
+    def uses_fast_order(self) -> bool:
+        """Whether keys/values are projected before the key/value linears (see module docstring)."""
+        projections = self.projections()
+        return (
+            projections is not None
+            and self.projection_order == "auto"
+            and self.sharing != "none"
+            and projections[0].is_linear
+        )
+
+    def extra_repr(self) -> str:
+        k = "None (full attention)" if self.projected_length is None else self.projected_length
+        return (
+            f"hidden_size={self.hidden_size}, num_heads={self.num_heads}, max_seq_len={self.max_seq_len}, "
+            f"projected_length={k}, sharing={self.sharing!r}, projection={self.projection!r}, "
+            f"backend={self.backend!r}"
+        )
+
+    # --- forward ---------------------------------------------------------------------------------
+
+    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """x (b, n, D), key_padding_mask (b, n) bool with True = real token -> (b, n, D)."""
+        return self._attend(x, key_padding_mask, need_weights=False)[0]
+
+    def forward_with_weights(
+        self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Like forward, also returning the attention weights (b, h, n, k) ((b, h, n, n) if full).
+
+        Uses the eager backend, which is the only one that materialises the weights.
+        """
+        out, weights = self._attend(x, key_padding_mask, need_weights=True)
+        assert weights is not None
+        return out, weights
+
+    def _attend(
+        self, x: torch.Tensor, mask: torch.Tensor | None, *, need_weights: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        b, n, _ = self._check_input(x)
+        mask = self._check_mask(mask, b, n)
+        h, d = self.num_heads, self.head_dim
+
+        q = self.query(x).view(b, n, h, d).transpose(1, 2)  # (b, h, n, d)
+        if self.projected_length is None:
+            k, v, attn_mask, causal = self._full_keys_values(x, mask)
+        else:
+            k, v, slot_mask = self._fast_keys_values(x, mask) if self.uses_fast_order else self._paper_keys_values(x, mask)
+            attn_mask = None if slot_mask is None else slot_mask[:, None, None, :]  # (b, 1, 1, k)
+            causal = False
+
+        attend = BACKENDS["eager" if need_weights else self.backend]
+        out, weights = attend(
+            q, k, v, attn_mask,
+            scale=1.0 / math.sqrt(d), dropout_p=self.dropout if self.training else 0.0, causal=causal,
+        )  # fmt: skip
+        out = out.transpose(1, 2).reshape(b, n, h * d)  # (b, n, D)
+        return self.dense(out), weights
+
+    def _split_heads(self, t: torch.Tensor) -> torch.Tensor:
+        b, m, _ = t.shape
+        return t.view(b, m, self.num_heads, self.head_dim).transpose(1, 2)  # (b, h, m, d)
+
+    def _full_keys_values(
+        self, x: torch.Tensor, mask: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, bool]:
+        k = self._split_heads(self.key(x))  # (b, h, n, d)
+        v = self._split_heads(self.value(x))  # (b, h, n, d)
+        if mask is None:
+            return k, v, None, self.causal
+        n = x.shape[1]
+        attn_mask = mask[:, None, None, :]  # (b, 1, 1, n)
+        if self.causal:
+            attn_mask = attn_mask & torch.ones(n, n, dtype=torch.bool, device=x.device).tril()  # (b, 1, n, n)
+        # A query that may see no real key (all-pad row, left padding under causal) attends to
+        # everything it is allowed positionally instead of to nothing, which would be NaN.
+        attn_mask = attn_mask | ~attn_mask.any(-1, keepdim=True)
+        if self.causal:
+            attn_mask = attn_mask & torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
+        return k, v, attn_mask, False
+
+    def _fast_keys_values(
+        self, x: torch.Tensor, mask: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        e, f = self.projections()  # type: ignore[misc]
+        pe, pf = project_pair(e, f, x, mask)  # values (b, k, D), row_weight (b, k, 1)
+        k = self._split_heads(_linear_rows(pe, self.key))  # (b, h, k, d)
+        v = self._split_heads(_linear_rows(pf, self.value))  # (b, h, k, d)
+        return k, v, pe.slot_mask
+
+    def _paper_keys_values(
+        self, x: torch.Tensor, mask: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        e, f = self.projections()  # type: ignore[misc]
+        pe = e(self._split_heads(self.key(x)), mask)  # E_i (m * K_i): (b, h, k, d)
+        pf = f(self._split_heads(self.value(x)), mask)  # F_i (m * V_i): (b, h, k, d)
+        return pe.values, pf.values, pe.slot_mask
+
+    # --- input checks ----------------------------------------------------------------------------
+
+    def _check_input(self, x: torch.Tensor) -> torch.Size:
+        if x.dim() != 3 or x.shape[-1] != self.hidden_size:
+            raise ValueError(
+                f"expected input of shape (batch, seq_len, hidden_size={self.hidden_size}), got {tuple(x.shape)}"
+            )
+        if x.shape[1] > self.max_seq_len:
+            raise ValueError(
+                f"sequence length {x.shape[1]} exceeds max_seq_len={self.max_seq_len}: "
+                "truncate the input or build the layer with a larger max_seq_len"
+            )
+        return x.shape
+
+    @staticmethod
+    def _check_mask(mask: torch.Tensor | None, b: int, n: int) -> torch.Tensor | None:
+        if mask is None:
+            return None
+        if mask.dtype != torch.bool:
+            raise ValueError(
+                f"key_padding_mask must be a torch.bool tensor (True = real token), got dtype {mask.dtype}"
+            )
+        if tuple(mask.shape) != (b, n):
+            raise ValueError(f"key_padding_mask must have shape (batch, seq_len) = {(b, n)}, got {tuple(mask.shape)}")
+        return mask
+
+
+def project_pair(
+    e: SequenceProjection, f: SequenceProjection, x: torch.Tensor, mask: torch.Tensor | None
+) -> tuple[Projected, Projected]:
+    """E(m*X) and F(m*X) in one pass over X: once if E is F, one stacked matmul if both are dense."""
+    if e is f:
+        projected = e(x, mask)
+        return projected, projected
+    dense = e.kind in ("linear", "random") and f.kind == e.kind and e.weight.shape == f.weight.shape
+    if not dense:
+        return e(x, mask), f(x, mask)
+    n, k = x.shape[-2], e.projected_length
+    if n > e.max_seq_len:
+        raise ValueError(f"sequence length {n} exceeds the projection's max_seq_len={e.max_seq_len}")
+    weight = torch.cat([e.weight[:, :n], f.weight[:, :n]]).to(x.dtype)  # (2k, n)
+    if mask is None:
+        values = torch.matmul(weight, x)  # (b, 2k, D)
+        row_weight = weight.sum(-1, keepdim=True).expand(x.shape[0], 2 * k, 1)
+    else:
+        m = mask[:, :, None].to(x.dtype)  # (b, n, 1)
+        values = torch.matmul(weight, x * m)  # (b, 2k, D)
+        row_weight = torch.matmul(weight, m)  # (b, 2k, 1)
+    return (
+        Projected(values[:, :k], row_weight[:, :k], None),
+        Projected(values[:, k:], row_weight[:, k:], None),
+    )
+
+
+def _linear_rows(projected: Projected, linear: nn.Linear) -> torch.Tensor:
+    """Apply `linear` to projected rows: E(XWᵀ + 1bᵀ) = (EX)Wᵀ + (E1)bᵀ, with E m in place of E 1."""
+    out = F.linear(projected.values, linear.weight)
+    if linear.bias is None:
+        return out
+    return out + projected.row_weight * linear.bias
+
+
+def _validate(
+    hidden_size: int,
+    num_heads: int,
+    max_seq_len: int,
+    projected_length: int | None,
+    sharing: str,
+    dropout: float,
+    backend: str,
+    projection_order: str,
+    causal: bool,
+    shared_projection: SequenceProjection | None,
+) -> None:
+    if num_heads < 1 or hidden_size % num_heads:
+        raise ValueError(f"hidden_size={hidden_size} must be divisible by num_heads={num_heads}")
+    if max_seq_len < 1:
+        raise ValueError(f"max_seq_len must be >= 1, got {max_seq_len}")
+    if projected_length is not None and not 1 <= projected_length <= max_seq_len:
+        raise ValueError(f"projected_length (k={projected_length}) must be between 1 and max_seq_len={max_seq_len}")
+    if sharing not in SHARING_MODES:
+        raise ValueError(f"sharing must be one of {SHARING_MODES}, got {sharing!r}")
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+    if backend not in ATTENTION_BACKENDS:
+        raise ValueError(f"backend must be one of {ATTENTION_BACKENDS}, got {backend!r}")
+    if projection_order not in PROJECTION_ORDERS:
+        raise ValueError(f"projection_order must be one of {PROJECTION_ORDERS}, got {projection_order!r}")
+    if causal and projected_length is not None:
+        raise ValueError(
+            f"causal=True is not supported with projected_length={projected_length}: the projection E mixes all "
+            "positions, so a causal mask after it leaks the future. Use projected_length=None for causal attention."
+        )
+    if shared_projection is not None:
+        if sharing != "layerwise":
+            raise ValueError(f"shared_projection is only used with sharing='layerwise', got sharing={sharing!r}")
+        if (shared_projection.max_seq_len, shared_projection.projected_length) != (max_seq_len, projected_length):
+            raise ValueError(
+                f"shared_projection has (max_seq_len, k)=({shared_projection.max_seq_len}, "
+                f"{shared_projection.projected_length}), but this layer has ({max_seq_len}, {projected_length})"
+            )
+        if shared_projection.num_heads != 1:
+            raise ValueError(f"a layerwise shared_projection must have num_heads=1, got {shared_projection.num_heads}")

@@ -1,0 +1,177 @@
+"""Sequence-axis projections: the E and F of Linformer, (b, *, n, c) -> (b, *, k, c).
+
+Notation: b batch, n sequence length (<= max_seq_len), k projected length, h heads, c channels
+(D = h*d for a projection shared by all heads, d for a per-head one).
+
+Every kind except `max` is a linear map along the sequence axis, i.e. a (k x n) matrix E:
+    linear  learned dense E, init N(0, 1/max_seq_len)
+    random  fixed Gaussian E (Johnson-Lindenstrauss), a buffer: saved, moved by .to(), never trained
+    mean    average over the real tokens of each window of w = max_seq_len / k positions
+    conv    learned kernel of w weights with stride w (kernel = stride = n/k), shared by all channels
+and `max` takes the maximum over the real tokens of each window (not linear, so it cannot run
+before the key/value linears; the attention layer then uses the paper's order).
+
+Padding: a mask m (b, n), True = real token, removes padded rows before projecting: E (m * X).
+Inputs shorter than max_seq_len use the first n columns of E (windows past the end hold no token).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, NamedTuple, get_args
+
+import torch
+from torch import nn
+
+ProjectionKind = Literal["linear", "mean", "max", "conv", "random"]
+PROJECTION_KINDS: tuple[str, ...] = get_args(ProjectionKind)
+WINDOW_KINDS = ("mean", "max", "conv")
+
+
+class Projected(NamedTuple):
+    """What a projection returns.
+
+    values:      (b, *, k, c) the projected rows, E (m * X).
+    row_weight:  (b, *, k, 1) E m, the weight each slot gives to a constant row (1 for a real token).
+                 Projecting X W + 1 bᵀ equals values @ W + row_weight * bᵀ: the fast order's bias term.
+    slot_mask:   (b, k) bool, True = slot holds at least one real token; None when every slot does
+                 (dense kinds always mix every position, so none of their slots is ever empty).
+    """
+
+    values: torch.Tensor
+    row_weight: torch.Tensor
+    slot_mask: torch.Tensor | None
+
+
+class SequenceProjection(nn.Module):
+    """Projects the sequence axis of its input from n <= max_seq_len down to projected_length.
+
+    One instance can be handed to several attention layers (the paper's layerwise sharing):
+    the layers then use the very same tensors, get one gradient, and the instance has one entry
+    in the state dict of whichever module registers it.
+
+    Args:
+        max_seq_len: the longest input n; E is (k x max_seq_len) and shorter inputs slice it.
+        projected_length: k, the number of slots (k <= max_seq_len).
+        kind: one of "linear", "mean", "max", "conv", "random".
+        num_heads: 1 for a projection shared by all heads (input (b, n, c) or (b, h, n, c));
+            h for one E per head (the "none" sharing mode; input (b, h, n, d)).
+
+    Raises:
+        ValueError: on an unknown kind, k outside [1, max_seq_len], or a window kind whose k does
+            not divide max_seq_len.
+    """
+
+    def __init__(
+        self,
+        max_seq_len: int,
+        projected_length: int,
+        kind: ProjectionKind = "linear",
+        *,
+        num_heads: int = 1,
+    ) -> None:
+        super().__init__()
+        if kind not in PROJECTION_KINDS:
+            raise ValueError(f"projection kind must be one of {PROJECTION_KINDS}, got {kind!r}")
+        if not 1 <= projected_length <= max_seq_len:
+            raise ValueError(
+                f"projected_length (k={projected_length}) must be between 1 and max_seq_len={max_seq_len}"
+            )
+        if kind in WINDOW_KINDS and max_seq_len % projected_length:
+            raise ValueError(
+                f"projection {kind!r} pools windows of max_seq_len/k positions: k={projected_length} "
+                f"must divide max_seq_len={max_seq_len}"
+            )
+        if num_heads < 1:
+            raise ValueError(f"num_heads must be >= 1, got {num_heads}")
+        self.max_seq_len = max_seq_len
+        self.projected_length = projected_length
+        self.kind = kind
+        self.num_heads = num_heads
+        self.window = max_seq_len // projected_length
+        head_shape = (num_heads,) if num_heads > 1 else ()
+
+        if kind == "linear":
+            self.weight = nn.Parameter(torch.empty(*head_shape, projected_length, max_seq_len))
+        elif kind == "random":
+            self.register_buffer("weight", torch.empty(*head_shape, projected_length, max_seq_len))
+        elif kind == "conv":
+            self.weight = nn.Parameter(torch.empty(*head_shape, self.window))
+        self.reset_parameters()
+
+    @property
+    def is_linear(self) -> bool:
+        """True when the projection is a linear map of its input (all kinds but max pooling)."""
+        return self.kind != "max"
+
+    def reset_parameters(self) -> None:
+        # N(0, 1/n): a projected row then has the expected norm of one input row, so attention
+        # logits keep the scale they have in full attention whatever n and k are. The paper's
+        # JL construction uses N(0, 1/k), which only rescales the logits by sqrt(n/k).
+        if self.kind in ("linear", "random"):
+            with torch.no_grad():
+                self.weight.normal_(0.0, 1.0 / math.sqrt(self.max_seq_len))
+        elif self.kind == "conv":
+            with torch.no_grad():
+                self.weight.fill_(1.0 / self.window)  # starts as mean pooling
+
+    def extra_repr(self) -> str:
+        heads = f", num_heads={self.num_heads}" if self.num_heads > 1 else ""
+        return f"max_seq_len={self.max_seq_len}, projected_length={self.projected_length}, kind={self.kind!r}{heads}"
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> Projected:
+        """Project x (b, *, n, c) with optional mask (b, n) bool (True = real) to (b, *, k, c)."""
+        n = x.shape[-2]
+        if n > self.max_seq_len:
+            raise ValueError(f"sequence length {n} exceeds the projection's max_seq_len={self.max_seq_len}")
+        if self.kind in WINDOW_KINDS:
+            return self._pool(x, mask)
+        return self._dense(x, mask)
+
+    def _mask_like(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        # (b, n) -> (b, 1, ..., 1, n, 1), broadcastable against x (b, *, n, c)
+        return mask.view(mask.shape[0], *([1] * (x.dim() - 3)), mask.shape[1], 1).to(x.dtype)
+
+    def _dense(self, x: torch.Tensor, mask: torch.Tensor | None) -> Projected:
+        n = x.shape[-2]
+        weight = self.weight[..., :n].to(x.dtype)  # (*h, k, n): length contract, slice to n
+        if mask is None:
+            values = torch.matmul(weight, x)  # (b, *, k, c)
+            row_weight = weight.sum(-1, keepdim=True).expand(*values.shape[:-1], 1)
+            return Projected(values, row_weight, None)
+        m = self._mask_like(x, mask)  # (b, *, n, 1)
+        values = torch.matmul(weight, x * m)  # (b, *, k, c)
+        row_weight = torch.matmul(weight, m)  # (b, *, k, 1)
+        return Projected(values, row_weight, None)
+
+    def _pool(self, x: torch.Tensor, mask: torch.Tensor | None) -> Projected:
+        *lead, n, c = x.shape
+        k, w = self.projected_length, self.window
+        if mask is None:
+            mask = torch.ones(x.shape[0], n, dtype=torch.bool, device=x.device)
+        # Pad to max_seq_len so position t always falls in window t // w; the padding is masked.
+        pad = self.max_seq_len - n
+        m = self._mask_like(x, mask)  # (b, *, n, 1)
+        if pad:
+            x = nn.functional.pad(x, (0, 0, 0, pad))
+            m = nn.functional.pad(m, (0, 0, 0, pad))
+        xw = x.reshape(*lead, k, w, c)  # (b, *, k, w, c)
+        mw = m.reshape(*m.shape[:-2], k, w, 1)  # (b, *, k, w, 1)
+        count = mw.sum(-2)  # (b, *, k, 1) real tokens per window
+        slot_mask = nn.functional.pad(mask, (0, pad)).view(mask.shape[0], k, w).any(-1)  # (b, k)
+        # A row with no real token at all keeps every slot: its (zero) keys then give finite output, not NaN.
+        slot_mask = slot_mask | ~slot_mask.any(-1, keepdim=True)
+
+        if self.kind == "mean":
+            values = (xw * mw).sum(-2) / count.clamp(min=1)
+            row_weight = (count > 0).to(x.dtype)
+        elif self.kind == "conv":
+            kernel = self.weight.to(x.dtype)
+            kernel = kernel.view(*kernel.shape[:-1], 1, w, 1)  # (*h, 1, w, 1)
+            values = (xw * mw * kernel).sum(-2)
+            row_weight = (mw * kernel).sum(-2)
+        else:  # max: empty windows give 0, not -inf
+            filled = xw.masked_fill(mw == 0, float("-inf")).amax(-2)
+            values = torch.where(count > 0, filled, torch.zeros_like(filled))
+            row_weight = (count > 0).to(x.dtype)
+        return Projected(values, row_weight.expand(*values.shape[:-1], 1), slot_mask)
