@@ -4,12 +4,12 @@
 also registers the Linformer models with the `Auto*` classes (`model_type="linformer"`).
 """
 
+from contextlib import suppress
 from importlib.util import find_spec
 
 __version__ = "0.1.0"
 
 if find_spec("transformers") is not None:  # register LinformerConfig & co. with the Auto classes
-    try:
+    # An incompatible transformers must not break `linformer_kit.nn`, which needs torch only.
+    with suppress(ImportError):
         from linformer_kit import models as _models  # noqa: F401
-    except ImportError:  # models/ not built yet, or an incompatible transformers: nn/ still works
-        pass

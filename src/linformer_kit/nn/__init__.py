@@ -10,7 +10,13 @@ from linformer_kit.nn.attention import (
     ProjectionOrder,
     Sharing,
 )
-from linformer_kit.nn.backends import ATTENTION_BACKENDS, BACKENDS, AttentionBackend, eager_attention, sdpa_attention
+from linformer_kit.nn.backends import (
+    ATTENTION_BACKENDS,
+    BACKENDS,
+    AttentionBackend,
+    eager_attention,
+    sdpa_attention,
+)
 from linformer_kit.nn.projection import PROJECTION_KINDS, Projected, ProjectionKind, SequenceProjection
 
 __all__ = [

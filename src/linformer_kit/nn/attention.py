@@ -100,7 +100,9 @@ class LinformerSelfAttention(nn.Module):
             return
         if sharing in ("none", "headwise"):
             heads = num_heads if sharing == "none" else 1
-            self.key_projection = SequenceProjection(max_seq_len, projected_length, projection, num_heads=heads)
+            self.key_projection = SequenceProjection(
+                max_seq_len, projected_length, projection, num_heads=heads
+            )
             self.value_projection = SequenceProjection(
                 max_seq_len, projected_length, projection, num_heads=heads
             )
@@ -169,7 +171,9 @@ class LinformerSelfAttention(nn.Module):
         if self.projected_length is None:
             k, v, attn_mask, causal = self._full_keys_values(x, mask)
         else:
-            k, v, slot_mask = self._fast_keys_values(x, mask) if self.uses_fast_order else self._paper_keys_values(x, mask)
+            k, v, slot_mask = (
+                self._fast_keys_values(x, mask) if self.uses_fast_order else self._paper_keys_values(x, mask)
+            )
             attn_mask = None if slot_mask is None else slot_mask[:, None, None, :]  # (b, 1, 1, k)
             causal = False
 
@@ -243,7 +247,9 @@ class LinformerSelfAttention(nn.Module):
                 f"key_padding_mask must be a torch.bool tensor (True = real token), got dtype {mask.dtype}"
             )
         if tuple(mask.shape) != (b, n):
-            raise ValueError(f"key_padding_mask must have shape (batch, seq_len) = {(b, n)}, got {tuple(mask.shape)}")
+            raise ValueError(
+                f"key_padding_mask must have shape (batch, seq_len) = {(b, n)}, got {tuple(mask.shape)}"
+            )
         return mask
 
 
@@ -299,7 +305,9 @@ def _validate(
     if max_seq_len < 1:
         raise ValueError(f"max_seq_len must be >= 1, got {max_seq_len}")
     if projected_length is not None and not 1 <= projected_length <= max_seq_len:
-        raise ValueError(f"projected_length (k={projected_length}) must be between 1 and max_seq_len={max_seq_len}")
+        raise ValueError(
+            f"projected_length (k={projected_length}) must be between 1 and max_seq_len={max_seq_len}"
+        )
     if sharing not in SHARING_MODES:
         raise ValueError(f"sharing must be one of {SHARING_MODES}, got {sharing!r}")
     if not 0.0 <= dropout < 1.0:
@@ -315,11 +323,18 @@ def _validate(
         )
     if shared_projection is not None:
         if sharing != "layerwise":
-            raise ValueError(f"shared_projection is only used with sharing='layerwise', got sharing={sharing!r}")
-        if (shared_projection.max_seq_len, shared_projection.projected_length) != (max_seq_len, projected_length):
+            raise ValueError(
+                f"shared_projection is only used with sharing='layerwise', got sharing={sharing!r}"
+            )
+        if (shared_projection.max_seq_len, shared_projection.projected_length) != (
+            max_seq_len,
+            projected_length,
+        ):
             raise ValueError(
                 f"shared_projection has (max_seq_len, k)=({shared_projection.max_seq_len}, "
                 f"{shared_projection.projected_length}), but this layer has ({max_seq_len}, {projected_length})"
             )
         if shared_projection.num_heads != 1:
-            raise ValueError(f"a layerwise shared_projection must have num_heads=1, got {shared_projection.num_heads}")
+            raise ValueError(
+                f"a layerwise shared_projection must have num_heads=1, got {shared_projection.num_heads}"
+            )

@@ -33,7 +33,9 @@ def eager_attention(
     causal: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Explicit softmax(q kᵀ * scale) v with scores and softmax in fp32; returns the weights too."""
-    scores = torch.matmul(q.float(), k.float().transpose(-1, -2)) * scale  # (b, h, n, m)
+    # Scores and softmax in fp32 even under autocast, which would otherwise run the matmul in bf16/fp16.
+    with torch.autocast(device_type=q.device.type, enabled=False):
+        scores = torch.matmul(q.float(), k.float().transpose(-1, -2)) * scale  # (b, h, n, m)
     if causal:
         n, m = scores.shape[-2:]
         future = torch.ones(n, m, dtype=torch.bool, device=scores.device).triu(1)

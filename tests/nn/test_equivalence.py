@@ -1,0 +1,107 @@
+"""The Linformer layer against an explicit-softmax reference, and its two orders against each other."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.testing import assert_close
+
+from linformer_kit.nn import LinformerSelfAttention, SequenceProjection
+from tests.nn.reference import reference_attention
+
+D, H, N = 32, 4, 12
+LINEAR_KINDS = ["linear", "mean", "conv", "random"]
+
+
+def _set_identity(layer: LinformerSelfAttention) -> None:
+    with torch.no_grad():
+        for projection in {id(p): p for p in layer.projections()}.values():
+            eye = torch.eye(projection.projected_length, projection.max_seq_len)
+            projection.weight.copy_(eye.expand_as(projection.weight))
+
+
+@pytest.mark.parametrize("sharing", ["none", "headwise", "kv", "layerwise"])
+@pytest.mark.parametrize("order", ["auto", "paper"])
+def test_identity_projection_matches_full_attention(sharing: str, order: str) -> None:
+    layer = LinformerSelfAttention(D, H, N, N, sharing=sharing, projection_order=order).double()
+    _set_identity(layer)
+    x = torch.randn(2, N, D, dtype=torch.float64, requires_grad=True)
+    x_ref = x.detach().clone().requires_grad_(True)
+
+    out = layer(x)
+    grads = torch.autograd.grad(out.square().sum(), [x, layer.query.weight, layer.value.bias])
+    expected = reference_attention(layer, x_ref)
+    expected_grads = torch.autograd.grad(
+        expected.square().sum(), [x_ref, layer.query.weight, layer.value.bias]
+    )
+
+    assert_close(out, expected)
+    for got, want in zip(grads, expected_grads):
+        assert_close(got, want)
+
+
+def test_full_attention_mode_matches_reference() -> None:
+    layer = LinformerSelfAttention(D, H, N, None).double()
+    x = torch.randn(3, N, D, dtype=torch.float64)
+    assert_close(layer(x), reference_attention(layer, x))
+
+
+@pytest.mark.parametrize("sharing", ["headwise", "kv"])
+def test_learned_projection_matches_reference(sharing: str) -> None:
+    layer = LinformerSelfAttention(D, H, N, 5, sharing=sharing).double()
+    e, f = (p.weight for p in layer.projections())
+    x = torch.randn(2, N, D, dtype=torch.float64)
+    assert_close(layer(x), reference_attention(layer, x, e, f))
+
+
+@pytest.mark.parametrize("sharing", ["headwise", "kv", "layerwise"])
+@pytest.mark.parametrize("kind", LINEAR_KINDS)
+def test_fast_order_matches_paper_order_with_bias_and_padding(sharing: str, kind: str) -> None:
+    fast = LinformerSelfAttention(D, H, N, 4, sharing=sharing, projection=kind).double()
+    paper = LinformerSelfAttention(D, H, N, 4, sharing=sharing, projection=kind, projection_order="paper")
+    paper = paper.double()
+    paper.load_state_dict(fast.state_dict())
+    with torch.no_grad():  # large biases, so a wrong bias term cannot hide in the tolerance
+        for layer in (fast, paper):
+            layer.key.bias.fill_(3.0)
+            layer.value.bias.fill_(-2.0)
+    x = torch.randn(3, N, D, dtype=torch.float64)
+    mask = torch.ones(3, N, dtype=torch.bool)
+    mask[1, 7:] = False
+    mask[2, 2:] = False
+
+    assert fast.uses_fast_order
+    assert not paper.uses_fast_order
+    assert_close(fast(x, mask), paper(x, mask))
+
+
+def test_eager_and_sdpa_backends_agree() -> None:
+    sdpa = LinformerSelfAttention(D, H, N, 4, backend="sdpa")
+    eager = LinformerSelfAttention(D, H, N, 4, backend="eager")
+    eager.load_state_dict(sdpa.state_dict())
+    x = torch.randn(2, N, D)
+    mask = torch.ones(2, N, dtype=torch.bool)
+    mask[0, 5:] = False
+    assert_close(sdpa(x, mask), eager(x, mask), rtol=1e-5, atol=1e-6)
+
+
+def test_forward_with_weights_returns_n_by_k_rows_that_sum_to_one() -> None:
+    layer = LinformerSelfAttention(D, H, N, 4)
+    x = torch.randn(2, N, D)
+    out, weights = layer.forward_with_weights(x)
+    assert weights.shape == (2, H, N, 4)
+    assert_close(weights.sum(-1), torch.ones(2, H, N))
+    assert_close(out, layer(x), rtol=1e-5, atol=1e-6)
+
+
+def test_gradcheck_fast_order() -> None:
+    layer = LinformerSelfAttention(8, 2, 6, 3, sharing="kv").double()
+    x = torch.randn(1, 6, 8, dtype=torch.float64, requires_grad=True)
+    mask = torch.tensor([[True] * 4 + [False] * 2])
+    assert torch.autograd.gradcheck(lambda t: layer(t, mask), (x,))
+
+
+def test_projection_slices_columns_for_short_inputs() -> None:
+    projection = SequenceProjection(10, 3, "linear").double()
+    x = torch.randn(2, 6, 5, dtype=torch.float64)
+    assert_close(projection(x).values, projection.weight[:, :6] @ x)
