@@ -105,3 +105,17 @@ def test_projection_slices_columns_for_short_inputs() -> None:
     projection = SequenceProjection(10, 3, "linear").double()
     x = torch.randn(2, 6, 5, dtype=torch.float64)
     assert_close(projection(x).values, projection.weight[:, :6] @ x)
+
+
+@pytest.mark.parametrize("sharing", ["none", "headwise", "kv"])
+def test_identity_projection_with_padding_matches_masked_full_attention(sharing: str) -> None:
+    """Slots that see only padding are masked, so identity E is exactly full attention with a pad mask."""
+    layer = LinformerSelfAttention(D, H, N, N, sharing=sharing).double()
+    _set_identity(layer)
+    full = LinformerSelfAttention(D, H, N, None).double()
+    full.load_state_dict(layer.state_dict(), strict=False)  # q/k/v/dense; full attention has no E, F
+    x = torch.randn(3, N, D, dtype=torch.float64)
+    mask = torch.arange(N)[None, :] < torch.tensor([N, 7, 1])[:, None]
+    real = mask[..., None].expand_as(x)
+    assert_close(layer(x, mask)[real], full(x, mask)[real])
+    assert_close(layer(x[:, :5]), full(x[:, :5]))  # shorter than max_seq_len, no mask

@@ -23,7 +23,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from linformer_kit.nn.backends import ATTENTION_BACKENDS, BACKENDS, AttentionBackend
-from linformer_kit.nn.projection import Projected, ProjectionKind, SequenceProjection
+from linformer_kit.nn.projection import Projected, ProjectionKind, SequenceProjection, dense_slot_mask
 
 Sharing = Literal["none", "headwise", "kv", "layerwise"]
 SHARING_MODES: tuple[str, ...] = get_args(Sharing)
@@ -174,7 +174,7 @@ class LinformerSelfAttention(nn.Module):
             k, v, slot_mask = (
                 self._fast_keys_values(x, mask) if self.uses_fast_order else self._paper_keys_values(x, mask)
             )
-            attn_mask = None if slot_mask is None else slot_mask[:, None, None, :]  # (b, 1, 1, k)
+            attn_mask = _slot_attention_mask(slot_mask)
             causal = False
 
         attend = BACKENDS["eager" if need_weights else self.backend]
@@ -267,6 +267,7 @@ def project_pair(
     if n > e.max_seq_len:
         raise ValueError(f"sequence length {n} exceeds the projection's max_seq_len={e.max_seq_len}")
     weight = torch.cat([e.weight[:, :n], f.weight[:, :n]]).to(x.dtype)  # (2k, n)
+    key_slots = dense_slot_mask(weight[:k], mask, e.max_seq_len)  # (b, k): the keys decide which slots count
     if mask is None:
         values = torch.matmul(weight, x)  # (b, 2k, D)
         row_weight = weight.sum(-1, keepdim=True).expand(x.shape[0], 2 * k, 1)
@@ -275,9 +276,18 @@ def project_pair(
         values = torch.matmul(weight, x * m)  # (b, 2k, D)
         row_weight = torch.matmul(weight, m)  # (b, 2k, 1)
     return (
-        Projected(values[:, :k], row_weight[:, :k], None),
-        Projected(values[:, k:], row_weight[:, k:], None),
+        Projected(values[:, :k], row_weight[:, :k], key_slots),
+        Projected(values[:, k:], row_weight[:, k:], key_slots),
     )
+
+
+def _slot_attention_mask(slot_mask: torch.Tensor | None) -> torch.Tensor | None:
+    """(b, k) or per-head (b, h, k) slot mask -> an attention mask broadcastable to (b, h, n, k)."""
+    if slot_mask is None:
+        return None
+    if slot_mask.dim() == 2:
+        return slot_mask[:, None, None, :]  # (b, 1, 1, k)
+    return slot_mask[:, :, None, :]  # (b, h, 1, k)
 
 
 def _linear_rows(projected: Projected, linear: nn.Linear) -> torch.Tensor:

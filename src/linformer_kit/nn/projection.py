@@ -34,8 +34,11 @@ class Projected(NamedTuple):
     values:      (b, *, k, c) the projected rows, E (m * X).
     row_weight:  (b, *, k, 1) E m, the weight each slot gives to a constant row (1 for a real token).
                  Projecting X W + 1 bᵀ equals values @ W + row_weight * bᵀ: the fast order's bias term.
-    slot_mask:   (b, k) bool, True = slot holds at least one real token; None when every slot does
-                 (dense kinds always mix every position, so none of their slots is ever empty).
+    slot_mask:   (b, k) bool, or (b, h, k) for per-head E: True = the slot gives weight to at least one
+                 real token. Empty slots (a window past the input's end or over padding; a row of an
+                 identity or window-initialised E likewise) are masked out of the attention, so they take
+                 no probability mass. None when no slot can be empty (full-length, unpadded input to a
+                 dense E). Every row keeps at least one slot, so no softmax row is empty.
     """
 
     values: torch.Tensor
@@ -135,14 +138,15 @@ class SequenceProjection(nn.Module):
     def _dense(self, x: torch.Tensor, mask: torch.Tensor | None) -> Projected:
         n = x.shape[-2]
         weight = self.weight[..., :n].to(x.dtype)  # (*h, k, n): length contract, slice to n
+        slot_mask = dense_slot_mask(weight, mask, self.max_seq_len)
         if mask is None:
             values = torch.matmul(weight, x)  # (b, *, k, c)
             row_weight = weight.sum(-1, keepdim=True).expand(*values.shape[:-1], 1)
-            return Projected(values, row_weight, None)
+            return Projected(values, row_weight, slot_mask)
         m = self._mask_like(x, mask)  # (b, *, n, 1)
         values = torch.matmul(weight, x * m)  # (b, *, k, c)
         row_weight = torch.matmul(weight, m)  # (b, *, k, 1)
-        return Projected(values, row_weight, None)
+        return Projected(values, row_weight, slot_mask)
 
     def _pool(self, x: torch.Tensor, mask: torch.Tensor | None) -> Projected:
         *lead, n, c = x.shape
@@ -175,3 +179,22 @@ class SequenceProjection(nn.Module):
             values = torch.where(count > 0, filled, torch.zeros_like(filled))
             row_weight = (count > 0).to(x.dtype)
         return Projected(values, row_weight.expand(*values.shape[:-1], 1), slot_mask)
+
+
+def dense_slot_mask(weight: torch.Tensor, mask: torch.Tensor | None, max_seq_len: int) -> torch.Tensor | None:
+    """(b, *h, k) bool: which slots of E (*h, k, n) give weight to at least one real token.
+
+    A learned or Gaussian E reaches every position, but an identity or window-initialised one (a
+    converted model) has rows that see only padding or positions past a short input's end. Those
+    slots would be zero keys that still take probability mass; masking them makes such an E behave
+    exactly like the pooling it starts as. Full-length unpadded input needs no mask (None).
+    """
+    n = weight.shape[-1]
+    if mask is None and n == max_seq_len:
+        return None
+    real = (
+        torch.ones(1, n, dtype=weight.dtype, device=weight.device) if mask is None else mask.to(weight.dtype)
+    )
+    reach = torch.einsum("...kn,bn->b...k", weight.detach().abs(), real)  # (b, *h, k)
+    slot_mask = reach > 0
+    return slot_mask | ~slot_mask.any(-1, keepdim=True)  # a row with no real token keeps every slot
