@@ -1,1 +1,56 @@
-"""(placeholder)"""
+"""Hugging Face-native Linformer models (RoBERTa architecture) and RoBERTa/BERT conversion.
+
+Importing this package (or `linformer_kit`) registers `model_type="linformer"` with `AutoConfig`,
+`AutoModel`, `AutoModelForMaskedLM`, `AutoModelForSequenceClassification` and
+`AutoModelForTokenClassification`, so `AutoModel.from_pretrained(dir)` loads a saved Linformer.
+"""
+
+from transformers import (
+    AutoConfig,
+    AutoModel,
+    AutoModelForMaskedLM,
+    AutoModelForSequenceClassification,
+    AutoModelForTokenClassification,
+)
+
+from linformer_kit.models.configuration_linformer import POSITION_STYLES, LinformerConfig, PositionStyle
+from linformer_kit.models.convert import (
+    PROJECTION_INITS,
+    ConvertConfig,
+    convert_checkpoint,
+    from_bert,
+    from_roberta,
+    window_init,
+)
+from linformer_kit.models.modeling_linformer import (
+    LinformerForMaskedLM,
+    LinformerForSequenceClassification,
+    LinformerForTokenClassification,
+    LinformerModel,
+    LinformerPreTrainedModel,
+)
+
+AutoConfig.register("linformer", LinformerConfig, exist_ok=True)
+AutoModel.register(LinformerConfig, LinformerModel, exist_ok=True)
+AutoModelForMaskedLM.register(LinformerConfig, LinformerForMaskedLM, exist_ok=True)
+AutoModelForSequenceClassification.register(
+    LinformerConfig, LinformerForSequenceClassification, exist_ok=True
+)
+AutoModelForTokenClassification.register(LinformerConfig, LinformerForTokenClassification, exist_ok=True)
+
+__all__ = [
+    "POSITION_STYLES",
+    "PROJECTION_INITS",
+    "ConvertConfig",
+    "LinformerConfig",
+    "LinformerForMaskedLM",
+    "LinformerForSequenceClassification",
+    "LinformerForTokenClassification",
+    "LinformerModel",
+    "LinformerPreTrainedModel",
+    "PositionStyle",
+    "convert_checkpoint",
+    "from_bert",
+    "from_roberta",
+    "window_init",
+]

@@ -1,0 +1,140 @@
+"""LinformerConfig: RoBERTa's configuration plus the Linformer knobs (k, sharing, projection kind).
+
+The field names are RoBERTa's, so a RoBERTa (or BERT) config converts field by field and every
+tool that reads `hidden_size`, `num_hidden_layers`, ... keeps working. Linformer adds:
+
+    projected_length  k: one int for every layer, a list with one int per layer (the paper gives
+                      higher layers a smaller k), or None for full quadratic attention (the baseline)
+    sharing           "none" | "headwise" | "kv" | "layerwise" (paper §4)
+    projection        "linear" | "mean" | "max" | "conv" | "random" (paper §4-5)
+    position_style    "roberta": position ids start at pad_token_id + 1 and pad tokens keep
+                      position pad_token_id (fairseq), so the longest input is
+                      max_position_embeddings - pad_token_id - 1 (514 -> 512);
+                      "bert": position ids are 0..n-1 whatever the padding, longest input is
+                      max_position_embeddings. Set by `from_bert`.
+
+Validated once, when the config is built or loaded: a bad value raises `ValueError` naming the
+value and its limit. (Not `@strict`: huggingface_hub's strict dataclasses wrap every error in their
+own exception type, and callers here rely on `ValueError`.)
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+from transformers import PreTrainedConfig
+
+from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES, ProjectionKind, Sharing
+
+PositionStyle = Literal["roberta", "bert"]
+POSITION_STYLES: tuple[str, ...] = get_args(PositionStyle)
+WINDOW_KINDS = ("mean", "max", "conv")
+
+
+class LinformerConfig(PreTrainedConfig):
+    """Configuration of a Linformer encoder (RoBERTa architecture, Linformer self-attention).
+
+    Example:
+        >>> from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
+        >>> config = LinformerConfig(projected_length=128, sharing="kv")   # roberta-base sizes, n <= 512
+        >>> model = LinformerForMaskedLM(config)
+    """
+
+    model_type = "linformer"
+
+    vocab_size: int = 50265
+    hidden_size: int = 768
+    num_hidden_layers: int = 12
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072
+    hidden_act: str = "gelu"
+    hidden_dropout_prob: float = 0.1
+    attention_probs_dropout_prob: float = 0.1
+    max_position_embeddings: int = 514
+    type_vocab_size: int = 1
+    initializer_range: float = 0.02
+    layer_norm_eps: float = 1e-5
+    pad_token_id: int | None = 1
+    bos_token_id: int | None = 0
+    eos_token_id: int | list[int] | None = 2
+    classifier_dropout: float | None = None
+    tie_word_embeddings: bool = True
+    # Linformer
+    projected_length: int | list[int] | None = 256
+    sharing: Sharing = "headwise"
+    projection: ProjectionKind = "linear"
+    position_style: PositionStyle = "roberta"
+
+    def __post_init__(self, **kwargs) -> None:
+        super().__post_init__(**kwargs)
+        self._validate_linformer()
+
+    @property
+    def max_seq_len(self) -> int:
+        """The longest input the position embeddings allow (the n that E and F are sized to)."""
+        if self.position_style == "roberta":
+            return self.max_position_embeddings - (self.pad_token_id or 0) - 1
+        return self.max_position_embeddings
+
+    def projected_lengths(self) -> list[int | None]:
+        """k of every layer (None = full attention in that layer)."""
+        if isinstance(self.projected_length, list):
+            return list(self.projected_length)
+        return [self.projected_length] * self.num_hidden_layers
+
+    def _validate_linformer(self) -> None:
+        if self.num_attention_heads < 1 or self.hidden_size % self.num_attention_heads:
+            raise ValueError(
+                f"hidden_size={self.hidden_size} must be divisible by num_attention_heads={self.num_attention_heads}"
+            )
+        if self.position_style not in POSITION_STYLES:
+            raise ValueError(f"position_style must be one of {POSITION_STYLES}, got {self.position_style!r}")
+        if self.position_style == "roberta" and self.pad_token_id is None:
+            raise ValueError(
+                "position_style='roberta' numbers positions from pad_token_id + 1: pad_token_id=None"
+            )
+        if self.max_seq_len < 1:
+            raise ValueError(
+                f"max_position_embeddings={self.max_position_embeddings} leaves no room for a token "
+                f"(position_style={self.position_style!r}, pad_token_id={self.pad_token_id})"
+            )
+        if self.sharing not in SHARING_MODES:
+            raise ValueError(f"sharing must be one of {SHARING_MODES}, got {self.sharing!r}")
+        if self.projection not in PROJECTION_KINDS:
+            raise ValueError(f"projection must be one of {PROJECTION_KINDS}, got {self.projection!r}")
+        self._validate_projected_length()
+
+    def _validate_projected_length(self) -> None:
+        k = self.projected_length
+        if isinstance(k, list):
+            if len(k) != self.num_hidden_layers:
+                raise ValueError(
+                    f"projected_length has {len(k)} entries, expected one per layer "
+                    f"(num_hidden_layers={self.num_hidden_layers})"
+                )
+            if self.sharing == "layerwise" and len(set(k)) > 1:
+                raise ValueError(
+                    f"sharing='layerwise' uses one projection for every layer, so projected_length must be "
+                    f"a single k, got {k}"
+                )
+        elif k is not None and (isinstance(k, bool) or not isinstance(k, int)):
+            raise ValueError(f"projected_length must be an int, a list of ints or None, got {k!r}")
+        for layer_k in self.projected_lengths():
+            if layer_k is None:
+                continue
+            if isinstance(layer_k, bool) or not isinstance(layer_k, int):
+                raise ValueError(f"projected_length entries must be ints, got {layer_k!r}")
+            if not 1 <= layer_k <= self.max_seq_len:
+                raise ValueError(
+                    f"projected_length (k={layer_k}) must be between 1 and the longest input "
+                    f"max_seq_len={self.max_seq_len} (from max_position_embeddings={self.max_position_embeddings}, "
+                    f"position_style={self.position_style!r})"
+                )
+            if self.projection in WINDOW_KINDS and self.max_seq_len % layer_k:
+                raise ValueError(
+                    f"projection={self.projection!r} pools windows of max_seq_len/k positions: "
+                    f"k={layer_k} must divide max_seq_len={self.max_seq_len}"
+                )
+
+
+__all__ = ["POSITION_STYLES", "LinformerConfig", "PositionStyle"]

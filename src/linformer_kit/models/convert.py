@@ -1,0 +1,278 @@
+"""Start a Linformer from a pretrained RoBERTa or BERT: copy every shared weight, add E and F.
+
+The Linformer keeps RoBERTa's parameter names, so conversion is a key mapping:
+
+    roberta.* / bert.*                          -> linformer.*
+    *.attention.output.dense.*                  -> *.attention.self.dense.*   (output linear)
+    BERT MLM: cls.predictions.transform.dense   -> lm_head.dense
+              cls.predictions.transform.LayerNorm -> lm_head.layer_norm
+              cls.predictions.decoder / .bias   -> lm_head.decoder / lm_head.bias
+    BERT sequence classification: bert.pooler.dense -> classifier.dense, classifier -> classifier.out_proj
+              (BERT's pooler + classifier is RoBERTa's head: tanh(dense(first token)) then a linear)
+
+BERT numbers positions 0..n-1 and has no pad offset: its config gets `position_style="bert"`.
+
+New projections (E, F), `projection_init`:
+    "window"  (default) E[j, t] = 1/|W_j| for the positions t of the j-th of k consecutive windows
+              of the longest input n (|W_j| = n/k when k divides n). Each projected key / value is
+              then the mean of n/k consecutive keys / values, biases included (E 1 = 1), i.e. the
+              converted model starts as mean-pooling Linformer: a convex combination of the
+              original keys, at their scale, with the local structure of the positions kept.
+              With k = n it is the identity, so the converted model *equals* the original.
+              Applies to the learned kinds ("linear", per head too, and "conv", whose kernel is
+              mean pooling); "random" stays a fixed Gaussian (that is its definition), and "mean" /
+              "max" have no weights. Caveat: a dense E sized to n leaves the trailing slots empty
+              for inputs shorter than n (zero keys and values that still take softmax mass), where
+              the pooling kinds ("mean", "conv") mask empty windows; finetune, or use those kinds,
+              for short inputs.
+    "default" the from-scratch initialisation (`SequenceProjection`: N(0, 1/n)).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, get_args
+
+import torch
+import transformers
+from torch import nn
+from transformers import PreTrainedConfig, PreTrainedModel
+
+from linformer_kit.models.configuration_linformer import LinformerConfig, PositionStyle
+from linformer_kit.models.modeling_linformer import (
+    LinformerForMaskedLM,
+    LinformerForSequenceClassification,
+    LinformerForTokenClassification,
+    LinformerModel,
+    LinformerPreTrainedModel,
+)
+from linformer_kit.nn import ProjectionKind, SequenceProjection, Sharing
+
+ProjectionInit = Literal["window", "default"]
+PROJECTION_INITS: tuple[str, ...] = get_args(ProjectionInit)
+SourceFamily = Literal["roberta", "bert"]
+
+# source class name -> Linformer class; the head layout decides the target, not the family
+TARGETS: dict[str, type[LinformerPreTrainedModel]] = {
+    "RobertaModel": LinformerModel,
+    "RobertaForMaskedLM": LinformerForMaskedLM,
+    "RobertaForSequenceClassification": LinformerForSequenceClassification,
+    "RobertaForTokenClassification": LinformerForTokenClassification,
+    "BertModel": LinformerModel,
+    "BertForMaskedLM": LinformerForMaskedLM,
+    "BertForSequenceClassification": LinformerForSequenceClassification,
+    "BertForTokenClassification": LinformerForTokenClassification,
+}
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "vocab.json",
+    "merges.txt",
+    "vocab.txt",
+    "sentencepiece.bpe.model",
+    "spiece.model",
+)
+# RoBERTa config fields that carry over unchanged (BERT uses the same names)
+COPIED_FIELDS = (
+    "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+    "hidden_act", "hidden_dropout_prob", "attention_probs_dropout_prob", "max_position_embeddings",
+    "type_vocab_size", "initializer_range", "layer_norm_eps", "pad_token_id", "bos_token_id",
+    "eos_token_id", "classifier_dropout", "tie_word_embeddings", "id2label", "label2id", "problem_type",
+)  # fmt: skip
+
+
+@dataclass
+class ConvertConfig:
+    """What `linformer convert` does: read `source`, write a ready-to-use model directory to `output_dir`."""
+
+    source: str
+    output_dir: str
+    projected_length: int | list[int] | None = 256
+    sharing: Sharing = "headwise"
+    projection: ProjectionKind = "linear"
+    projection_init: ProjectionInit = "window"
+
+
+def from_roberta(
+    model_or_path: PreTrainedModel | str | Path,
+    projected_length: int | list[int] | None = 256,
+    sharing: Sharing = "headwise",
+    projection: ProjectionKind = "linear",
+    projection_init: ProjectionInit = "window",
+) -> LinformerPreTrainedModel:
+    """A Linformer copy of a RoBERTa model (`RobertaModel` or its MaskedLM / sequence / token heads).
+
+    `model_or_path` is a model or a local directory (safetensors weights only). Returns the
+    Linformer with the same head, every shared weight copied and E, F initialised per
+    `projection_init` (see the module docstring), in eval mode.
+    """
+    return _convert(model_or_path, "roberta", projected_length, sharing, projection, projection_init)
+
+
+def from_bert(
+    model_or_path: PreTrainedModel | str | Path,
+    projected_length: int | list[int] | None = 256,
+    sharing: Sharing = "headwise",
+    projection: ProjectionKind = "linear",
+    projection_init: ProjectionInit = "window",
+) -> LinformerPreTrainedModel:
+    """Like `from_roberta`, for BERT (`BertModel` or its MaskedLM / sequence / token heads)."""
+    return _convert(model_or_path, "bert", projected_length, sharing, projection, projection_init)
+
+
+def convert_checkpoint(config: ConvertConfig) -> Path:
+    """Convert `config.source` (a RoBERTa or BERT directory) and write model + tokenizer to output_dir."""
+    family = _family(_load_source_config(config.source))
+    convert = from_roberta if family == "roberta" else from_bert
+    model = convert(
+        config.source, config.projected_length, config.sharing, config.projection, config.projection_init
+    )
+    out = Path(config.output_dir)
+    model.save_pretrained(out)  # safetensors
+    for name in TOKENIZER_FILES:
+        if (Path(config.source) / name).is_file():
+            shutil.copy2(Path(config.source) / name, out / name)
+    return out
+
+
+# --- the steps -------------------------------------------------------------------------------------
+
+
+def _convert(
+    model_or_path: PreTrainedModel | str | Path,
+    family: SourceFamily,
+    projected_length: int | list[int] | None,
+    sharing: Sharing,
+    projection: ProjectionKind,
+    projection_init: ProjectionInit,
+) -> LinformerPreTrainedModel:
+    if projection_init not in PROJECTION_INITS:
+        raise ValueError(f"projection_init must be one of {PROJECTION_INITS}, got {projection_init!r}")
+    source = _load_source(model_or_path) if isinstance(model_or_path, (str, Path)) else model_or_path
+    name = type(source).__name__
+    if name not in TARGETS or not name.lower().startswith(family):
+        supported = [n for n in TARGETS if n.lower().startswith(family)]
+        raise ValueError(f"cannot convert a {name} with from_{family}: supported classes are {supported}")
+    config = _linformer_config(source.config, family, projected_length, sharing, projection)
+    target = TARGETS[name](config)
+    _copy_weights(source, target, family)
+    for module in target.modules():
+        if isinstance(module, SequenceProjection) and projection_init == "window":
+            window_init(module)
+    return target.eval()
+
+
+def _load_source_config(path: str | Path) -> PreTrainedConfig:
+    return transformers.AutoConfig.from_pretrained(path)
+
+
+def _family(config: PreTrainedConfig) -> SourceFamily:
+    if config.model_type not in ("roberta", "bert"):
+        raise ValueError(f"can convert model_type 'roberta' or 'bert', got {config.model_type!r}")
+    return config.model_type
+
+
+def _load_source(path: str | Path) -> PreTrainedModel:
+    """Load a local RoBERTa/BERT with the class its config names; safetensors only (no unpickling)."""
+    config = _load_source_config(path)
+    architectures = config.architectures or []
+    name = next(
+        (a for a in architectures if a in TARGETS),
+        "RobertaModel" if config.model_type == "roberta" else "BertModel",
+    )
+    if not any(Path(path).glob("*.safetensors")):
+        raise ValueError(
+            f"{path} has no .safetensors weights; linformer-kit never unpickles checkpoints. Convert it once "
+            "with transformers (`model.save_pretrained(dir)` writes safetensors) on a machine you trust."
+        )
+    return getattr(transformers, name).from_pretrained(path, use_safetensors=True)
+
+
+def _linformer_config(
+    source: PreTrainedConfig,
+    family: SourceFamily,
+    projected_length: int | list[int] | None,
+    sharing: Sharing,
+    projection: ProjectionKind,
+) -> LinformerConfig:
+    if getattr(source, "position_embedding_type", "absolute") not in ("absolute", None):
+        raise ValueError(
+            f"only absolute position embeddings convert, got position_embedding_type={source.position_embedding_type!r}"
+        )
+    if getattr(source, "is_decoder", False):
+        raise ValueError("is_decoder=True (causal) models cannot be converted: Linformer is bidirectional")
+    fields = {name: getattr(source, name) for name in COPIED_FIELDS if hasattr(source, name)}
+    style: PositionStyle = family  # "roberta" positions start at pad+1, "bert" at 0
+    return LinformerConfig(
+        **fields,
+        projected_length=projected_length,
+        sharing=sharing,
+        projection=projection,
+        position_style=style,
+    )
+
+
+def _renamed(key: str, family: SourceFamily, target: nn.Module) -> str:
+    """Source state-dict key -> Linformer key (see the module docstring)."""
+    key = key.replace(".attention.output.dense.", ".attention.self.dense.")
+    if key.startswith(f"{family}."):
+        key = "linformer." + key[len(family) + 1 :]
+    if family == "bert":
+        key = key.replace("cls.predictions.transform.dense.", "lm_head.dense.")
+        key = key.replace("cls.predictions.transform.LayerNorm.", "lm_head.layer_norm.")
+        key = key.replace("cls.predictions.decoder.", "lm_head.decoder.")
+        key = key.replace("cls.predictions.bias", "lm_head.bias")
+        if isinstance(target, LinformerForSequenceClassification):
+            key = key.replace("linformer.pooler.dense.", "classifier.dense.")
+            if key.startswith("classifier.") and not key.startswith("classifier.dense."):
+                key = "classifier.out_proj." + key[len("classifier.") :]
+    return key
+
+
+def _copy_weights(source: PreTrainedModel, target: LinformerPreTrainedModel, family: SourceFamily) -> None:
+    if family == "bert" and isinstance(target, LinformerForMaskedLM) and source.config.hidden_act != "gelu":
+        raise ValueError(
+            f"BERT's MLM head uses hidden_act={source.config.hidden_act!r}, the Linformer (RoBERTa) head uses gelu"
+        )
+    state = {_renamed(key, family, target): value for key, value in source.state_dict().items()}
+    result = target.load_state_dict(state, strict=False)
+    unexpected = [
+        key for key in result.unexpected_keys if not key.endswith(("position_ids", "token_type_ids"))
+    ]
+    new = ("key_projection", "value_projection", "kv_projection", "encoder.projection")
+    missing = [key for key in result.missing_keys if not any(part in key for part in new)]
+    if unexpected or missing:
+        raise ValueError(f"weights do not map onto the Linformer: unexpected {unexpected}, missing {missing}")
+
+
+@torch.no_grad()
+def window_init(projection: SequenceProjection) -> None:
+    """E[j, t] = 1/|W_j| on the j-th of k consecutive windows of n positions (identity when k = n)."""
+    if projection.kind == "conv":
+        projection.weight.fill_(1.0 / projection.window)  # kernel = stride = n/k: mean pooling
+        return
+    if projection.kind != "linear":
+        return  # "random" is a fixed Gaussian by definition; "mean" / "max" have no weights
+    k, n = projection.projected_length, projection.max_seq_len
+    window_of = torch.arange(n) * k // n  # (n,) slot of each position, windows as equal as k, n allow
+    e = (window_of[None, :] == torch.arange(k)[:, None]).to(projection.weight.dtype)  # (k, n)
+    e = e / e.sum(-1, keepdim=True)
+    projection.weight.copy_(e.expand_as(projection.weight))  # per-head E (h, k, n) too
+
+
+_window_init = window_init  # the name train/convert.py imports; prefer `window_init`
+
+
+__all__ = [
+    "PROJECTION_INITS",
+    "ConvertConfig",
+    "ProjectionInit",
+    "convert_checkpoint",
+    "from_bert",
+    "from_roberta",
+    "window_init",
+]

@@ -1,0 +1,514 @@
+"""Linformer encoder, written the way Hugging Face writes a model: read it top to bottom.
+
+RoBERTa's architecture (learned absolute positions, post-LayerNorm blocks, GELU feed-forward,
+tied masked-LM decoder) with `linformer_kit.nn.LinformerSelfAttention` as the self-attention.
+Parameter names follow RoBERTa's, so a RoBERTa checkpoint converts by a key mapping:
+
+    roberta.X                                   -> linformer.X
+    ....layer.{i}.attention.output.dense        -> ....layer.{i}.attention.self.dense
+    (new) ....layer.{i}.attention.self.key_projection / value_projection / kv_projection   E, F
+    (new, sharing="layerwise") linformer.encoder.projection                             one E for all
+
+Notation: b batch, n sequence length (<= config.max_seq_len), k projected length, h heads,
+D hidden size.
+
+Attention implementation (`attn_implementation=` in `from_pretrained` / the constructor):
+"sdpa" (default) runs `torch.nn.functional.scaled_dot_product_attention`; "eager" runs the explicit
+softmax. `output_attentions=True` always takes the eager path, the only one that materialises the
+(b, h, n, k) maps ((b, h, n, n) in layers with projected_length=None).
+"""
+
+from typing import ClassVar
+
+import torch
+from torch import nn
+from torch.nn import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
+from transformers import PreTrainedModel
+from transformers import initialization as init
+from transformers.activations import ACT2FN, gelu
+from transformers.modeling_layers import GradientCheckpointingLayer
+from transformers.modeling_outputs import (
+    BaseModelOutput,
+    BaseModelOutputWithPooling,
+    MaskedLMOutput,
+    SequenceClassifierOutput,
+    TokenClassifierOutput,
+)
+
+from linformer_kit.models.configuration_linformer import LinformerConfig
+from linformer_kit.nn import LinformerSelfAttention, SequenceProjection
+
+# --- embeddings ------------------------------------------------------------------------------------
+
+
+class LinformerEmbeddings(nn.Module):
+    """Word + learned position + token type embeddings, then LayerNorm and dropout."""
+
+    def __init__(self, config: LinformerConfig):
+        super().__init__()
+        self.position_style = config.position_style
+        self.padding_idx = config.pad_token_id
+        position_padding = config.pad_token_id if config.position_style == "roberta" else None
+        self.word_embeddings = nn.Embedding(
+            config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id
+        )
+        self.position_embeddings = nn.Embedding(
+            config.max_position_embeddings, config.hidden_size, padding_idx=position_padding
+        )
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None,
+        token_type_ids: torch.Tensor | None,
+        position_ids: torch.Tensor | None,
+        inputs_embeds: torch.Tensor | None,
+    ) -> torch.Tensor:
+        if inputs_embeds is None:
+            inputs_embeds = self.word_embeddings(input_ids)  # (b, n, D)
+        b, n, _ = inputs_embeds.shape
+        if position_ids is None:
+            position_ids = self.position_ids(input_ids, b, n, inputs_embeds.device)  # (b, n)
+        if token_type_ids is None:
+            token_type_ids = torch.zeros(b, n, dtype=torch.long, device=inputs_embeds.device)
+        embeddings = (
+            inputs_embeds
+            + self.token_type_embeddings(token_type_ids)
+            + self.position_embeddings(position_ids)
+        )
+        return self.dropout(self.LayerNorm(embeddings))  # (b, n, D)
+
+    def position_ids(
+        self, input_ids: torch.Tensor | None, b: int, n: int, device: torch.device
+    ) -> torch.Tensor:
+        """BERT: 0..n-1. RoBERTa (fairseq): real tokens count from pad+1, pad tokens sit at pad."""
+        if self.position_style == "bert":
+            return torch.arange(n, device=device).expand(b, n)
+        if input_ids is None:  # embeddings given: padding unknown, so number every position
+            return torch.arange(self.padding_idx + 1, n + self.padding_idx + 1, device=device).expand(b, n)
+        real = input_ids.ne(self.padding_idx).long()  # (b, n)
+        return torch.cumsum(real, dim=1) * real + self.padding_idx
+
+
+# --- one encoder layer: Linformer self-attention, add & norm, feed-forward, add & norm ---------------
+
+
+class LinformerAttention(nn.Module):
+    """`self` is the Linformer attention (query/key/value/dense + E, F); `output` adds & norms."""
+
+    def __init__(self, config: LinformerConfig, layer_idx: int, shared_projection: SequenceProjection | None):
+        super().__init__()
+        self.config = config
+        self.self = LinformerSelfAttention(
+            config.hidden_size,
+            config.num_attention_heads,
+            config.max_seq_len,
+            config.projected_lengths()[layer_idx],
+            sharing=config.sharing,
+            projection=config.projection,
+            dropout=config.attention_probs_dropout_prob,
+            shared_projection=shared_projection,
+        )
+        self.output = LinformerSelfOutput(config)
+
+    def forward(
+        self, hidden_states: torch.Tensor, key_padding_mask: torch.Tensor | None, output_attentions: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        weights = None
+        if output_attentions or self.config._attn_implementation == "eager":
+            attended, weights = self.self.forward_with_weights(hidden_states, key_padding_mask)  # (b, n, D)
+            weights = weights if output_attentions else None  # (b, h, n, k)
+        else:
+            attended = self.self(hidden_states, key_padding_mask)  # (b, n, D)
+        return self.output(attended, hidden_states), weights
+
+
+class LinformerSelfOutput(nn.Module):
+    """Dropout, residual, LayerNorm (post-LN). The output linear lives in `attention.self.dense`."""
+
+    def __init__(self, config: LinformerConfig):
+        super().__init__()
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, attended: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.dropout(attended) + residual)
+
+
+class LinformerIntermediate(nn.Module):
+    def __init__(self, config: LinformerConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
+        self.intermediate_act_fn = ACT2FN[config.hidden_act]
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.intermediate_act_fn(self.dense(hidden_states))  # (b, n, intermediate_size)
+
+
+class LinformerOutput(nn.Module):
+    def __init__(self, config: LinformerConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.intermediate_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, hidden_states: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.dropout(self.dense(hidden_states)) + residual)  # (b, n, D)
+
+
+class LinformerLayer(GradientCheckpointingLayer):
+    def __init__(self, config: LinformerConfig, layer_idx: int, shared_projection: SequenceProjection | None):
+        super().__init__()
+        self.attention = LinformerAttention(config, layer_idx, shared_projection)
+        self.intermediate = LinformerIntermediate(config)
+        self.output = LinformerOutput(config)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        key_padding_mask: torch.Tensor | None = None,
+        output_attentions: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        # hidden_states and key_padding_mask are positional: gradient checkpointing needs that
+        attention_output, weights = self.attention(hidden_states, key_padding_mask, output_attentions)
+        layer_output = self.output(self.intermediate(attention_output), attention_output)  # (b, n, D)
+        return layer_output, weights
+
+
+class LinformerEncoder(nn.Module):
+    """The stack of layers. Under sharing="layerwise" it owns the one projection every layer uses."""
+
+    def __init__(self, config: LinformerConfig):
+        super().__init__()
+        k = config.projected_lengths()[0]
+        shared = None
+        if config.sharing == "layerwise" and k is not None:
+            self.projection = SequenceProjection(config.max_seq_len, k, config.projection)
+            shared = self.projection
+        self.layer = nn.ModuleList(
+            [LinformerLayer(config, i, shared) for i in range(config.num_hidden_layers)]
+        )
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        key_padding_mask: torch.Tensor | None,
+        output_attentions: bool,
+        output_hidden_states: bool,
+    ) -> BaseModelOutput:
+        all_hidden_states = (hidden_states,) if output_hidden_states else None
+        all_attentions = () if output_attentions else None
+        for layer in self.layer:
+            hidden_states, weights = layer(hidden_states, key_padding_mask, output_attentions)
+            if output_hidden_states:
+                all_hidden_states += (hidden_states,)
+            if output_attentions:
+                all_attentions += (weights,)
+        return BaseModelOutput(
+            last_hidden_state=hidden_states, hidden_states=all_hidden_states, attentions=all_attentions
+        )
+
+
+class LinformerPooler(nn.Module):
+    """tanh(dense(first token)): RoBERTa's / BERT's pooler."""
+
+    def __init__(self, config: LinformerConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.activation = nn.Tanh()
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.activation(self.dense(hidden_states[:, 0]))  # (b, D)
+
+
+# --- the pretrained-model base: init, flags for transformers -------------------------------------------
+
+
+class LinformerPreTrainedModel(PreTrainedModel):
+    config_class = LinformerConfig
+    base_model_prefix = "linformer"
+    supports_gradient_checkpointing = True
+    _supports_sdpa = True
+    _no_split_modules: ClassVar[list[str]] = ["LinformerEmbeddings", "LinformerLayer"]
+    # The layers read config._attn_implementation at every forward, so `set_attn_implementation`
+    # works after construction (transformers otherwise guesses from the source that it would not).
+    _can_set_attn_implementation_cached_value = True
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *model_args, **kwargs):
+        """`PreTrainedModel.from_pretrained` that reads safetensors only: a pickle is never loaded."""
+        if kwargs.get("use_safetensors") is False:
+            raise ValueError(
+                "use_safetensors=False: Linformer checkpoints load from safetensors only (no unpickling)"
+            )
+        kwargs["use_safetensors"] = True
+        return super().from_pretrained(pretrained_model_name_or_path, *model_args, **kwargs)
+
+    @torch.no_grad()
+    def _init_weights(self, module: nn.Module) -> None:
+        super()._init_weights(module)  # Linear / Embedding: N(0, initializer_range); LayerNorm: 1, 0
+        if isinstance(module, LinformerLMHead):
+            init.zeros_(module.bias)
+        elif isinstance(module, SequenceProjection):
+            # The nn/ initialisation: N(0, 1/n) keeps projected keys at the scale of single keys;
+            # conv starts as mean pooling. mean/max have no weights.
+            if module.kind in ("linear", "random"):
+                init.normal_(module.weight, mean=0.0, std=module.max_seq_len**-0.5)
+            elif module.kind == "conv":
+                init.constant_(module.weight, 1.0 / module.window)
+
+
+def _key_padding_mask(attention_mask: torch.Tensor | None) -> torch.Tensor | None:
+    """HF's (b, n) attention_mask, 1 = real token, -> the layer's bool mask, True = real token."""
+    if attention_mask is None:
+        return None
+    if attention_mask.dim() != 2:
+        raise ValueError(
+            f"attention_mask must have shape (batch, seq_len) with 1 = real token, got {tuple(attention_mask.shape)}"
+        )
+    return attention_mask.bool()
+
+
+# --- the base model -------------------------------------------------------------------------------------
+
+
+class LinformerModel(LinformerPreTrainedModel):
+    """Embeddings + Linformer encoder (+ pooler). Outputs `BaseModelOutputWithPooling`."""
+
+    def __init__(self, config: LinformerConfig, add_pooling_layer: bool = True):
+        super().__init__(config)
+        self.embeddings = LinformerEmbeddings(config)
+        self.encoder = LinformerEncoder(config)
+        self.pooler = LinformerPooler(config) if add_pooling_layer else None
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.embeddings.word_embeddings
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        self.embeddings.word_embeddings = value
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> BaseModelOutputWithPooling | tuple:
+        if (input_ids is None) == (inputs_embeds is None):
+            raise ValueError("specify exactly one of input_ids or inputs_embeds")
+        output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
+        output_hidden_states = (
+            self.config.output_hidden_states if output_hidden_states is None else output_hidden_states
+        )
+        return_dict = self.config.return_dict if return_dict is None else return_dict
+
+        n = (input_ids if input_ids is not None else inputs_embeds).shape[1]
+        if n > self.config.max_seq_len:  # checked here: the position embeddings would fail first, unclearly
+            raise ValueError(
+                f"sequence length {n} exceeds max_seq_len={self.config.max_seq_len} (the longest input the "
+                f"{self.config.max_position_embeddings} position embeddings allow): truncate the input"
+            )
+        embedding_output = self.embeddings(
+            input_ids, token_type_ids, position_ids, inputs_embeds
+        )  # (b, n, D)
+        encoder_outputs = self.encoder(
+            embedding_output, _key_padding_mask(attention_mask), output_attentions, output_hidden_states
+        )
+        sequence_output = encoder_outputs.last_hidden_state  # (b, n, D)
+        pooled_output = self.pooler(sequence_output) if self.pooler is not None else None  # (b, D)
+        output = BaseModelOutputWithPooling(
+            last_hidden_state=sequence_output,
+            pooler_output=pooled_output,
+            hidden_states=encoder_outputs.hidden_states,
+            attentions=encoder_outputs.attentions,
+        )
+        return output if return_dict else output.to_tuple()
+
+
+# --- heads ----------------------------------------------------------------------------------------------
+
+
+class LinformerLMHead(nn.Module):
+    """dense -> GELU -> LayerNorm -> decoder (tied to the word embeddings) + bias: RoBERTa's MLM head."""
+
+    def __init__(self, config: LinformerConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.layer_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.decoder = nn.Linear(config.hidden_size, config.vocab_size)
+        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        x = self.layer_norm(gelu(self.dense(features)))  # (b, n, D)
+        return self.decoder(x)  # (b, n, vocab)
+
+
+class LinformerForMaskedLM(LinformerPreTrainedModel):
+    _tied_weights_keys: ClassVar[dict[str, str]] = {
+        "lm_head.decoder.weight": "linformer.embeddings.word_embeddings.weight",
+        "lm_head.decoder.bias": "lm_head.bias",
+    }
+
+    def __init__(self, config: LinformerConfig):
+        super().__init__(config)
+        self.linformer = LinformerModel(config, add_pooling_layer=False)
+        self.lm_head = LinformerLMHead(config)
+        self.post_init()
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.lm_head.decoder
+
+    def set_output_embeddings(self, new_embeddings: nn.Linear) -> None:
+        self.lm_head.decoder = new_embeddings
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> MaskedLMOutput | tuple:
+        """labels (b, n): token ids to predict, -100 where there is nothing to predict."""
+        return_dict = self.config.return_dict if return_dict is None else return_dict
+        outputs = self.linformer(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
+            output_attentions, output_hidden_states, return_dict=True,
+        )  # fmt: skip
+        logits = self.lm_head(outputs.last_hidden_state)  # (b, n, vocab)
+        loss = None
+        if labels is not None:
+            loss = CrossEntropyLoss()(
+                logits.view(-1, self.config.vocab_size), labels.to(logits.device).view(-1)
+            )
+        output = MaskedLMOutput(
+            loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
+        )
+        return output if return_dict else output.to_tuple()
+
+
+class LinformerClassificationHead(nn.Module):
+    """First token -> dropout -> dense -> tanh -> dropout -> out_proj: RoBERTa's sentence head."""
+
+    def __init__(self, config: LinformerConfig):
+        super().__init__()
+        dropout = (
+            config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
+        )
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.dropout = nn.Dropout(dropout)
+        self.out_proj = nn.Linear(config.hidden_size, config.num_labels)
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        x = self.dropout(features[:, 0])  # (b, D): the <s> / [CLS] token
+        x = self.dropout(torch.tanh(self.dense(x)))
+        return self.out_proj(x)  # (b, num_labels)
+
+
+class LinformerForSequenceClassification(LinformerPreTrainedModel):
+    def __init__(self, config: LinformerConfig):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.linformer = LinformerModel(config, add_pooling_layer=False)
+        self.classifier = LinformerClassificationHead(config)
+        self.post_init()
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> SequenceClassifierOutput | tuple:
+        """labels (b,): class ids (num_labels > 1) or targets (num_labels == 1: regression)."""
+        return_dict = self.config.return_dict if return_dict is None else return_dict
+        outputs = self.linformer(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
+            output_attentions, output_hidden_states, return_dict=True,
+        )  # fmt: skip
+        logits = self.classifier(outputs.last_hidden_state)  # (b, num_labels)
+        loss = None if labels is None else self._loss(logits, labels.to(logits.device))
+        output = SequenceClassifierOutput(
+            loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
+        )
+        return output if return_dict else output.to_tuple()
+
+    def _loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        # the problem type is inferred once from the labels, as every transformers classifier does
+        if self.config.problem_type is None:
+            if self.num_labels == 1:
+                self.config.problem_type = "regression"
+            elif labels.dtype in (torch.long, torch.int):
+                self.config.problem_type = "single_label_classification"
+            else:
+                self.config.problem_type = "multi_label_classification"
+        if self.config.problem_type == "regression":
+            return MSELoss()(logits.squeeze(-1), labels.squeeze(-1).to(logits.dtype))
+        if self.config.problem_type == "single_label_classification":
+            return CrossEntropyLoss()(logits.view(-1, self.num_labels), labels.view(-1))
+        return BCEWithLogitsLoss()(logits, labels.to(logits.dtype))
+
+
+class LinformerForTokenClassification(LinformerPreTrainedModel):
+    def __init__(self, config: LinformerConfig):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        dropout = (
+            config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
+        )
+        self.linformer = LinformerModel(config, add_pooling_layer=False)
+        self.dropout = nn.Dropout(dropout)
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.post_init()
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> TokenClassifierOutput | tuple:
+        """labels (b, n): class ids, -100 where there is nothing to predict."""
+        return_dict = self.config.return_dict if return_dict is None else return_dict
+        outputs = self.linformer(
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
+            output_attentions, output_hidden_states, return_dict=True,
+        )  # fmt: skip
+        logits = self.classifier(self.dropout(outputs.last_hidden_state))  # (b, n, num_labels)
+        loss = None
+        if labels is not None:
+            loss = CrossEntropyLoss()(logits.view(-1, self.num_labels), labels.to(logits.device).view(-1))
+        output = TokenClassifierOutput(
+            loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
+        )
+        return output if return_dict else output.to_tuple()
+
+
+__all__ = [
+    "LinformerForMaskedLM",
+    "LinformerForSequenceClassification",
+    "LinformerForTokenClassification",
+    "LinformerModel",
+    "LinformerPreTrainedModel",
+]

@@ -1,0 +1,118 @@
+"""RoBERTa / BERT -> Linformer: full attention and identity projections reproduce the original exactly."""
+
+import pytest
+import torch
+from tests.models.tiny_models import HEADS, N, main_output, padded_batch, tiny_source
+from torch.testing import assert_close
+
+from linformer_kit.models import (
+    LinformerForMaskedLM,
+    LinformerForSequenceClassification,
+    LinformerForTokenClassification,
+    LinformerModel,
+    from_bert,
+    from_roberta,
+)
+from linformer_kit.nn import SequenceProjection
+
+CONVERTERS = {"roberta": from_roberta, "bert": from_bert}
+TARGETS = {
+    "Model": LinformerModel,
+    "ForMaskedLM": LinformerForMaskedLM,
+    "ForSequenceClassification": LinformerForSequenceClassification,
+    "ForTokenClassification": LinformerForTokenClassification,
+}
+
+
+@pytest.mark.parametrize("family", ["roberta", "bert"])
+@pytest.mark.parametrize("head", HEADS)
+@pytest.mark.parametrize("padded", [False, True], ids=["unpadded", "padded"])
+def test_full_attention_equals_source(family, head, padded):
+    source = tiny_source(family, head)
+    linformer = CONVERTERS[family](source, projected_length=None)
+    assert type(linformer) is TARGETS[head]
+    input_ids, attention_mask = padded_batch(source.config.pad_token_id)
+    if not padded:
+        attention_mask = None
+        input_ids = input_ids[:1]
+    with torch.no_grad():
+        expected = source(input_ids, attention_mask=attention_mask, output_hidden_states=True)
+        actual = linformer(input_ids, attention_mask=attention_mask, output_hidden_states=True)
+    assert_close(main_output(actual), main_output(expected))
+    for got, want in zip(actual.hidden_states, expected.hidden_states, strict=True):
+        assert_close(got, want)
+
+
+@pytest.mark.parametrize("family", ["roberta", "bert"])
+@pytest.mark.parametrize("sharing", ["none", "headwise", "kv", "layerwise"])
+def test_identity_projections_at_k_equal_n_equal_source(family, sharing):
+    # window init with k = n is the identity; a full-length input then sees every key unchanged
+    source = tiny_source(family, "ForMaskedLM")
+    linformer = from_roberta if family == "roberta" else from_bert
+    model = linformer(source, projected_length=N, sharing=sharing)
+    for module in model.modules():
+        if isinstance(module, SequenceProjection):
+            assert_close(module.weight, torch.eye(N).expand_as(module.weight))
+    input_ids = torch.randint(3, 99, (2, N), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        assert_close(model(input_ids).logits, source(input_ids).logits)
+
+
+@pytest.mark.parametrize("family", ["roberta", "bert"])
+@pytest.mark.parametrize("projection", ["mean", "conv"])
+def test_pooling_projections_at_k_equal_n_equal_source_with_padding(family, projection):
+    # pooling kinds mask empty windows, so k = n is exact for short and padded inputs too
+    source = tiny_source(family, "ForMaskedLM")
+    model = CONVERTERS[family](source, projected_length=N, projection=projection, sharing="kv")
+    input_ids, attention_mask = padded_batch(source.config.pad_token_id)
+    with torch.no_grad():
+        expected = source(input_ids, attention_mask=attention_mask).logits
+        actual = model(input_ids, attention_mask=attention_mask).logits
+    assert_close(actual, expected)
+
+
+def test_window_init_is_mean_pooling():
+    # the documented conversion init: a learned E that starts as mean pooling over n/k windows
+    source = tiny_source("roberta", "ForMaskedLM")
+    linear = from_roberta(source, projected_length=8, projection="linear")
+    mean = from_roberta(source, projected_length=8, projection="mean")
+    input_ids = torch.randint(3, 99, (2, N), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        assert_close(linear(input_ids).logits, mean(input_ids).logits)
+    e = linear.linformer.encoder.layer[0].attention.self.key_projection.weight  # (k, n)
+    assert_close(e.sum(-1), torch.ones(8))
+    assert (e > 0).sum().item() == N  # each position in exactly one window
+
+
+def test_every_source_weight_is_copied():
+    source = tiny_source("bert", "ForSequenceClassification")
+    model = from_bert(source, projected_length=8)
+    src = dict(source.named_parameters())
+    layer = model.linformer.encoder.layer[1]
+    assert_close(layer.attention.self.dense.weight, src["bert.encoder.layer.1.attention.output.dense.weight"])
+    assert_close(model.classifier.dense.weight, src["bert.pooler.dense.weight"])
+    assert_close(model.classifier.out_proj.bias, src["classifier.bias"])
+    assert model.config.position_style == "bert"
+    assert model.config.max_seq_len == N
+
+
+def test_default_projection_init_differs_from_window():
+    source = tiny_source("roberta", "Model")
+    window = from_roberta(source, projected_length=8, sharing="kv")
+    default = from_roberta(source, projected_length=8, sharing="kv", projection_init="default")
+    e_window = window.encoder.layer[0].attention.self.kv_projection.weight
+    e_default = default.encoder.layer[0].attention.self.kv_projection.weight
+    assert not torch.equal(e_window, e_default)
+    assert e_default.std().item() == pytest.approx(N**-0.5, rel=0.3)  # N(0, 1/n)
+
+
+def test_wrong_family_or_class_raises():
+    with pytest.raises(ValueError, match="RobertaForMaskedLM with from_bert"):
+        from_bert(tiny_source("roberta", "ForMaskedLM"))
+    with pytest.raises(ValueError, match="projection_init"):
+        from_roberta(tiny_source("roberta", "Model"), projection_init="zeros")
+
+
+def test_conversion_validates_k_against_the_source_positions():
+    with pytest.raises(ValueError, match=rf"projected_length \(k={N + 1}\).*max_seq_len={N}"):
+        from_roberta(tiny_source("roberta", "Model"), projected_length=N + 1)

@@ -1,0 +1,95 @@
+"""`linformer convert SRC DST`: writes a ready-to-use model directory."""
+
+import json
+
+import pytest
+import torch
+from tests.models.tiny_models import padded_batch, tiny_source
+from torch.testing import assert_close
+from transformers import (
+    AutoModelForMaskedLM,
+    AutoModelForSequenceClassification,
+    AutoTokenizer,
+    BertTokenizer,
+)
+
+from linformer_kit.cli import convert as convert_cli
+from linformer_kit.cli.main import main
+from linformer_kit.models import PROJECTION_INITS, from_roberta
+from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES
+
+
+def write_tokenizer(directory) -> None:
+    vocab = directory / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world"]) + "\n")
+    BertTokenizer(vocab_file=str(vocab)).save_pretrained(directory)
+
+
+def test_convert_roberta_directory(tmp_path, capsys):
+    source = tiny_source("roberta", "ForMaskedLM")
+    source.save_pretrained(tmp_path / "src")
+    write_tokenizer(tmp_path / "src")
+    args = [
+        "convert",
+        str(tmp_path / "src"),
+        str(tmp_path / "dst"),
+        "--projected-length",
+        "8",
+        "--sharing",
+        "kv",
+    ]
+    assert main(args) == 0
+    assert "wrote a Linformer" in capsys.readouterr().out
+
+    dst = tmp_path / "dst"
+    config = json.loads((dst / "config.json").read_text())
+    assert (config["model_type"], config["projected_length"], config["sharing"]) == ("linformer", 8, "kv")
+    assert (dst / "model.safetensors").is_file()
+    assert (dst / "tokenizer_config.json").is_file()
+    assert (dst / "vocab.txt").is_file()
+    assert AutoTokenizer.from_pretrained(dst)("hello world")["input_ids"][0] == 2  # [CLS]
+
+    loaded = AutoModelForMaskedLM.from_pretrained(dst)
+    expected = from_roberta(source, projected_length=8, sharing="kv")
+    input_ids, attention_mask = padded_batch(source.config.pad_token_id)
+    with torch.no_grad():
+        assert_close(loaded(input_ids, attention_mask=attention_mask).logits,
+                     expected(input_ids, attention_mask=attention_mask).logits)  # fmt: skip
+
+
+def test_convert_bert_classifier_with_per_layer_k(tmp_path):
+    tiny_source("bert", "ForSequenceClassification").save_pretrained(tmp_path / "src")
+    assert main(["convert", str(tmp_path / "src"), str(tmp_path / "dst"), "--projected-length", "8,4"]) == 0
+    model = AutoModelForSequenceClassification.from_pretrained(tmp_path / "dst")
+    assert model.config.position_style == "bert"
+    assert model.config.projected_length == [8, 4]
+    assert model.linformer.encoder.layer[1].attention.self.projected_length == 4
+
+
+def test_convert_refuses_pickled_source(tmp_path, capsys):
+    source = tiny_source("roberta", "Model")
+    source.config.save_pretrained(tmp_path / "src")
+    torch.save(source.state_dict(), tmp_path / "src" / "pytorch_model.bin")
+    assert main(["convert", str(tmp_path / "src"), str(tmp_path / "dst")]) == 2
+    assert "no .safetensors weights" in capsys.readouterr().out
+    assert not (tmp_path / "dst").exists()
+
+
+def test_convert_reports_bad_k(tmp_path, capsys):
+    tiny_source("roberta", "Model").save_pretrained(tmp_path / "src")
+    assert main(["convert", str(tmp_path / "src"), str(tmp_path / "dst"), "--projected-length", "999"]) == 2
+    assert "projected_length (k=999)" in capsys.readouterr().out
+
+
+def test_projected_length_parsing():
+    assert convert_cli.parse_projected_length("128") == 128
+    assert convert_cli.parse_projected_length("256,128") == [256, 128]
+    assert convert_cli.parse_projected_length("none") is None
+    with pytest.raises(SystemExit):
+        main(["convert", "a", "b", "--projected-length", "big"])
+
+
+def test_cli_choices_match_the_library():
+    assert convert_cli.SHARING_CHOICES == SHARING_MODES
+    assert convert_cli.PROJECTION_CHOICES == PROJECTION_KINDS
+    assert convert_cli.PROJECTION_INIT_CHOICES == PROJECTION_INITS

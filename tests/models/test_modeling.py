@@ -1,0 +1,212 @@
+"""LinformerConfig / LinformerModel & heads behave like any Hugging Face model."""
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from tests.models.tiny_models import N, padded_batch, tiny_linformer_config
+from torch.testing import assert_close
+from transformers import (
+    AutoConfig,
+    AutoModel,
+    AutoModelForMaskedLM,
+    AutoModelForSequenceClassification,
+    AutoModelForTokenClassification,
+)
+
+from linformer_kit.models import (
+    LinformerConfig,
+    LinformerForMaskedLM,
+    LinformerForSequenceClassification,
+    LinformerForTokenClassification,
+    LinformerModel,
+)
+
+# --- config ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"projected_length": N + 1}, rf"projected_length \(k={N + 1}\).*max_seq_len={N}"),
+        ({"projected_length": 0}, r"projected_length \(k=0\)"),
+        ({"projected_length": [8, 8, 8]}, r"projected_length has 3 entries.*num_hidden_layers=2"),
+        ({"projected_length": [8, 4], "sharing": "layerwise"}, r"layerwise.*single k.*\[8, 4\]"),
+        ({"sharing": "rowwise"}, r"sharing must be one of .*'rowwise'"),
+        ({"projection": "fourier"}, r"projection must be one of .*'fourier'"),
+        ({"projection": "mean", "projected_length": 5}, r"k=5 must divide max_seq_len=32"),
+        ({"position_style": "t5"}, r"position_style must be one of .*'t5'"),
+        ({"hidden_size": 30}, r"hidden_size=30 must be divisible by num_attention_heads=4"),
+    ],
+)
+def test_bad_config_raises_value_error_naming_it(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        tiny_linformer_config(**overrides)
+
+
+def test_config_longest_input_follows_position_style():
+    assert LinformerConfig().max_seq_len == 512  # 514 RoBERTa positions, pad_token_id=1
+    assert tiny_linformer_config(position_style="bert").max_seq_len == N + 2
+    assert tiny_linformer_config(projected_length=[8, 4]).projected_lengths() == [8, 4]
+
+
+def test_loading_a_bad_config_raises(tmp_path):
+    tiny_linformer_config().save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({**config, "sharing": "bogus"}))
+    with pytest.raises(ValueError, match="bogus"):
+        AutoConfig.from_pretrained(tmp_path)
+
+
+# --- save / load / Auto classes ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sharing", ["headwise", "layerwise"])
+def test_save_load_round_trip_is_identical(tmp_path, sharing):
+    torch.manual_seed(0)
+    model = LinformerForMaskedLM(tiny_linformer_config(sharing=sharing)).eval()
+    model.save_pretrained(tmp_path)
+    assert (tmp_path / "model.safetensors").is_file()
+    assert not list(tmp_path.glob("*.bin"))
+    loaded = AutoModelForMaskedLM.from_pretrained(tmp_path)
+    assert type(loaded) is LinformerForMaskedLM
+    assert loaded.lm_head.decoder.weight is loaded.linformer.embeddings.word_embeddings.weight  # still tied
+    input_ids, attention_mask = padded_batch(model.config.pad_token_id)
+    with torch.no_grad():
+        assert_close(loaded(input_ids, attention_mask=attention_mask).logits,
+                     model(input_ids, attention_mask=attention_mask).logits, rtol=0, atol=0)  # fmt: skip
+
+
+def test_layerwise_projection_is_saved_once(tmp_path):
+    model = LinformerModel(tiny_linformer_config(sharing="layerwise"))
+    model.save_pretrained(tmp_path)
+    keys = [key for key in load_file(tmp_path / "model.safetensors") if "projection" in key]
+    assert keys == ["encoder.projection.weight"]
+    layers = model.encoder.layer
+    assert layers[0].attention.self.projections()[0] is layers[1].attention.self.projections()[0]
+
+
+def test_auto_classes_resolve(tmp_path):
+    config = tiny_linformer_config()
+    config.save_pretrained(tmp_path)
+    assert type(AutoConfig.from_pretrained(tmp_path)) is LinformerConfig
+    assert type(AutoModel.from_config(config)) is LinformerModel
+    assert type(AutoModelForMaskedLM.from_config(config)) is LinformerForMaskedLM
+    assert type(AutoModelForSequenceClassification.from_config(config)) is LinformerForSequenceClassification
+    assert type(AutoModelForTokenClassification.from_config(config)) is LinformerForTokenClassification
+    LinformerForSequenceClassification(config).save_pretrained(tmp_path / "clf")
+    assert type(AutoModel.from_pretrained(tmp_path / "clf")) is LinformerModel
+
+
+def test_loading_refuses_pickles(tmp_path):
+    model = LinformerModel(tiny_linformer_config())
+    model.config.save_pretrained(tmp_path)
+    torch.save(model.state_dict(), tmp_path / "pytorch_model.bin")
+    with pytest.raises(OSError, match=r"model\.safetensors"):
+        AutoModel.from_pretrained(tmp_path)
+    with pytest.raises(ValueError, match="use_safetensors=False"):
+        LinformerModel.from_pretrained(tmp_path, use_safetensors=False)
+
+
+# --- forward behaviour ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("projected_length", [[8, 4], None])
+def test_output_attentions_shapes(projected_length):
+    model = LinformerModel(tiny_linformer_config(projected_length=projected_length)).eval()
+    input_ids, attention_mask = padded_batch(model.config.pad_token_id, n=16)
+    out = model(input_ids, attention_mask=attention_mask, output_attentions=True, output_hidden_states=True)
+    ks = [8, 4] if projected_length else [16, 16]  # full attention: (b, h, n, n)
+    assert [tuple(a.shape) for a in out.attentions] == [(3, 4, 16, k) for k in ks]
+    assert len(out.hidden_states) == 3  # embeddings + one per layer
+    for weights in out.attentions:
+        assert_close(weights.sum(-1), torch.ones(3, 4, 16))
+    assert model(input_ids).attentions is None
+
+
+def test_eager_and_sdpa_agree(tmp_path):
+    torch.manual_seed(0)
+    LinformerForMaskedLM(tiny_linformer_config()).save_pretrained(tmp_path)
+    sdpa = LinformerForMaskedLM.from_pretrained(tmp_path)
+    eager = LinformerForMaskedLM.from_pretrained(tmp_path, attn_implementation="eager")
+    assert (sdpa.config._attn_implementation, eager.config._attn_implementation) == ("sdpa", "eager")
+    input_ids, attention_mask = padded_batch(sdpa.config.pad_token_id)
+    with torch.no_grad():
+        expected = eager(input_ids, attention_mask=attention_mask).logits
+        assert_close(sdpa(input_ids, attention_mask=attention_mask).logits, expected)
+        sdpa.set_attn_implementation("eager")  # switching after construction takes effect
+        assert_close(sdpa(input_ids, attention_mask=attention_mask).logits, expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("sharing", ["headwise", "layerwise"])
+def test_gradient_checkpointing_gives_the_same_gradients(sharing):
+    torch.manual_seed(0)
+    model = LinformerForMaskedLM(tiny_linformer_config(sharing=sharing)).train()  # dropout is 0
+    input_ids, attention_mask = padded_batch(model.config.pad_token_id)
+
+    def gradients() -> dict[str, torch.Tensor]:
+        model.zero_grad()
+        model(input_ids, attention_mask=attention_mask, labels=input_ids).loss.backward()
+        return {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
+
+    plain = gradients()
+    model.activation_checkpointing_enable()
+    assert model.linformer.encoder.layer[0].gradient_checkpointing
+    checkpointed = gradients()
+    assert plain.keys() == checkpointed.keys()
+    assert any("projection" in name for name in plain)
+    for name, grad in plain.items():
+        assert_close(checkpointed[name], grad, msg=name)
+
+
+def test_heads_compute_their_losses():
+    torch.manual_seed(0)
+    config = tiny_linformer_config()
+    input_ids, attention_mask = padded_batch(config.pad_token_id)
+    clf = LinformerForSequenceClassification(config).eval()
+    labels = torch.tensor([0, 2, 1])
+    out = clf(input_ids, attention_mask=attention_mask, labels=labels)
+    assert out.logits.shape == (3, 3)
+    assert_close(out.loss, torch.nn.functional.cross_entropy(out.logits, labels))
+    tagger = LinformerForTokenClassification(config).eval()
+    tags = torch.randint(0, 3, input_ids.shape).masked_fill(attention_mask == 0, -100)
+    out = tagger(input_ids, attention_mask=attention_mask, labels=tags)
+    assert out.logits.shape == (3, 16, 3)
+    assert_close(out.loss, torch.nn.functional.cross_entropy(out.logits.flatten(0, 1), tags.flatten()))
+    assert isinstance(tagger(input_ids, return_dict=False), tuple)
+
+
+def test_pad_content_does_not_matter():
+    torch.manual_seed(0)
+    model = LinformerModel(tiny_linformer_config(projection="mean")).eval()
+    input_ids, attention_mask = padded_batch(model.config.pad_token_id)
+    positions = model.embeddings.position_ids(input_ids, *input_ids.shape, input_ids.device)
+    other = input_ids.masked_fill(attention_mask == 0, 7)  # different tokens under the mask
+    real = attention_mask.bool()
+    with torch.no_grad():
+        a = model(input_ids, attention_mask=attention_mask).last_hidden_state
+        b = model(other, attention_mask=attention_mask, position_ids=positions).last_hidden_state
+    assert_close(a[real], b[real])
+    assert not torch.isnan(a).any()
+
+
+def test_too_long_input_raises():
+    model = LinformerModel(tiny_linformer_config())
+    with pytest.raises(ValueError, match=rf"sequence length {N + 1} exceeds max_seq_len={N}"):
+        model(torch.full((1, N + 1), 5))
+    with pytest.raises(ValueError, match="attention_mask must have shape"):
+        model(torch.full((1, 4), 5), attention_mask=torch.ones(1, 1, 4, 4))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_sdpa_matches_cpu():
+    torch.manual_seed(0)
+    model = LinformerForMaskedLM(tiny_linformer_config()).eval()
+    input_ids, attention_mask = padded_batch(model.config.pad_token_id)
+    with torch.no_grad():
+        expected = model(input_ids, attention_mask=attention_mask).logits
+        model.cuda()
+        actual = model(input_ids.cuda(), attention_mask=attention_mask.cuda()).logits
+    assert_close(actual.cpu(), expected, rtol=1e-3, atol=1e-3)
