@@ -59,9 +59,10 @@ def test_identity_projections_at_k_equal_n_equal_source(family, sharing):
 
 
 @pytest.mark.parametrize("family", ["roberta", "bert"])
-@pytest.mark.parametrize("projection", ["mean", "conv"])
-def test_pooling_projections_at_k_equal_n_equal_source_with_padding(family, projection):
-    # pooling kinds mask empty windows, so k = n is exact for short and padded inputs too
+@pytest.mark.parametrize("projection", ["linear", "mean", "conv"])
+def test_projections_at_k_equal_n_equal_source_with_padding(family, projection):
+    # slots that reach no real token are masked (empty windows, or identity rows over padding),
+    # so k = n is exact for short and padded inputs too
     source = tiny_source(family, "ForMaskedLM")
     model = CONVERTERS[family](source, projected_length=N, projection=projection, sharing="kv")
     input_ids, attention_mask = padded_batch(source.config.pad_token_id)
