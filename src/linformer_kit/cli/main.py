@@ -2,7 +2,7 @@
 
 Each verb lives in its own module `linformer_kit.cli.<verb>` exposing
 `add_parser(subparsers) -> argparse.ArgumentParser` and `run(args) -> int`.
-Modules are imported lazily so that `linformer --help` stays fast and a verb's heavy
+Only the verb being run is imported, so `linformer --help` stays fast and a verb's heavy
 dependencies (transformers, datasets, matplotlib) load only when that verb runs.
 """
 
@@ -21,21 +21,25 @@ VERBS: dict[str, str] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The full parser of `verb` (its module imported), the other verbs listed by name and summary."""
     parser = argparse.ArgumentParser(
         prog="linformer",
         description="Linformer: self-attention with linear complexity, for real work.",
     )
     subparsers = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
-    for verb in VERBS:
-        module = importlib.import_module(f"linformer_kit.cli.{verb}")
-        module.add_parser(subparsers)
+    for name, summary in VERBS.items():
+        if name == verb:
+            importlib.import_module(f"linformer_kit.cli.{name}").add_parser(subparsers)
+        else:
+            subparsers.add_parser(name, help=summary)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    verb = next((arg for arg in argv if not arg.startswith("-")), None)
+    args = build_parser(verb if verb in VERBS else None).parse_args(argv)
     module = importlib.import_module(f"linformer_kit.cli.{args.verb}")
     return int(module.run(args))
 
