@@ -1,0 +1,461 @@
+"""Is attention low rank? The singular-value spectrum of P = softmax(QKᵀ/√d) per layer and head.
+
+This is the paper's §3 / Figure 1 (Wang et al. 2020): run a model in full-attention mode on real
+text, take the n × n attention map P of every layer and head, and plot the *normalized cumulative
+singular value* curve c(i) = (σ_1 + ... + σ_i) / (σ_1 + ... + σ_n), averaged over inputs. The
+paper never writes the formula; "normalized cumulative singular value" reads as the singular values
+themselves (not their squares), so that is the default (`normalization="singular"`); the energy
+version c(i) = Σ_{j≤i} σ_j² / ‖P‖_F² is `normalization="energy"`.
+
+From the curves we read the effective rank (smallest r with c(r) ≥ t) and recommend, per layer, the
+smallest k that keeps a given share of the spectrum: a list `LinformerConfig(projected_length=...)`
+takes as it is.
+
+Computing lives here; figures in `analysis/plot.py`; the CLI in `cli/spectrum.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from torch import nn
+
+from linformer_kit.analysis.svd import SvdMethod, singular_values
+
+Normalization = Literal["singular", "energy"]
+HeadReduction = Literal["max", "mean"]
+DType = Literal["float32", "float64"]
+
+
+@dataclass
+class SpectrumConfig:
+    """What to analyse and how. Validated once, here."""
+
+    model: str = ""  # model directory or Hub name (loading only; unused by `compute_spectrum`)
+    text_file: str = ""  # UTF-8 text, cut into chunks of `seq_len` tokens (loading only)
+    seq_len: int | None = None  # tokens per input, special tokens included; None = the model's maximum
+    max_inputs: int = 64  # bounds the work: at most this many chunks of the text
+    batch_size: int = 8
+    keep: float = 0.9  # share of the spectrum the recommended k must keep
+    index: int = 128  # heatmap at c(index) (the paper: the 128th of 512)
+    thresholds: tuple[float, ...] = (0.9, 0.99)  # effective rank reported at each
+    normalization: Normalization = "singular"
+    method: SvdMethod = "exact"
+    rank: int = 128  # top singular values estimated when method="randomized"
+    head_reduction: HeadReduction = "max"  # k per layer from the worst head ("max") or the head average
+    dtype: DType = "float32"  # precision of the SVD (attention maps are cast to it)
+    device: str | None = None  # None = cuda if available else cpu
+    seed: int = 0  # for the randomized method's Gaussian test matrices
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        self.thresholds = tuple(float(t) for t in self.thresholds)
+        if not 0.0 < self.keep <= 1.0:
+            raise ValueError(f"keep={self.keep} must be in (0, 1]")
+        for t in self.thresholds:
+            if not 0.0 < t <= 1.0:
+                raise ValueError(f"threshold {t} must be in (0, 1]")
+        if self.index < 1:
+            raise ValueError(f"index={self.index} must be >= 1 (1-based, like 'the 128th singular value')")
+        if self.seq_len is not None and self.seq_len < 2:
+            raise ValueError(f"seq_len={self.seq_len} must be >= 2")
+        for name in ("max_inputs", "batch_size", "rank"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}={getattr(self, name)} must be >= 1")
+        for name, choices in (
+            ("normalization", ("singular", "energy")),
+            ("method", ("exact", "randomized")),
+            ("head_reduction", ("max", "mean")),
+            ("dtype", ("float32", "float64")),
+        ):
+            if getattr(self, name) not in choices:
+                raise ValueError(f"{name}={getattr(self, name)!r} must be one of {choices}")
+
+
+# ----------------------------------------------------------------------------- curves and ranks
+
+
+def cumulative_curve(
+    sigma: torch.Tensor, normalization: Normalization = "singular", total: torch.Tensor | None = None
+) -> torch.Tensor:
+    """(..., r) descending singular values -> (..., r) normalized cumulative curve, monotone, ≤ 1.
+
+    `total` is the denominator (Σσ or Σσ² over *all* n values) when `sigma` holds only the top r;
+    by default it is the sum of `sigma` itself, so the curve ends at exactly 1.
+    """
+    weights = sigma if normalization == "singular" else sigma.square()
+    if total is None:
+        total = weights.sum(-1)
+    return weights.cumsum(-1) / total.unsqueeze(-1).clamp_min(torch.finfo(weights.dtype).tiny)
+
+
+def effective_rank(curve: torch.Tensor, threshold: float) -> torch.Tensor:
+    """(..., r) cumulative curve -> (...) smallest i (1-based) with curve[i-1] ≥ threshold.
+
+    A tolerance of 1e-6 absorbs rounding (c(5) of a flat 10-spectrum is 0.49999997 in fp32).
+    Where the curve never reaches the threshold (a truncated randomized curve) the answer is r.
+    """
+    below = (curve < threshold - 1e-6).sum(-1)  # curve is monotone: count of indices still short
+    return (below + 1).clamp_max(curve.shape[-1])
+
+
+def recommend_projected_length(
+    curves: torch.Tensor, keep: float, head_reduction: HeadReduction = "max"
+) -> list[int]:
+    """(L, h, r) input-averaged curves -> per layer the smallest k keeping `keep` of the spectrum.
+
+    "max": every head keeps `keep` (k = the largest head rank); "mean": the head-averaged curve does.
+    Returns plain ints, ready for `LinformerConfig(projected_length=[...])`.
+    """
+    if head_reduction == "max":
+        per_layer = effective_rank(curves, keep).amax(-1)  # (L,)
+    else:
+        per_layer = effective_rank(curves.mean(1), keep)  # (L,)
+    return [int(k) for k in per_layer]
+
+
+def nuclear_norm_upper_bound(top: torch.Tensor, frobenius_sq: torch.Tensor, n: int) -> torch.Tensor:
+    """Σ of all n singular values, bounded above from the top r and ‖P‖_F² (Cauchy–Schwarz on the tail).
+
+    Used as the "singular" denominator of the randomized method, so its curve is a lower bound of
+    the true curve there and the k it recommends errs on the large (safe) side.
+    """
+    tail_energy = (frobenius_sq - top.square().sum(-1)).clamp_min(0.0)
+    return top.sum(-1) + torch.sqrt((n - top.shape[-1]) * tail_energy)
+
+
+# ----------------------------------------------------------------------------- accumulation
+
+
+class _RunningMoments:
+    """Mean and standard deviation over inputs, streamed (sum and sum of squares, float64)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.total: torch.Tensor | float = 0.0
+        self.total_sq: torch.Tensor | float = 0.0
+
+    def add(self, batch: torch.Tensor) -> None:  # (b, ...)
+        batch = batch.double().cpu()
+        self.count += batch.shape[0]
+        self.total = self.total + batch.sum(0)
+        self.total_sq = self.total_sq + batch.square().sum(0)
+
+    def mean(self) -> torch.Tensor:
+        return torch.as_tensor(self.total) / max(self.count, 1)
+
+    def std(self) -> torch.Tensor:
+        if self.count < 2:
+            return torch.zeros_like(self.mean())
+        var = (torch.as_tensor(self.total_sq) - self.count * self.mean().square()) / (self.count - 1)
+        return var.clamp_min(0.0).sqrt()
+
+
+@dataclass
+class SpectrumResult:
+    """Everything `linformer spectrum` reports. Curves are averaged over inputs (± std over inputs)."""
+
+    config: SpectrumConfig
+    num_inputs: int
+    input_lengths: list[int]
+    curve_mean: torch.Tensor  # (L, h, r) per layer and head
+    curve_std: torch.Tensor  # (L, h, r)
+    layer_curve_mean: torch.Tensor  # (L, r) head-averaged, Figure 1 (left)
+    layer_curve_std: torch.Tensor  # (L, r)
+    effective_rank_mean: dict[float, torch.Tensor]  # threshold -> (L, h), averaged over inputs
+    effective_rank_std: dict[float, torch.Tensor]  # threshold -> (L, h)
+    recommended_projected_length: list[int]  # per layer, for LinformerConfig(projected_length=...)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def num_layers(self) -> int:
+        return self.curve_mean.shape[0]
+
+    @property
+    def num_heads(self) -> int:
+        return self.curve_mean.shape[1]
+
+    def at_index(self, index: int | None = None) -> torch.Tensor:
+        """(L, h) mean normalized cumulative value at the 1-based `index`, Figure 1 (right)."""
+        index = self.config.index if index is None else index
+        if not 1 <= index <= self.curve_mean.shape[-1]:
+            raise ValueError(
+                f"index={index} must be between 1 and the curve length {self.curve_mean.shape[-1]}"
+            )
+        return self.curve_mean[..., index - 1]
+
+    def to_dict(self) -> dict[str, Any]:
+        def rounded(t: torch.Tensor) -> Any:
+            return torch.round(t.double(), decimals=6).tolist()
+
+        config = asdict(self.config)
+        config["thresholds"] = list(self.config.thresholds)
+        return {
+            "config": config,
+            "definition": _definition(self.config),
+            "num_inputs": self.num_inputs,
+            "input_lengths": self.input_lengths,
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+            "recommended_projected_length": self.recommended_projected_length,
+            "at_index": {
+                "index": self.config.index,
+                "mean": rounded(self.at_index()),
+                "std": rounded(self.curve_std[..., self.config.index - 1]),
+            },
+            "effective_rank": {
+                str(t): {
+                    "mean": rounded(self.effective_rank_mean[t]),
+                    "std": rounded(self.effective_rank_std[t]),
+                }
+                for t in self.config.thresholds
+            },
+            "layer_curve_mean": rounded(self.layer_curve_mean),
+            "layer_curve_std": rounded(self.layer_curve_std),
+            "curve_mean": rounded(self.curve_mean),
+            "curve_std": rounded(self.curve_std),
+            "notes": self.notes,
+        }
+
+
+def _definition(config: SpectrumConfig) -> str:
+    weights = "σ_j" if config.normalization == "singular" else "σ_j²"
+    text = f"curve[i-1] = Σ_(j≤i) {weights} / Σ_(all j) {weights}, singular values σ of P = softmax(QKᵀ/√d)"
+    if config.method == "randomized":
+        text += f"; top {config.rank} σ by randomized subspace iteration, denominator exact (energy) or"
+        text += " a Cauchy–Schwarz upper bound (singular), so the curve is a lower bound"
+    return text
+
+
+# ----------------------------------------------------------------------------- the model pass
+
+
+def _batches_of_equal_length(inputs: Sequence[Sequence[int]], batch_size: int) -> Iterator[list[list[int]]]:
+    """Group inputs by length so no batch needs padding: every P is all real tokens."""
+    by_length: dict[int, list[list[int]]] = {}
+    for ids in inputs:
+        by_length.setdefault(len(ids), []).append(list(ids))
+    for group in by_length.values():
+        for start in range(0, len(group), batch_size):
+            yield group[start : start + batch_size]
+
+
+def _attention_maps(model: nn.Module, input_ids: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Run the model, return per layer (b, h, n, n) maps, or raise a clear error why not."""
+    outputs = model(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), output_attentions=True)
+    attentions = getattr(outputs, "attentions", None)
+    if attentions is None and isinstance(outputs, dict):
+        attentions = outputs.get("attentions")
+    if not attentions or any(a is None for a in attentions):
+        impl = getattr(getattr(model, "config", None), "_attn_implementation", "unknown")
+        raise ValueError(
+            f"{type(model).__name__} returned no attention maps with output_attentions=True "
+            f"(attention implementation: {impl!r}); load it with attn_implementation='eager', "
+            "e.g. AutoModel.from_pretrained(path, attn_implementation='eager')"
+        )
+    n = input_ids.shape[1]
+    for layer, maps in enumerate(attentions):
+        if maps.dim() != 4 or maps.shape[-2:] != (n, n):
+            raise ValueError(
+                f"layer {layer} attention maps have shape {tuple(maps.shape)}, expected (b, h, {n}, {n}); "
+                "the spectrum needs full n × n attention (a Linformer with projected_length=k returns "
+                "(b, h, n, k) maps: use a model with projected_length=None, e.g. pretrained with "
+                "--full-attention)"
+            )
+    return tuple(attentions)
+
+
+def _spectrum_curves(maps: torch.Tensor, config: SpectrumConfig, generator: torch.Generator) -> torch.Tensor:
+    """(b, h, n, n) maps -> (b, h, width) curves, width = n (exact) or min(rank, n) (randomized)."""
+    n = maps.shape[-1]
+    if config.method == "exact" or config.rank >= n:
+        return cumulative_curve(singular_values(maps, "exact"), config.normalization)
+    top = singular_values(maps, "randomized", rank=config.rank, generator=generator)  # (b, h, rank)
+    frobenius_sq = maps.square().sum((-2, -1))  # (b, h)
+    if config.normalization == "energy":
+        total = frobenius_sq
+    else:
+        total = nuclear_norm_upper_bound(top, frobenius_sq, n)
+    return cumulative_curve(top, config.normalization, total=total)
+
+
+def _pad_curves(curves: torch.Tensor, width: int) -> torch.Tensor:
+    """Curves of a short input reach 1 at their n; beyond it the cumulative share stays 1."""
+    missing = width - curves.shape[-1]
+    if missing <= 0:
+        return curves[..., :width]
+    return torch.cat([curves, curves.new_ones(*curves.shape[:-1], missing)], dim=-1)
+
+
+def compute_spectrum(
+    model: nn.Module, inputs: Sequence[Sequence[int]], config: SpectrumConfig
+) -> SpectrumResult:
+    """Spectrum of every layer's and head's attention map over `inputs` (lists of token ids).
+
+    `model` is any encoder whose forward accepts `input_ids`, `attention_mask`, `output_attentions`
+    and returns `attentions` as per-layer (b, h, n, n) tensors: ours in full-attention mode, or a
+    transformers RoBERTa / BERT loaded with attn_implementation="eager".
+    """
+    if not isinstance(model, nn.Module):
+        raise ValueError(f"compute_spectrum needs a torch.nn.Module encoder, got {type(model).__name__}")
+    if not inputs:
+        raise ValueError("no inputs: the text gave 0 token chunks")
+    from tqdm.auto import tqdm
+
+    dtype = torch.float64 if config.dtype == "float64" else torch.float32
+    device = torch.device(next(model.parameters()).device)
+    max_len = max(len(ids) for ids in inputs)
+    width = max_len if config.method == "exact" else min(config.rank, max_len)
+    if config.index > width:
+        raise ValueError(
+            f"index={config.index} exceeds the curve length {width} "
+            f"(longest input {max_len} tokens, method={config.method!r}); pass a smaller --index"
+        )
+    generator = torch.Generator(device=device).manual_seed(config.seed)
+    head_curves, layer_curves = _RunningMoments(), _RunningMoments()
+    ranks = {t: _RunningMoments() for t in config.thresholds}
+    model.eval()  # no dropout on the attention maps
+    with (
+        torch.no_grad(),
+        tqdm(total=len(inputs), desc="spectrum", unit="input", disable=not config.progress) as bar,
+    ):
+        for batch in _batches_of_equal_length(inputs, config.batch_size):
+            input_ids = torch.tensor(batch, dtype=torch.long, device=device)  # (b, n)
+            attentions = _attention_maps(model, input_ids)  # L × (b, h, n, n)
+            curves = torch.stack(
+                [_spectrum_curves(maps.to(dtype), config, generator) for maps in attentions], dim=1
+            )  # (b, L, h, r)
+            for t in config.thresholds:
+                ranks[t].add(effective_rank(curves, t))
+            curves = _pad_curves(curves, width)  # (b, L, h, width)
+            head_curves.add(curves)
+            layer_curves.add(curves.mean(2))  # (b, L, width)
+            bar.update(len(batch))
+
+    curve_mean = head_curves.mean()
+    notes = []
+    recommended = recommend_projected_length(curve_mean, config.keep, config.head_reduction)
+    decisive = curve_mean if config.head_reduction == "max" else curve_mean.mean(1, keepdim=True)  # (L, ·, r)
+    unreached = [i for i in range(len(recommended)) if bool((decisive[i, :, -1] < config.keep - 1e-6).any())]
+    if unreached:
+        notes.append(
+            f"layers {unreached} do not reach keep={config.keep} within the first {width} singular values; "
+            "their k is a lower bound (raise --rank)"
+        )
+    return SpectrumResult(
+        config=config,
+        num_inputs=len(inputs),
+        input_lengths=[len(ids) for ids in inputs],
+        curve_mean=curve_mean.float(),
+        curve_std=head_curves.std().float(),
+        layer_curve_mean=layer_curves.mean().float(),
+        layer_curve_std=layer_curves.std().float(),
+        effective_rank_mean={t: m.mean().float() for t, m in ranks.items()},
+        effective_rank_std={t: m.std().float() for t, m in ranks.items()},
+        recommended_projected_length=recommended,
+        notes=notes,
+    )
+
+
+# ----------------------------------------------------------------------------- loading text and models
+
+
+def max_input_length(model: nn.Module, tokenizer: Any) -> int:
+    """Longest input the model takes: RoBERTa-style positions start at pad_token_id + 1."""
+    config = model.config
+    limit = int(config.max_position_embeddings)
+    padding_idx = getattr(getattr(model, "embeddings", None), "padding_idx", None)
+    if padding_idx is not None:  # RoBERTa, Linformer: positions padding_idx+1 .. max_position_embeddings-1
+        limit -= int(padding_idx) + 1
+    tokenizer_limit = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tokenizer_limit, int) and 0 < tokenizer_limit < limit:
+        limit = tokenizer_limit
+    return limit
+
+
+def special_tokens_around(tokenizer: Any) -> tuple[list[int], list[int]]:
+    """The ids a tokenizer puts before and after one text (e.g. <s> ... </s>, [CLS] ... [SEP]).
+
+    Found by encoding a probe with and without special tokens (transformers 5 fast tokenizers have
+    no `build_inputs_with_special_tokens`), so it works for any tokenizer's post-processor.
+    """
+    with_special = tokenizer("a", add_special_tokens=True)["input_ids"]
+    body = tokenizer("a", add_special_tokens=False)["input_ids"]
+    for start in range(len(with_special) - len(body) + 1):
+        if with_special[start : start + len(body)] == body:
+            return with_special[:start], with_special[start + len(body) :]
+    raise ValueError(
+        f"cannot locate the text inside the tokenizer's special tokens: {with_special} vs {body}"
+    )
+
+
+def chunk_text(text: str, tokenizer: Any, seq_len: int, max_inputs: int) -> list[list[int]]:
+    """Cut `text` into at most `max_inputs` inputs of exactly `seq_len` tokens (special tokens included).
+
+    Tokenizes paragraph by paragraph and stops as soon as enough tokens are in hand, so a whole book
+    costs only what is analysed. A text shorter than one input gives one shorter input.
+    """
+    prefix, suffix = special_tokens_around(tokenizer)
+    body_len = seq_len - len(prefix) - len(suffix)
+    if body_len < 1:
+        raise ValueError(f"seq_len={seq_len} leaves no room for text after the tokenizer's special tokens")
+    buffer: list[int] = []
+    chunks: list[list[int]] = []
+    for paragraph in text.split("\n\n"):
+        if not paragraph.strip():
+            continue
+        buffer.extend(tokenizer(paragraph.strip(), add_special_tokens=False)["input_ids"])
+        while len(buffer) >= body_len and len(chunks) < max_inputs:
+            chunks.append(prefix + buffer[:body_len] + suffix)
+            buffer = buffer[body_len:]
+        if len(chunks) >= max_inputs:
+            break
+    if not chunks and buffer:
+        chunks.append(prefix + buffer + suffix)
+    return chunks
+
+
+def load_encoder(path: str, device: str | None = None) -> tuple[nn.Module, Any]:
+    """AutoModel (eager attention, so it can return maps) and AutoTokenizer from a directory or name."""
+    from transformers import AutoModel, AutoTokenizer
+
+    import linformer_kit  # noqa: F401  (registers model_type="linformer" with the Auto classes)
+
+    model = AutoModel.from_pretrained(path, attn_implementation="eager")
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    return model.to(device).eval(), tokenizer
+
+
+def spectrum_from_pretrained(config: SpectrumConfig) -> SpectrumResult:
+    """Load `config.model`, cut `config.text_file` into inputs, compute the spectrum."""
+    model, tokenizer = load_encoder(config.model, config.device)
+    limit = max_input_length(model, tokenizer)
+    seq_len = config.seq_len or limit
+    if seq_len > limit:
+        raise ValueError(f"seq_len={seq_len} exceeds the model's longest input {limit}")
+    text = Path(config.text_file).read_text(encoding="utf-8")
+    inputs = chunk_text(text, tokenizer, seq_len, config.max_inputs)
+    return compute_spectrum(model, inputs, config)
+
+
+def write_spectrum_report(result: SpectrumResult, output_dir: str | Path) -> dict[str, Path]:
+    """DIR/spectrum.json (all numbers) and the two Figure 1 PNGs. Returns the paths written."""
+    from linformer_kit.analysis.plot import plot_cumulative_curves, plot_index_heatmap
+
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "json": output_dir / "spectrum.json",
+        "curves": output_dir / "spectrum_curves.png",
+        "heatmap": output_dir / "spectrum_heatmap.png",
+    }
+    paths["json"].write_text(json.dumps(result.to_dict(), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    plot_cumulative_curves(result, paths["curves"])
+    plot_index_heatmap(result, paths["heatmap"])
+    return paths

@@ -1,0 +1,68 @@
+"""`linformer spectrum` writes the JSON and both PNGs; the recommendation fits LinformerConfig."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from linformer_kit.cli.main import main
+
+
+def _run(model_dir: Path, text_file: Path, out: Path, *extra: str) -> dict:
+    argv = ["spectrum", str(model_dir), "--text", str(text_file), "--output-dir", str(out)]
+    assert main([*argv, "--seq-len", "16", "--max-inputs", "4", "--index", "4", *extra]) == 0
+    for name in ("spectrum_curves.png", "spectrum_heatmap.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    return json.loads((out / "spectrum.json").read_text())
+
+
+def test_cli_writes_json_and_figures(tiny_roberta_dir: Path, text_file: Path, tmp_path: Path, capsys) -> None:
+    report = _run(tiny_roberta_dir, text_file, tmp_path, "--keep", "0.8")
+    assert report["num_inputs"] == 4
+    assert report["input_lengths"] == [16] * 4
+    assert (report["num_layers"], report["num_heads"]) == (3, 4)
+    assert len(report["curve_mean"][0][0]) == 16
+    assert all(abs(row[-1] - 1.0) < 1e-5 for row in report["layer_curve_mean"])
+    assert set(report["effective_rank"]) == {"0.9", "0.99"}
+    k = report["recommended_projected_length"]
+    assert len(k) == 3
+    assert all(isinstance(v, int) and 1 <= v <= 16 for v in k)
+    assert f"recommended projected_length (keep=0.8): {k}" in capsys.readouterr().out
+
+
+def test_cli_recommendation_is_accepted_by_linformer_config(
+    tiny_roberta_dir: Path, text_file: Path, tmp_path: Path
+) -> None:
+    models = pytest.importorskip("linformer_kit.models")
+    if not hasattr(models, "LinformerConfig"):
+        pytest.skip("linformer_kit.models is not built yet")
+    report = _run(tiny_roberta_dir, text_file, tmp_path, "--method", "randomized", "--rank", "8")
+    k = report["recommended_projected_length"]
+    config = models.LinformerConfig(num_hidden_layers=3, projected_length=k)
+    assert list(config.projected_length) == k
+
+
+def test_cli_on_a_full_attention_linformer(text_file: Path, tmp_path: Path) -> None:
+    models = pytest.importorskip("linformer_kit.models")
+    if not hasattr(models, "LinformerModel"):
+        pytest.skip("linformer_kit.models is not built yet")
+    from tests.analysis.conftest import build_tiny_tokenizer
+
+    tokenizer = build_tiny_tokenizer(max_length=32)
+    config = models.LinformerConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=34,
+        projected_length=None,
+    )
+    models.LinformerForMaskedLM(config).save_pretrained(
+        tmp_path / "model"
+    )  # like `pretrain --full-attention`
+    tokenizer.save_pretrained(tmp_path / "model")
+    report = _run(tmp_path / "model", text_file, tmp_path / "out")
+    assert (report["num_layers"], report["num_heads"]) == (2, 4)

@@ -1,0 +1,129 @@
+"""The spectrum of a real (tiny, random) encoder's attention maps, and the errors for models that can't."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from linformer_kit.analysis import (
+    SpectrumConfig,
+    chunk_text,
+    compute_spectrum,
+    cumulative_curve,
+    load_encoder,
+)
+from tests.analysis.conftest import build_tiny_tokenizer, tiny_roberta_config
+
+
+@pytest.fixture(scope="module")
+def model_and_tokenizer(tiny_roberta_dir: Path):
+    return load_encoder(str(tiny_roberta_dir), device="cpu")
+
+
+def test_chunks_have_the_requested_length_and_special_tokens(model_and_tokenizer, text_file: Path) -> None:
+    _, tokenizer = model_and_tokenizer
+    chunks = chunk_text(text_file.read_text(), tokenizer, seq_len=16, max_inputs=5)
+    assert len(chunks) == 5
+    assert all(len(ids) == 16 and ids[0] == 0 and ids[-1] == 2 for ids in chunks)
+    assert chunk_text("the cat", tokenizer, seq_len=16, max_inputs=5) == [
+        [0, *tokenizer("the cat")["input_ids"][1:]]
+    ]
+
+
+def test_spectrum_equals_svd_of_each_attention_map(model_and_tokenizer, text_file: Path) -> None:
+    model, tokenizer = model_and_tokenizer
+    inputs = chunk_text(text_file.read_text(), tokenizer, seq_len=12, max_inputs=3)
+    inputs.append(inputs[0][:7])  # a shorter input: its own batch, no padding, curve padded with 1
+    config = SpectrumConfig(index=4, batch_size=2, thresholds=(0.5, 0.9), progress=False, dtype="float64")
+    result = compute_spectrum(model, inputs, config)
+
+    with torch.no_grad():
+        expected = []
+        for ids in inputs:
+            attentions = model(input_ids=torch.tensor([ids]), output_attentions=True).attentions
+            maps = torch.cat(attentions).double()  # (L, h, n, n)
+            curve = cumulative_curve(torch.linalg.svdvals(maps))  # (L, h, n)
+            expected.append(torch.cat([curve, curve.new_ones(*curve.shape[:-1], 12 - curve.shape[-1])], -1))
+        expected = torch.stack(expected)  # (inputs, L, h, 12)
+    assert result.curve_mean.shape == (3, 4, 12)
+    torch.testing.assert_close(result.curve_mean, expected.mean(0).float())
+    torch.testing.assert_close(result.curve_std, expected.std(0).float(), atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(result.layer_curve_mean, expected.mean((0, 2)).float())
+    torch.testing.assert_close(result.at_index(), expected.mean(0)[..., 3].float())
+    ranks_at_half = ((expected < 0.5 - 1e-6).sum(-1) + 1).double()  # (inputs, L, h)
+    torch.testing.assert_close(result.effective_rank_mean[0.5], ranks_at_half.mean(0).float())
+    assert len(result.recommended_projected_length) == 3
+    assert all(1 <= k <= 12 for k in result.recommended_projected_length)
+
+
+def test_randomized_method_stays_close_to_exact(model_and_tokenizer, text_file: Path) -> None:
+    model, tokenizer = model_and_tokenizer
+    inputs = chunk_text(text_file.read_text(), tokenizer, seq_len=32, max_inputs=2)
+    common = {"index": 4, "progress": False, "dtype": "float64", "normalization": "energy"}
+    exact = compute_spectrum(model, inputs, SpectrumConfig(**common))
+    randomized = compute_spectrum(model, inputs, SpectrumConfig(method="randomized", rank=12, **common))
+    assert randomized.curve_mean.shape[-1] == 12
+    # energy curve: exact denominator, estimates ≤ truth, so the curve is a lower bound, and close
+    assert (randomized.curve_mean <= exact.curve_mean[..., :12] + 1e-6).all()
+    torch.testing.assert_close(randomized.curve_mean, exact.curve_mean[..., :12], atol=2e-2, rtol=0.0)
+
+
+def test_sdpa_model_that_returns_no_attentions_gets_a_clear_error() -> None:
+    from transformers import RobertaModel
+
+    tokenizer = build_tiny_tokenizer(max_length=32)
+    model = RobertaModel._from_config(tiny_roberta_config(len(tokenizer)), attn_implementation="sdpa")
+    with pytest.raises(
+        ValueError, match=r"RobertaModel returned no attention maps.*'sdpa'.*attn_implementation='eager'"
+    ):
+        compute_spectrum(model, [[0, 5, 6, 2]], SpectrumConfig(index=1, progress=False))
+
+
+class _LinformerLikeEncoder(nn.Module):
+    """Returns (b, h, n, k) maps, like a Linformer with projected_length=k."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(1))
+
+    def forward(self, input_ids, attention_mask=None, output_attentions=False):
+        b, n = input_ids.shape
+        return {"attentions": (torch.full((b, 2, n, 3), 1 / 3),)}
+
+
+def test_projected_attention_maps_are_refused() -> None:
+    with pytest.raises(
+        ValueError, match=r"shape \(1, 2, 4, 3\), expected \(b, h, 4, 4\).*projected_length=None"
+    ):
+        compute_spectrum(_LinformerLikeEncoder(), [[0, 5, 6, 2]], SpectrumConfig(index=1, progress=False))
+
+
+def test_non_module_and_bad_index_are_refused(model_and_tokenizer) -> None:
+    with pytest.raises(ValueError, match=r"needs a torch.nn.Module encoder, got function"):
+        compute_spectrum(lambda **kw: None, [[0, 2]], SpectrumConfig(index=1))
+    model, _ = model_and_tokenizer
+    with pytest.raises(ValueError, match=r"index=20 exceeds the curve length 6"):
+        compute_spectrum(model, [[0, 5, 6, 7, 8, 2]], SpectrumConfig(index=20, progress=False))
+
+
+def test_inputs_longer_than_the_model_are_refused(tiny_roberta_dir: Path, text_file: Path) -> None:
+    from linformer_kit.analysis import spectrum_from_pretrained
+
+    config = SpectrumConfig(model=str(tiny_roberta_dir), text_file=str(text_file), seq_len=40, index=1)
+    with pytest.raises(ValueError, match=r"seq_len=40 exceeds the model's longest input 32"):
+        spectrum_from_pretrained(config)
+
+
+def test_truncated_randomized_curve_says_keep_was_not_reached(model_and_tokenizer, text_file: Path) -> None:
+    model, tokenizer = model_and_tokenizer
+    inputs = chunk_text(text_file.read_text(), tokenizer, seq_len=16, max_inputs=2)
+    config = SpectrumConfig(method="randomized", rank=2, keep=0.99, index=1, progress=False)
+    result = compute_spectrum(model, inputs, config)
+    assert result.recommended_projected_length == [2, 2, 2]
+    assert result.notes == [
+        "layers [0, 1, 2] do not reach keep=0.99 within the first 2 singular values; "
+        "their k is a lower bound (raise --rank)"
+    ]
