@@ -1,0 +1,63 @@
+"""Analytic FLOP counts: the denominators of achieved FLOP/s and the FLOP-count limit of a speed-up.
+
+A multiply-add is 2 FLOPs; only matrix products are counted (softmax, bias adds, layer norms,
+activations and masking are lower order: O(b n D) or O(b h n k)). Notation as in DESIGN.md:
+b batch, n length, k projected length, D model dim, I FFN width, L layers.
+
+    Q and output linears                      4 b n D^2        (every method)
+    full attention     K, V linears           4 b n D^2
+                       Q K^T and P V          4 b n^2 D
+    Linformer, fast order (headwise, kv, layerwise: E shared by all heads, projected before W_k, W_v)
+                       E X (and F X)          2 p b k n D      p = 2 (headwise: E and F), 1 (kv, layerwise)
+                       K, V linears on k rows 4 b k D^2
+                       Q K~^T and P V~        4 b n k D
+    Linformer, paper order (none, and both PyPI peers: project the keys/values after W_k, W_v)
+                       K, V linears           4 b n D^2
+                       E_i K_i, F_i V_i       4 b k n D
+                       Q K~^T and P V~        4 b n k D
+    encoder block      attention + FFN        + 4 b n D I,     times L blocks
+    forward+backward   3 x forward            (the backward pass costs two products per forward product)
+"""
+
+from __future__ import annotations
+
+from linformer_kit.bench.config import PassType, Scope
+
+FAST_ORDER_PROJECTIONS = {"linformer-headwise": 2, "linformer-kv": 1, "linformer-layerwise": 1}
+PAPER_ORDER_METHODS = ("linformer-none", "peer-linformer", "peer-linformer-pytorch")
+
+
+def attention_flops(method: str, *, batch: int, n: int, k: int | None, hidden: int) -> int:
+    """Forward FLOPs of one attention layer (q, k, v, output linears included)."""
+    b, D = batch, hidden
+    qo = 4 * b * n * D * D
+    if method in ("full-sdpa", "full-eager"):
+        return qo + 4 * b * n * D * D + 4 * b * n * n * D
+    if k is None:
+        raise ValueError(f"method {method!r} needs a projected length k")
+    mix = 4 * b * n * k * D  # Q K~^T and P V~
+    if method in FAST_ORDER_PROJECTIONS:
+        p = FAST_ORDER_PROJECTIONS[method]
+        return qo + 2 * p * b * k * n * D + 4 * b * k * D * D + mix
+    if method in PAPER_ORDER_METHODS:
+        return qo + 4 * b * n * D * D + 4 * b * k * n * D + mix
+    raise ValueError(f"no FLOP formula for method {method!r}")
+
+
+def case_flops(
+    method: str,
+    scope: Scope,
+    pass_type: PassType,
+    *,
+    batch: int,
+    n: int,
+    k: int | None,
+    hidden: int,
+    layers: int,
+    intermediate: int,
+) -> int:
+    """FLOPs of one timed call: a layer or an L-block encoder, forward or forward+backward."""
+    flops = attention_flops(method, batch=batch, n=n, k=k, hidden=hidden)
+    if scope == "encoder":
+        flops = layers * (flops + 4 * batch * n * hidden * intermediate)
+    return 3 * flops if pass_type == "forward+backward" else flops

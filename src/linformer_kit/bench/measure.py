@@ -1,0 +1,351 @@
+"""Run a sweep and return records: `run_benchmark(BenchmarkConfig(...)) -> BenchmarkResult`.
+
+How it measures (DESIGN.md, Benchmarks):
+- the fp32/bf16 matmul rate of this machine: a (m x m) @ (m x m) GEMM timed in the same run, once per
+  round between the cases (its median over the run is the reported rate);
+- cases are grouped by (scope, pass, n); every method and k of a group is built, warmed up, and then
+  timed in rounds that visit the cases round-robin (A/B alternation), the order rotating each round,
+  so slow drift of a shared machine hits every method alike;
+- a timed sample repeats a fast call until it lasts `min_time_s` and records the time per call;
+  CUDA is synchronised around every sample;
+- a case is skipped, with the reason in its record, when its predicted call time exceeds the time cap
+  (predicted from the same case at the previous n scaled by the FLOP ratio, or from FLOPs at a quarter
+  of the matmul rate), when the same case was skipped at a smaller n, or when its predicted memory
+  exceeds the memory available; slow cases get fewer rounds so that warm-up + rounds fit the cap,
+  and a call longer than a quarter of the cap is its own warm-up (kept as the first sample);
+- peak memory: see `linformer_kit.bench.memory`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from linformer_kit.bench import memory
+from linformer_kit.bench.cases import Case, build_step
+from linformer_kit.bench.config import FULL_METHODS, PEER_METHODS, BenchmarkConfig
+
+PEER_MODULES = {"peer-linformer": "linformer", "peer-linformer-pytorch": "linformer_pytorch"}
+
+
+@dataclass
+class BenchmarkRecord:
+    """One measured (or skipped) case. Times are seconds per call; memory in bytes."""
+
+    method: str
+    scope: str
+    pass_type: str
+    n: int
+    k: int | None
+    batch_size: int
+    hidden_size: int
+    num_heads: int
+    num_layers: int  # 1 at layer scope
+    intermediate_size: int  # FFN width (encoder scope)
+    device: str
+    dtype: str
+    torch_version: str
+    threads: int
+    flops: int  # analytic FLOPs of one call (linformer_kit.bench.flops)
+    time_median_s: float | None = None
+    time_q1_s: float | None = None  # interquartile range of the samples
+    time_q3_s: float | None = None
+    time_min_s: float | None = None
+    time_max_s: float | None = None
+    samples: int = 0
+    achieved_flops_per_s: float | None = None  # flops / time_median_s
+    peak_memory_bytes: int | None = None
+    memory_delta_bytes: int | None = None  # peak minus memory held after building module and input
+    skipped: str | None = None  # why the case was not measured (None = measured)
+
+
+@dataclass
+class BenchmarkResult:
+    config: dict[str, object]
+    environment: dict[str, object]
+    matmul_flops_per_s: float  # rate of the reference GEMM measured in this run
+    records: list[BenchmarkRecord] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    def to_dict(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+def run_benchmark(config: BenchmarkConfig, *, progress: bool = True) -> BenchmarkResult:
+    """Measure every case of `config`; never raises for one failing case (it is recorded as skipped)."""
+    start = time.perf_counter()
+    _check_device(config)
+    if config.threads is not None:
+        torch.set_num_threads(config.threads)
+    environment = _environment(config)
+    gemm = _Gemm(config.matmul_size, config.device, getattr(torch, config.dtype))
+    rate = gemm.rate()  # first estimate (for predictions); refined by samples taken between the cases
+    result = BenchmarkResult(dataclasses.asdict(config), environment, rate)
+
+    groups = [(s, p, n) for s in config.scopes for p in config.passes for n in sorted(config.seq_lens)]
+    total = sum(len(_group_cases(config, s, p, n)) for s, p, n in groups)
+    bar = _progress_bar(total, progress)
+    history: dict[tuple, tuple[int, float | None]] = {}  # case key -> (n, seconds per call or None=skipped)
+    for scope, pass_type, n in groups:
+        cases = _group_cases(config, scope, pass_type, n)
+        bar.set_description(f"{scope} {pass_type} n={n}")
+        result.records += _measure_group(cases, config, gemm, history, bar)
+    bar.close()
+    result.matmul_flops_per_s = gemm.rate()
+    result.elapsed_s = time.perf_counter() - start
+    return result
+
+
+def matmul_rate(size: int, device: str, dtype: torch.dtype, repeats: int = 5) -> float:
+    """FLOP/s of a (size x size) @ (size x size) GEMM: the machine's practical peak for this dtype."""
+    return _Gemm(size, device, dtype, repeats).rate()
+
+
+class _Gemm:
+    """The reference GEMM. It is also sampled once per round of every group, alternating with the
+    cases, so its rate (the median of all samples) sees the same machine state as they do."""
+
+    def __init__(self, size: int, device: str, dtype: torch.dtype, repeats: int = 5) -> None:
+        self.a = torch.randn(size, size, device=device, dtype=dtype)
+        self.b = torch.randn(size, size, device=device, dtype=dtype)
+        self.size, self.device = size, device
+        self.samples = _sample(self.step, device, warmup=2, repeats=repeats, number=1)
+
+    def step(self) -> None:
+        torch.matmul(self.a, self.b)
+
+    def sample(self) -> None:
+        self.samples += _sample(self.step, self.device, warmup=0, repeats=1, number=1)
+
+    def rate(self) -> float:
+        return 2 * self.size**3 / statistics.median(self.samples)
+
+
+# --- one group: every method and k at one (scope, pass, n), timed round-robin ---------------------
+
+
+def _group_cases(config: BenchmarkConfig, scope: str, pass_type: str, n: int) -> list[Case]:
+    cases = []
+    for method in config.methods:
+        if scope == "encoder" and method in PEER_METHODS:
+            continue  # peers are layers; their encoders are not the benchmark's encoder shape
+        for k in [None] if method in FULL_METHODS else config.projected_lengths:
+            cases.append(
+                Case(
+                    method,
+                    scope,
+                    pass_type,
+                    n,
+                    k,  # type: ignore[arg-type]
+                    config.batch_size,
+                    config.hidden_size,
+                    config.num_heads,
+                    config.num_layers if scope == "encoder" else 1,
+                    config.intermediate_size,
+                    config.device,
+                    config.dtype,
+                )
+            )
+    return cases
+
+
+@dataclass
+class _Live:
+    case: Case
+    record: BenchmarkRecord
+    step: Callable[[], None]
+    number: int  # calls per timed sample
+    rounds: int
+    samples: list[float] = field(default_factory=list)
+
+
+def _measure_group(
+    cases: list[Case], config: BenchmarkConfig, gemm: _Gemm, history: dict, bar: object
+) -> list[BenchmarkRecord]:
+    records, live, rate = [], [], gemm.rate()
+    for case in cases:
+        record = _new_record(case, config)
+        records.append(record)
+        record.skipped = _skip_reason(case, config, rate, history)
+        if record.skipped is None:
+            try:
+                live.append(_warm_up(case, record, config))
+            except (RuntimeError, MemoryError, ImportError, ValueError) as err:
+                record.skipped = f"failed: {type(err).__name__}: {str(err).splitlines()[0][:120]}"
+        if record.skipped is not None:
+            history[_key(case)] = (case.n, None)
+            bar.update(1)  # type: ignore[attr-defined]
+
+    for r in range(max((c.rounds for c in live), default=0)):
+        order = live[r % len(live) :] + live[: r % len(live)]  # rotate: no method always goes first
+        for c in order:
+            if r < c.rounds:
+                c.samples += _sample(c.step, config.device, warmup=0, repeats=1, number=c.number)
+        gemm.sample()
+
+    for c in live:
+        _summarise(c)
+        history[_key(c.case)] = (c.case.n, c.record.time_median_s)
+        if config.measure_memory:
+            _measure_memory(c, config)
+        bar.update(1)  # type: ignore[attr-defined]
+    return records
+
+
+def _warm_up(case: Case, record: BenchmarkRecord, config: BenchmarkConfig) -> _Live:
+    step = build_step(case)
+    first = _sample(step, case.device, warmup=0, repeats=1, number=1)[0]  # also a time estimate
+    # A call longer than a quarter of the cap dwarfs any one-time cost: keep it as a sample.
+    kept = [first] if first > config.time_cap_s / 4 else []
+    for _ in range(0 if kept else config.warmup - 1):
+        step()
+    number = max(1, math.ceil(config.min_time_s / max(first, 1e-9)))
+    calls_left = int(config.time_cap_s / max(first, 1e-9)) - (1 if kept else config.warmup)
+    rounds = max(1, min(config.rounds - len(kept), calls_left))
+    return _Live(case, record, step, number, rounds, samples=kept)
+
+
+def _summarise(c: _Live) -> None:
+    s = sorted(c.samples)
+    q1, _, q3 = statistics.quantiles(s, n=4, method="inclusive") if len(s) > 1 else (s[0], s[0], s[0])
+    median = statistics.median(s)
+    c.record.time_median_s, c.record.time_q1_s, c.record.time_q3_s = median, q1, q3
+    c.record.time_min_s, c.record.time_max_s, c.record.samples = s[0], s[-1], len(s)
+    c.record.achieved_flops_per_s = c.case.flops / median
+
+
+def _measure_memory(c: _Live, config: BenchmarkConfig) -> None:
+    try:
+        if config.device == "cuda":
+            peak = memory.measure_cuda(c.step, config.device)
+        else:
+            timeout = 60.0 + 3 * (c.record.time_median_s or 0.0)
+            peak = memory.measure_cpu(c.case, c.record.threads, timeout)
+    except (RuntimeError, MemoryError) as err:
+        c.record.skipped = f"memory not measured: {err}"
+        return
+    c.record.peak_memory_bytes, c.record.memory_delta_bytes = peak
+
+
+def _sample(fn: Callable[[], object], device: str, *, warmup: int, repeats: int, number: int) -> list[float]:
+    """`repeats` samples of seconds per call, each timing `number` back-to-back calls."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        _sync(device)
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        _sync(device)
+        times.append((time.perf_counter() - t0) / number)
+    return times
+
+
+def _sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+# --- skipping -----------------------------------------------------------------------------------
+
+
+def _key(case: Case) -> tuple:
+    return (case.method, case.k, case.scope, case.pass_type)
+
+
+def _skip_reason(case: Case, config: BenchmarkConfig, rate: float, history: dict) -> str | None:
+    if case.k is not None and case.k > case.n:
+        return f"k={case.k} > n={case.n}"
+    if case.method in PEER_MODULES and not _importable(PEER_MODULES[case.method]):
+        return f"{PEER_MODULES[case.method]} not installed (pip install 'linformer-kit[peers]')"
+    previous_n, previous_time = history.get(_key(case), (None, None))
+    if previous_n is not None and previous_time is None:
+        return f"skipped at n={previous_n}"
+    if previous_time is not None:
+        previous = dataclasses.replace(case, n=previous_n)
+        predicted = previous_time * case.flops / previous.flops
+    else:
+        predicted = case.flops / (0.25 * rate)
+    if predicted > config.time_cap_s:
+        return f"predicted {predicted:.0f} s per call > time cap {config.time_cap_s:.0f} s"
+    need, available = _predicted_memory(case), _available_memory(case.device)
+    if need > 0.8 * available:
+        return f"predicted {need / 2**30:.1f} GiB > 80% of {available / 2**30:.1f} GiB available"
+    return None
+
+
+def _predicted_memory(case: Case) -> int:
+    """Bytes of the dominant transient tensors: attention matrices (eager) plus activations."""
+    b, n, D, elem = (
+        case.batch_size,
+        case.n,
+        case.hidden_size,
+        torch.finfo(getattr(torch, case.dtype)).bits // 8,
+    )
+    kept = case.num_layers if case.pass_type == "forward+backward" else 1  # activations kept for backward
+    activations = 8 * b * n * (D + case.intermediate_size) * elem * kept
+    if case.method in ("full-eager", "peer-linformer-pytorch", "peer-linformer"):
+        width = n if case.method == "full-eager" else (case.k or n)
+        scores = 2 * b * case.num_heads * n * width * 4  # fp32 scores + softmax
+        return activations + scores * (2 * kept if case.pass_type == "forward+backward" else 1)
+    return activations
+
+
+def _available_memory(device: str) -> int:
+    if device == "cuda":
+        free, _ = torch.cuda.mem_get_info()
+        return int(free)
+    import psutil
+
+    return int(psutil.virtual_memory().available)
+
+
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+# --- bookkeeping --------------------------------------------------------------------------------
+
+
+def _new_record(case: Case, config: BenchmarkConfig) -> BenchmarkRecord:
+    return BenchmarkRecord(
+        method=case.method, scope=case.scope, pass_type=case.pass_type, n=case.n, k=case.k,
+        batch_size=case.batch_size, hidden_size=case.hidden_size, num_heads=case.num_heads,
+        num_layers=case.num_layers, intermediate_size=case.intermediate_size, device=case.device, dtype=case.dtype, torch_version=torch.__version__,
+        threads=torch.get_num_threads(), flops=case.flops,
+    )  # fmt: skip
+
+
+def _check_device(config: BenchmarkConfig) -> None:
+    if config.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device='cuda' was requested but torch.cuda.is_available() is False")
+
+
+def _environment(config: BenchmarkConfig) -> dict[str, object]:
+    device_name = torch.cuda.get_device_name() if config.device == "cuda" else platform.processor() or "cpu"
+    return {
+        "torch_version": torch.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "device_name": device_name,
+        "cpu_count": os.cpu_count(),
+        "threads": torch.get_num_threads(),
+        "date_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+
+
+def _progress_bar(total: int, enabled: bool) -> object:
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, disable=not enabled, unit="case", leave=False)

@@ -1,0 +1,226 @@
+"""Paper-style tables (Markdown, also what the CLI prints) and the files a run writes.
+
+Table 3 of the paper: rows n, columns k, cells the speed-up (time of full attention / time of
+Linformer) and memory saving (peak memory delta of full / of Linformer). One table per scope, pass
+and full-attention baseline, columns every Linformer method (and peer) times k; and one per peer
+(another Linformer) present, comparing our Linformer methods with it at the same k.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from linformer_kit.bench.config import FULL_METHODS, METHODS, PEER_METHODS
+from linformer_kit.bench.flops import case_flops
+from linformer_kit.bench.measure import BenchmarkRecord, BenchmarkResult
+
+MiB = 2**20
+
+
+def format_report(result: BenchmarkResult) -> str:
+    """The whole Markdown report: environment, speed-up tables, then every record."""
+    parts = [format_header(result)]
+    parts += [format_speedup_table(result, s, p, b) for s, p, b in _table_keys(result)]
+    parts.append(format_targets(result))
+    parts.append(format_records_table(result))
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def format_header(result: BenchmarkResult) -> str:
+    env, cfg = result.environment, result.config
+    return (
+        f"Device {cfg['device']} ({env['device_name']}), dtype {cfg['dtype']}, torch {env['torch_version']}, "
+        f"{env['threads']} threads, batch {cfg['batch_size']}, d={cfg['hidden_size']}, {cfg['num_heads']} heads "
+        f"(encoder: {cfg['num_layers']} layers, FFN {cfg['intermediate_size']}), {env['date_utc']}.\n"
+        f"Matmul rate of this run ({cfg['matmul_size']}^3 GEMM): {result.matmul_flops_per_s / 1e9:.1f} GFLOP/s. "
+        f"Run took {result.elapsed_s:.0f} s."
+    )
+
+
+def format_speedup_table(result: BenchmarkResult, scope: str, pass_type: str, baseline: str) -> str:
+    """Rows n, columns method x k; cells `time speed-up / memory saving` of each method over `baseline`.
+
+    A full-attention baseline is one case per n; a peer baseline (another Linformer) is compared at
+    the same k, and only our Linformer methods are its columns.
+    """
+    records = [r for r in result.records if r.scope == scope and r.pass_type == pass_type]
+    per_k = baseline not in FULL_METHODS
+    base = {(r.n, r.k if per_k else None): r for r in records if r.method == baseline}
+    others = [r for r in records if r.method not in FULL_METHODS and r.method != baseline]
+    if per_k:
+        others = [r for r in others if r.method.startswith("linformer-")]
+    columns = sorted({(r.method, r.k) for r in others}, key=_column_order)
+    if not columns or not base:
+        return ""
+    cells = {(r.n, r.method, r.k): r for r in records}
+    header = ["n"] + [f"{m.removeprefix('linformer-')} k={k}" for m, k in columns]
+    rows = []
+    for n in sorted({n for n, _ in base}):
+        row = [str(n)]
+        for m, k in columns:
+            r, b = cells.get((n, m, k)), base.get((n, k if per_k else None))
+            row.append(_ratio_cell(b, r) if r is not None and b is not None else "")
+        rows.append(row)
+    title = (
+        f"**{scope}, {pass_type}: speed-up / memory saving over {baseline}** "
+        f"(time of {baseline} / time of the method; peak-memory delta of {baseline} / of the method"
+        + (", at the same k)" if per_k else ")")
+    )
+    return title + "\n\n" + _markdown_table(header, rows)
+
+
+def format_targets(result: BenchmarkResult) -> str:
+    """The issue's targets (fp32, d=768, 12 heads, batch 1, k=256, n = 4096 and 16384), met or not.
+
+    Only rows present in the result are checked, so any run that holds them prints this table
+    (`--preset targets` holds all of them).
+    """
+    cfg = result.config
+    if (cfg["dtype"], cfg["hidden_size"], cfg["num_heads"], cfg["batch_size"]) != ("float32", 768, 12, 1):
+        return ""
+    found = {(r.scope, r.method, r.n, r.k): r for r in result.records if r.pass_type == "forward"}
+    rate, rows = result.matmul_flops_per_s, []
+    for n in (4096, 16384):
+        peer = found.get(("layer", "peer-linformer", n, 256))
+        for method in ("linformer-headwise", "linformer-kv"):
+            r = found.get(("layer", method, n, 256))
+            if r is None or r.time_median_s is None:
+                continue
+            if peer is not None and peer.time_median_s is not None:
+                ratio = peer.time_median_s / r.time_median_s
+                rows.append(
+                    [f"layer {method} vs PyPI linformer, n={n}", ">= 2x", f"{ratio:.2f}x", _met(ratio >= 2)]
+                )
+            share = r.achieved_flops_per_s / rate
+            rows.append(
+                [f"layer {method} FLOP/s / GEMM rate, n={n}", ">= 70%", f"{share:.0%}", _met(share >= 0.7)]
+            )
+        enc, full = (
+            found.get(("encoder", "linformer-headwise", n, 256)),
+            found.get(("encoder", "full-sdpa", n, None)),
+        )
+        if enc and full and enc.time_median_s and full.time_median_s:
+            speedup, limit = full.time_median_s / enc.time_median_s, flop_limit(enc)
+            rows.append([
+                f"encoder headwise speed-up over SDPA, n={n}", f">= 0.85 x FLOP limit {limit:.2f}x = {0.85 * limit:.2f}x",
+                f"{speedup:.2f}x", _met(speedup >= 0.85 * limit),
+            ])  # fmt: skip
+    small, large = (
+        found.get(("encoder", "linformer-headwise", 4096, 256)),
+        found.get(("encoder", "linformer-headwise", 16384, 256)),
+    )
+    if small and large and small.memory_delta_bytes and large.memory_delta_bytes:
+        growth = large.memory_delta_bytes / small.memory_delta_bytes
+        rows.append(
+            ["encoder headwise memory delta 16384 / 4096", "<= 4.5", f"{growth:.2f}", _met(growth <= 4.5)]
+        )
+    if not rows:
+        return ""
+    return "**Targets** (fp32, d=768, 12 heads, batch 1, k=256, forward)\n\n" + _markdown_table(
+        ["target", "goal", "measured", ""], rows
+    )
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def format_records_table(result: BenchmarkResult) -> str:
+    """Every case: median time, IQR, FLOPs, achieved FLOP/s (and % of the matmul rate), memory."""
+    header = [
+        "scope", "pass", "method", "n", "k", "median ms", "IQR ms", "samples", "GFLOP", "GFLOP/s",
+        "% matmul", "FLOP limit", "mem delta MiB", "peak RSS MiB", "note",
+    ]  # fmt: skip
+    rows = []
+    for r in result.records:
+        measured = r.time_median_s is not None
+        rows.append([
+            r.scope, r.pass_type, r.method, str(r.n), "" if r.k is None else str(r.k),
+            f"{r.time_median_s * 1e3:.1f}" if measured else "",
+            f"{(r.time_q3_s - r.time_q1_s) * 1e3:.1f}" if measured else "",
+            str(r.samples) if measured else "",
+            f"{r.flops / 1e9:.1f}",
+            f"{r.achieved_flops_per_s / 1e9:.1f}" if measured else "",
+            f"{100 * r.achieved_flops_per_s / result.matmul_flops_per_s:.0f}%" if measured else "",
+            f"{flop_limit(r):.2f}x" if r.method not in FULL_METHODS else "",
+            _mib(r.memory_delta_bytes), _mib(r.peak_memory_bytes), r.skipped or "",
+        ])  # fmt: skip
+    title = (
+        "**All cases** (FLOP limit = FLOPs of full attention / FLOPs of the method: the speed-up a "
+        "FLOP-bound machine would show; % matmul = achieved FLOP/s / the GEMM rate above)"
+    )
+    return title + "\n\n" + _markdown_table(header, rows)
+
+
+def flop_limit(r: BenchmarkRecord) -> float:
+    """FLOPs of full attention at the same scope, pass and n, divided by the FLOPs of `r`."""
+    full = case_flops(
+        "full-sdpa", r.scope, r.pass_type, batch=r.batch_size, n=r.n, k=None, hidden=r.hidden_size,  # type: ignore[arg-type]
+        layers=r.num_layers, intermediate=r.intermediate_size,
+    )  # fmt: skip
+    return full / r.flops
+
+
+def write_report(result: BenchmarkResult, output_dir: str | Path, *, plot: bool = True) -> dict[str, Path]:
+    """Write benchmark.json, benchmark.md and (with matplotlib) the PNG plot; return their paths."""
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "benchmark.json", "markdown": out / "benchmark.md"}
+    paths["json"].write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+    paths["markdown"].write_text(format_report(result))
+    if plot:
+        from linformer_kit.bench.plot import plot_result
+
+        paths["plot"] = plot_result(
+            result, out / f"{result.config['device']}_{_short(result.config['dtype'])}.png"
+        )
+    return paths
+
+
+def load_result(path: str | Path) -> BenchmarkResult:
+    """Read a benchmark.json back (to re-render its tables or plot)."""
+    data = json.loads(Path(path).read_text())
+    records = [BenchmarkRecord(**r) for r in data.pop("records")]
+    return BenchmarkResult(**data, records=records)
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def _table_keys(result: BenchmarkResult) -> list[tuple[str, str, str]]:
+    seen = []
+    for r in result.records:
+        for baseline in (*FULL_METHODS, *PEER_METHODS):
+            key = (r.scope, r.pass_type, baseline)
+            if key not in seen and any(x.method == baseline for x in result.records):
+                seen.append(key)
+    return seen
+
+
+def _ratio_cell(base: BenchmarkRecord, r: BenchmarkRecord) -> str:
+    if r.time_median_s is None or base.time_median_s is None:
+        return "–"
+    cell = f"{base.time_median_s / r.time_median_s:.2f}x"
+    if base.memory_delta_bytes and r.memory_delta_bytes:
+        cell += f" / {base.memory_delta_bytes / r.memory_delta_bytes:.1f}x"
+    return cell
+
+
+def _column_order(column: tuple[str, int | None]) -> tuple[int, int]:
+    method, k = column
+    return (METHODS.index(method), k or 0)
+
+
+def _mib(value: int | None) -> str:
+    return "" if value is None else f"{value / MiB:.0f}"
+
+
+def _short(dtype: object) -> str:
+    return {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}.get(str(dtype), str(dtype))
+
+
+def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)

@@ -1,0 +1,248 @@
+"""The benchmark: FLOP formulas, a tiny sweep, skipping, memory, report files and the CLI. No timing asserts."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from linformer_kit.bench import BenchmarkConfig, attention_flops, preset, run_benchmark, write_report
+from linformer_kit.bench.cases import Case, build_module
+from linformer_kit.bench.measure import BenchmarkRecord, BenchmarkResult
+from linformer_kit.bench.report import format_report, format_targets, load_result
+from linformer_kit.cli.main import main
+
+TINY = BenchmarkConfig(
+    seq_lens=(32, 64),
+    projected_lengths=(16,),
+    methods=("linformer-headwise", "linformer-kv", "full-sdpa", "full-eager"),
+    hidden_size=32,
+    num_heads=4,
+    num_layers=2,
+    intermediate_size=64,
+    rounds=2,
+    min_time_s=0.0,
+    matmul_size=64,
+    measure_memory=False,
+)
+
+
+def _case(method: str, scope: str = "layer", n: int = 16, k: int | None = 4) -> Case:
+    layers = 2 if scope == "encoder" else 1
+    return Case(
+        method,
+        scope,
+        "forward",
+        n,
+        None if method.startswith("full") else k,
+        2,
+        8,
+        2,
+        layers,
+        16,
+        "cpu",
+        "float32",
+    )  # type: ignore[arg-type]
+
+
+# --- FLOP formulas ----------------------------------------------------------------------------------
+
+
+def test_flops_match_a_hand_count() -> None:
+    # b=1, n=8, k=4, D=4.  Full: Q,K,V,out linears 4 * 2*8*4*4 = 1024; QK^T and PV 2 * 2*8*8*4 = 1024.
+    assert attention_flops("full-sdpa", batch=1, n=8, k=None, hidden=4) == 2048
+    # Headwise, fast order: Q,out 512; E X and F X 2 * 2*4*8*4 = 512; K,V on 4 rows 2 * 2*4*4*4 = 256;
+    # QK~^T and PV~ 2 * 2*8*4*4 = 512.
+    assert attention_flops("linformer-headwise", batch=1, n=8, k=4, hidden=4) == 1792
+    assert attention_flops("linformer-kv", batch=1, n=8, k=4, hidden=4) == 1792 - 256  # one E X
+    # Paper order: all four linears on n rows 1024; E_i K_i, F_i V_i 512; mixing 512.
+    assert attention_flops("linformer-none", batch=1, n=8, k=4, hidden=4) == 2048
+
+
+@pytest.mark.parametrize(
+    "method",
+    ["full-eager", "linformer-headwise", "linformer-kv", "linformer-layerwise", "linformer-none", "peer-linformer",
+     "peer-linformer-pytorch"],
+)  # fmt: skip
+@pytest.mark.parametrize("scope", ["layer", "encoder"])
+def test_flops_match_torch_flop_counter(method: str, scope: str) -> None:
+    if scope == "encoder" and method.startswith("peer"):
+        pytest.skip("peers are benchmarked as layers only")
+    case = _case(method, scope)
+    module = build_module(case).eval()
+    for layer in module.modules():
+        if hasattr(layer, "backend"):
+            layer.backend = "eager"  # torch's counter does not see the CPU SDPA kernel; eager uses matmuls
+    with FlopCounterMode(display=False) as counter:
+        module(torch.randn(case.batch_size, case.n, case.hidden_size))
+    assert counter.get_total_flops() == case.flops
+
+
+def test_forward_backward_counts_three_forwards() -> None:
+    forward = _case("linformer-headwise")
+    train = dataclasses.replace(forward, pass_type="forward+backward")
+    assert train.flops == 3 * forward.flops
+
+
+# --- the sweep --------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_tiny_sweep_returns_a_record_per_case() -> None:
+    config = TINY.replace(
+        methods=(
+            *TINY.methods,
+            "linformer-layerwise",
+            "linformer-none",
+            "peer-linformer",
+            "peer-linformer-pytorch",
+        ),
+        scopes=("layer", "encoder"),
+        passes=("forward", "forward+backward"),
+    )
+    result = run_benchmark(config, progress=False)
+    # per (scope, pass, n): 6 Linformer/peer methods at one k + 2 full; peers only at layer scope
+    assert len(result.records) == 2 * 2 * 8 + 2 * 2 * 6
+    assert result.matmul_flops_per_s > 0
+    for r in result.records:
+        assert r.skipped is None, r
+        assert r.samples == 2
+        assert r.time_min_s <= r.time_median_s <= r.time_max_s
+        assert r.achieved_flops_per_s == pytest.approx(r.flops / r.time_median_s)
+        assert (r.k is None) == r.method.startswith("full")
+        assert r.num_layers == (2 if r.scope == "encoder" else 1)
+        assert r.torch_version == torch.__version__
+    assert not any(r.scope == "encoder" and r.method.startswith("peer") for r in result.records)
+
+
+def test_cases_over_the_time_cap_or_longer_than_n_are_skipped_with_a_reason() -> None:
+    result = run_benchmark(TINY.replace(time_cap_s=1e-9, seq_lens=(8, 32)), progress=False)
+    k_too_big = [r for r in result.records if r.n == 8 and r.k == 16]
+    assert k_too_big
+    assert all(r.skipped == "k=16 > n=8" for r in k_too_big)
+    capped = [r for r in result.records if r not in k_too_big]
+    assert all(r.skipped and ("time cap" in r.skipped or "skipped at n=" in r.skipped) for r in capped)
+    assert all(r.time_median_s is None for r in result.records)
+
+
+@pytest.mark.slow
+def test_cpu_peak_memory_of_explicit_softmax_grows_with_n() -> None:
+    # full-eager materialises 2 (h, n, n) fp32 matrices: 2 * 4 * 1024^2 * 4 B = 32 MiB at n=1024.
+    config = TINY.replace(seq_lens=(64, 1024), methods=("full-eager",), rounds=1, measure_memory=True)
+    small, large = run_benchmark(config, progress=False).records
+    assert small.peak_memory_bytes > small.memory_delta_bytes >= 0
+    assert large.memory_delta_bytes - small.memory_delta_bytes > 24 * 2**20
+
+
+# --- reports and the CLI ----------------------------------------------------------------------------
+
+
+def test_report_writes_json_markdown_and_png(tmp_path: pytest.TempPathFactory) -> None:
+    result = run_benchmark(TINY, progress=False)
+    paths = write_report(result, tmp_path)
+    data = json.loads(paths["json"].read_text())
+    assert {"config", "environment", "matmul_flops_per_s", "records"} <= data.keys()
+    assert {"method", "n", "k", "time_median_s", "flops", "achieved_flops_per_s", "skipped"} <= data[
+        "records"
+    ][0].keys()
+    markdown = paths["markdown"].read_text()
+    assert "speed-up / memory saving over full-sdpa" in markdown
+    assert "speed-up / memory saving over full-eager" in markdown
+    assert "| 64 |" in markdown
+    assert paths["plot"].name == "cpu_fp32.png"
+    assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert format_report(result) == markdown
+    assert format_report(load_result(paths["json"])) == markdown
+
+
+def test_cli_runs_a_tiny_sweep(tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main([
+        "benchmark", "--quick", "--seq-lens", "32", "--projected-lengths", "16", "--hidden-size", "32",
+        "--num-heads", "4", "--rounds", "1", "--no-memory", "--no-progress", "--output-dir", str(tmp_path),
+    ])  # fmt: skip
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "layer, forward: speed-up / memory saving over full-sdpa" in out
+    assert (tmp_path / "benchmark.json").exists()
+    assert (tmp_path / "cpu_fp32.png").exists()
+
+
+def test_cli_rejects_bad_values_with_a_clear_message(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["benchmark", "--seq-lens", "0", "--output-dir", str(tmp_path)]) == 2
+    assert "seq_lens must be a non-empty list of lengths >= 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["benchmark", "--methods", "linformer-fast", "--output-dir", str(tmp_path)])
+    assert "invalid choice: 'linformer-fast'" in capsys.readouterr().err
+
+
+def test_config_validation_names_the_bad_value() -> None:
+    with pytest.raises(ValueError, match=r"unknown methods \['flash'\]"):
+        BenchmarkConfig(methods=("flash",))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="hidden_size=30 must be divisible by num_heads=4"):
+        BenchmarkConfig(hidden_size=30, num_heads=4)
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        BenchmarkConfig(dtype="float64")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="preset must be one of"):
+        preset("huge")  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error raised without CUDA")
+def test_cuda_without_a_gpu_raises() -> None:
+    with pytest.raises(
+        ValueError, match=r"device='cuda' was requested but torch.cuda.is_available\(\) is False"
+    ):
+        run_benchmark(TINY.replace(device="cuda"), progress=False)
+
+
+def test_targets_preset_holds_the_issue_rows() -> None:
+    config = preset("targets")
+    assert config.seq_lens == (4096, 16384)
+    assert config.projected_lengths == (256,)
+    assert {"linformer-headwise", "linformer-kv", "full-sdpa", "peer-linformer"} <= set(config.methods)
+    assert (config.hidden_size, config.num_heads, config.batch_size, config.threads) == (768, 12, 1, 2)
+    assert config.dtype == "float32"
+    assert config.scopes == ("layer", "encoder")
+
+
+def test_target_table_checks_each_target_against_its_goal() -> None:
+    def record(scope: str, method: str, n: int, seconds: float, mem: int | None = None) -> BenchmarkRecord:
+        k = None if method.startswith("full") else 256
+        case = Case(
+            method,
+            scope,
+            "forward",
+            n,
+            k,
+            1,
+            768,
+            12,
+            12 if scope == "encoder" else 1,
+            3072,
+            "cpu",
+            "float32",
+        )  # type: ignore[arg-type]
+        return BenchmarkRecord(
+            method, scope, "forward", n, k, 1, 768, 12, case.num_layers, 3072, "cpu", "float32", "x", 2, case.flops,
+            time_median_s=seconds, achieved_flops_per_s=case.flops / seconds, memory_delta_bytes=mem,
+        )  # fmt: skip
+
+    layer = record("layer", "linformer-headwise", 4096, 1.0)
+    records = [
+        layer,
+        record("layer", "peer-linformer", 4096, 2.5),  # 2.5x: met
+        record("encoder", "linformer-headwise", 4096, 1.0, mem=100),
+        record("encoder", "full-sdpa", 4096, 1.0),  # 1x against a FLOP limit near 2x: not met
+        record("encoder", "linformer-headwise", 16384, 4.0, mem=500),  # memory grows 5x: not met
+    ]
+    rate = layer.achieved_flops_per_s / 0.8  # the layer runs at 80% of the GEMM rate: met
+    result = BenchmarkResult(dataclasses.asdict(BenchmarkConfig()), {}, rate, records)
+    table = format_targets(result)
+    assert "| layer linformer-headwise vs PyPI linformer, n=4096 | >= 2x | 2.50x | met |" in table
+    assert "| layer linformer-headwise FLOP/s / GEMM rate, n=4096 | >= 70% | 80% | met |" in table
+    assert "encoder headwise speed-up over SDPA, n=4096" in table
+    assert "| 1.00x | NOT met |" in table
+    assert "| encoder headwise memory delta 16384 / 4096 | <= 4.5 | 5.00 | NOT met |" in table
+    assert format_targets(dataclasses.replace(result, config={**result.config, "dtype": "bfloat16"})) == ""
