@@ -1,1 +1,23 @@
-"""(placeholder)"""
+"""Pretraining and finetuning on the Hugging Face stack (Trainer, datasets, tokenizers).
+
+    from linformer_kit.train import PretrainConfig, pretrain, FinetuneConfig, finetune
+    result = pretrain(PretrainConfig(train=["books/"], output_dir="runs/mlm", preset="small", max_steps=300))
+
+Each function takes one validated config dataclass and returns a result dataclass; it also writes
+`output_dir/metrics.json` next to the saved model. The same calls run under `torchrun` and
+`accelerate launch` (DDP / FSDP come from `Trainer`).
+"""
+
+from linformer_kit.train.finetune import GLUE_TASKS, FinetuneConfig, FinetuneResult, finetune
+from linformer_kit.train.pretrain import PRESETS, PretrainConfig, PretrainResult, pretrain
+
+__all__ = [
+    "GLUE_TASKS",
+    "PRESETS",
+    "FinetuneConfig",
+    "FinetuneResult",
+    "PretrainConfig",
+    "PretrainResult",
+    "finetune",
+    "pretrain",
+]

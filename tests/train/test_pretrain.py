@@ -1,0 +1,105 @@
+"""`linformer pretrain` end to end on a few KB of text: loss falls, the output loads, resume is exact."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from transformers import AutoModelForMaskedLM, AutoTokenizer, TrainerCallback
+
+from linformer_kit.cli.main import main
+from linformer_kit.models import LinformerForMaskedLM
+from linformer_kit.train import PretrainConfig, pretrain
+
+TINY = ["--preset", "tiny", "--seq-len", "32", "--batch-size", "4", "--no-progress", "--max-eval-blocks", "8"]
+
+
+def logged_losses(output_dir: Path) -> list[float]:
+    checkpoint = max(output_dir.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    history = json.loads((checkpoint / "trainer_state.json").read_text())["log_history"]
+    return [entry["loss"] for entry in history if "loss" in entry]
+
+
+@pytest.mark.slow
+def test_pretrain_end_to_end_loss_falls_and_output_loads(corpus: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "mlm"
+    code = main(["pretrain", "--train", str(corpus / "train.txt"), "--validation", str(corpus / "valid.txt"),
+                 "--output-dir", str(out), "--projected-length", "8", "--max-steps", "40", "--save-steps", "40",
+                 "--logging-steps", "5", "--learning-rate", "2e-3", *TINY])  # fmt: skip
+    assert code == 0
+    summary = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "perplexity" in summary
+    assert "tokens/s" in summary
+    assert str(out) in summary
+
+    losses = logged_losses(out)
+    assert losses[-1] < losses[0] - 0.5, losses  # learning, not noise
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["steps"] == 40
+    assert metrics["perplexity"] == pytest.approx(torch.tensor(metrics["eval_loss"]).exp().item(), rel=1e-5)
+    assert metrics["tokens_per_second"] > 0
+
+    assert (out / "model.safetensors").is_file()
+    model = AutoModelForMaskedLM.from_pretrained(out)
+    assert isinstance(model, LinformerForMaskedLM)
+    assert model.config.projected_length == 8
+    assert model.config.max_seq_len == 32
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    batch = tokenizer(["the cat sat on the <mask>"], return_tensors="pt")
+    assert model(**batch).logits.shape == (1, batch["input_ids"].shape[1], model.config.vocab_size)
+
+
+@pytest.mark.slow
+def test_full_attention_baseline_and_conversion(corpus: Path, tmp_path: Path) -> None:
+    """--full-attention trains the quadratic baseline; --init-from converts it to k with window E/F."""
+    common = dict(train=[str(corpus / "train.txt")], preset="tiny", seq_len=32, batch_size=4, max_eval_blocks=8,
+                  progress=False)  # fmt: skip
+    full = pretrain(
+        PretrainConfig(output_dir=str(tmp_path / "full"), projected_length=None, max_steps=4, **common)
+    )
+    assert AutoModelForMaskedLM.from_pretrained(full.output_dir).config.projected_length is None
+
+    converted = pretrain(PretrainConfig(output_dir=str(tmp_path / "k8"), init_from=full.output_dir,
+                                        projected_length=8, max_steps=0, **common))  # fmt: skip
+    assert converted.reinitialized
+    assert all("projection" in name for name in converted.reinitialized)
+    source = load_file(Path(full.output_dir) / "model.safetensors")
+    target = load_file(Path(converted.output_dir) / "model.safetensors")
+    for name, tensor in source.items():  # every shared weight copied unchanged
+        torch.testing.assert_close(target[name], tensor)
+    assert AutoModelForMaskedLM.from_pretrained(converted.output_dir).config.projected_length == 8
+
+
+class CrashAfter(TrainerCallback):
+    """Stands in for SIGKILL: stop the process's training abruptly after `step` optimizer steps."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step == self.step:
+            raise KeyboardInterrupt(f"simulated kill after step {self.step}")
+
+
+@pytest.mark.slow
+def test_resume_after_kill_gives_the_uninterrupted_weights(corpus: Path, tmp_path: Path) -> None:
+    common = dict(train=[str(corpus / "train.txt")], preset="tiny", seq_len=32, projected_length=8, batch_size=4,
+                  max_steps=8, save_steps=3, max_eval_blocks=4, progress=False)  # fmt: skip
+    straight = pretrain(PretrainConfig(output_dir=str(tmp_path / "straight"), **common))
+
+    killed = str(tmp_path / "killed")
+    with pytest.raises(KeyboardInterrupt, match="simulated kill"):
+        pretrain(PretrainConfig(output_dir=killed, callbacks=[CrashAfter(5)], **common))
+    assert sorted(p.name for p in Path(killed).glob("checkpoint-*")) == ["checkpoint-3"]  # step 4-5 are lost
+    resumed = pretrain(PretrainConfig(output_dir=killed, resume=True, **common))
+
+    assert resumed.steps == straight.steps == 8
+    expected = load_file(Path(straight.output_dir) / "model.safetensors")
+    actual = load_file(Path(resumed.output_dir) / "model.safetensors")
+    assert expected.keys() == actual.keys()
+    for name in expected:
+        torch.testing.assert_close(actual[name], expected[name], rtol=0, atol=1e-6, msg=name)
+    assert resumed.eval_loss == pytest.approx(straight.eval_loss, abs=1e-5)
