@@ -264,9 +264,6 @@ def window_init(projection: SequenceProjection) -> None:
     projection.weight.copy_(e.expand_as(projection.weight))  # per-head E (h, k, n) too
 
 
-_window_init = window_init  # the name train/convert.py imports; prefer `window_init`
-
-
 __all__ = [
     "PROJECTION_INITS",
     "ConvertConfig",

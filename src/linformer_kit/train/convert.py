@@ -17,7 +17,7 @@ import copy
 from transformers import AutoConfig
 
 from linformer_kit.models import LinformerForMaskedLM, from_bert, from_roberta
-from linformer_kit.models.convert import _window_init  # from_roberta's E/F initialisation
+from linformer_kit.models.convert import window_init  # from_roberta's E/F initialisation
 from linformer_kit.nn import ProjectionKind, SequenceProjection, Sharing
 
 
@@ -58,7 +58,7 @@ def linformer_from_checkpoint(
     new = sorted(set(target_state) - set(matching))
     for name, module in target.named_modules():
         if isinstance(module, SequenceProjection) and any(key.startswith(f"{name}.") for key in new):
-            _window_init(module)
+            window_init(module)
     return target, new
 
 
