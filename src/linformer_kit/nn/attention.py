@@ -23,7 +23,13 @@ from torch import nn
 from torch.nn import functional as F
 
 from linformer_kit.nn.backends import ATTENTION_BACKENDS, BACKENDS, AttentionBackend
-from linformer_kit.nn.projection import Projected, ProjectionKind, SequenceProjection, dense_slot_mask
+from linformer_kit.nn.projection import (
+    Projected,
+    ProjectionKind,
+    SequenceProjection,
+    dense_project,
+    dense_slot_mask,
+)
 
 Sharing = Literal["none", "headwise", "kv", "layerwise"]
 SHARING_MODES: tuple[str, ...] = get_args(Sharing)
@@ -198,13 +204,14 @@ class LinformerSelfAttention(nn.Module):
             return k, v, None, self.causal
         n = x.shape[1]
         attn_mask = mask[:, None, None, :]  # (b, 1, 1, n)
-        if self.causal:
-            attn_mask = attn_mask & torch.ones(n, n, dtype=torch.bool, device=x.device).tril()  # (b, 1, n, n)
+        past = torch.ones(n, n, dtype=torch.bool, device=x.device).tril() if self.causal else None
+        if past is not None:
+            attn_mask = attn_mask & past  # (b, 1, n, n)
         # A query that may see no real key (all-pad row, left padding under causal) attends to
         # everything it is allowed positionally instead of to nothing, which would be NaN.
         attn_mask = attn_mask | ~attn_mask.any(-1, keepdim=True)
-        if self.causal:
-            attn_mask = attn_mask & torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
+        if past is not None:
+            attn_mask = attn_mask & past
         return k, v, attn_mask, False
 
     def _fast_keys_values(
@@ -268,13 +275,7 @@ def project_pair(
         raise ValueError(f"sequence length {n} exceeds the projection's max_seq_len={e.max_seq_len}")
     weight = torch.cat([e.weight[:, :n], f.weight[:, :n]]).to(x.dtype)  # (2k, n)
     key_slots = dense_slot_mask(weight[:k], mask, e.max_seq_len)  # (b, k): the keys decide which slots count
-    if mask is None:
-        values = torch.matmul(weight, x)  # (b, 2k, D)
-        row_weight = weight.sum(-1, keepdim=True).expand(x.shape[0], 2 * k, 1)
-    else:
-        m = mask[:, :, None].to(x.dtype)  # (b, n, 1)
-        values = torch.matmul(weight, x * m)  # (b, 2k, D)
-        row_weight = torch.matmul(weight, m)  # (b, 2k, 1)
+    values, row_weight = dense_project(weight, x, mask)  # (b, 2k, D), (b, 2k, 1)
     return (
         Projected(values[:, :k], row_weight[:, :k], key_slots),
         Projected(values[:, k:], row_weight[:, k:], key_slots),

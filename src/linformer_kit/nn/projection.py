@@ -131,22 +131,11 @@ class SequenceProjection(nn.Module):
             return self._pool(x, mask)
         return self._dense(x, mask)
 
-    def _mask_like(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        # (b, n) -> (b, 1, ..., 1, n, 1), broadcastable against x (b, *, n, c)
-        return mask.view(mask.shape[0], *([1] * (x.dim() - 3)), mask.shape[1], 1).to(x.dtype)
-
     def _dense(self, x: torch.Tensor, mask: torch.Tensor | None) -> Projected:
         n = x.shape[-2]
         weight = self.weight[..., :n].to(x.dtype)  # (*h, k, n): length contract, slice to n
-        slot_mask = dense_slot_mask(weight, mask, self.max_seq_len)
-        if mask is None:
-            values = torch.matmul(weight, x)  # (b, *, k, c)
-            row_weight = weight.sum(-1, keepdim=True).expand(*values.shape[:-1], 1)
-            return Projected(values, row_weight, slot_mask)
-        m = self._mask_like(x, mask)  # (b, *, n, 1)
-        values = torch.matmul(weight, x * m)  # (b, *, k, c)
-        row_weight = torch.matmul(weight, m)  # (b, *, k, 1)
-        return Projected(values, row_weight, slot_mask)
+        values, row_weight = dense_project(weight, x, mask)
+        return Projected(values, row_weight, dense_slot_mask(weight, mask, self.max_seq_len))
 
     def _pool(self, x: torch.Tensor, mask: torch.Tensor | None) -> Projected:
         *lead, n, c = x.shape
@@ -155,7 +144,7 @@ class SequenceProjection(nn.Module):
             mask = torch.ones(x.shape[0], n, dtype=torch.bool, device=x.device)
         # Pad to max_seq_len so position t always falls in window t // w; the padding is masked.
         pad = self.max_seq_len - n
-        m = self._mask_like(x, mask)  # (b, *, n, 1)
+        m = _mask_like(x, mask)  # (b, *, n, 1)
         if pad:
             x = nn.functional.pad(x, (0, 0, 0, pad))
             m = nn.functional.pad(m, (0, 0, 0, pad))
@@ -198,3 +187,19 @@ def dense_slot_mask(weight: torch.Tensor, mask: torch.Tensor | None, max_seq_len
     reach = torch.einsum("...kn,bn->b...k", weight.detach().abs(), real)  # (b, *h, k)
     slot_mask = reach > 0
     return slot_mask | ~slot_mask.any(-1, keepdim=True)  # a row with no real token keeps every slot
+
+
+def _mask_like(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """(b, n) bool -> (b, 1, ..., 1, n, 1) in x's dtype, broadcastable against x (b, *, n, c)."""
+    return mask.view(mask.shape[0], *([1] * (x.dim() - 3)), mask.shape[1], 1).to(x.dtype)
+
+
+def dense_project(
+    weight: torch.Tensor, x: torch.Tensor, mask: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """E (m * X) (b, *, k, c) and E m (b, *, k, 1) for a dense E (*h, k, n) already sliced to n."""
+    if mask is None:
+        values = torch.matmul(weight, x)  # (b, *, k, c)
+        return values, weight.sum(-1, keepdim=True).expand(*values.shape[:-1], 1)
+    m = _mask_like(x, mask)  # (b, *, n, 1)
+    return torch.matmul(weight, x * m), torch.matmul(weight, m)
