@@ -151,7 +151,7 @@ def test_gradient_checkpointing_gives_the_same_gradients(sharing):
         return {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
 
     plain = gradients()
-    model.activation_checkpointing_enable()
+    model.gradient_checkpointing_enable()
     assert model.linformer.encoder.layer[0].gradient_checkpointing
     checkpointed = gradients()
     assert plain.keys() == checkpointed.keys()
