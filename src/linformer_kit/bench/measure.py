@@ -174,13 +174,14 @@ def _measure_group(
     for case in cases:
         record = _new_record(case, config)
         records.append(record)
-        record.skipped = _skip_reason(case, config, rate, history)
+        structural = _structural_skip(case)  # k > n, peer missing: says nothing about larger n
+        record.skipped = structural or _skip_reason(case, config, rate, history)
         if record.skipped is None:
             try:
                 live.append(_warm_up(case, record, config))
             except (RuntimeError, MemoryError, ImportError, ValueError) as err:
                 record.skipped = f"failed: {type(err).__name__}: {str(err).splitlines()[0][:120]}"
-        if record.skipped is not None:
+        if record.skipped is not None and structural is None:
             history[_key(case)] = (case.n, None)
             bar.update(1)  # type: ignore[attr-defined]
 
@@ -262,11 +263,16 @@ def _key(case: Case) -> tuple:
     return (case.method, case.k, case.scope, case.pass_type)
 
 
-def _skip_reason(case: Case, config: BenchmarkConfig, rate: float, history: dict) -> str | None:
+def _structural_skip(case: Case) -> str | None:
+    """Cases that cannot run at all. Unlike a time or memory skip, they do not skip larger n."""
     if case.k is not None and case.k > case.n:
         return f"k={case.k} > n={case.n}"
     if case.method in PEER_MODULES and not _importable(PEER_MODULES[case.method]):
         return f"{PEER_MODULES[case.method]} not installed (pip install 'linformer-kit[peers]')"
+    return None
+
+
+def _skip_reason(case: Case, config: BenchmarkConfig, rate: float, history: dict) -> str | None:
     previous_n, previous_time = history.get(_key(case), (None, None))
     if previous_n is not None and previous_time is None:
         return f"skipped at n={previous_n}"
@@ -303,7 +309,8 @@ def _predicted_memory(case: Case) -> int:
 def _available_memory(device: str) -> int:
     if device == "cuda":
         free, _ = torch.cuda.mem_get_info()
-        return int(free)
+        cached = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()  # ours to reuse, not "used"
+        return int(free + cached)
     import psutil
 
     return int(psutil.virtual_memory().available)
