@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import importlib
 import json
 from pathlib import Path
 
 import pytest
+import torch
+from safetensors.torch import load_file
+from torch import nn
 from transformers import TrainerCallback, TrainingArguments
 
 from linformer_kit.cli.arguments import parse_config
@@ -36,7 +40,7 @@ def test_pretrain_flags_reach_the_config(corpus: Path, tiny_model_dir: Path, tmp
         "--sharing", "kv", "--projection", "mean", "--tokenizer", str(tiny_model_dir), "--init-from", str(tiny_model_dir),
         "--max-train-documents", "5", "--max-eval-blocks", "4", "--max-steps", "7", "--batch-size", "4",
         "--learning-rate", "1e-3", "--save-steps", "3", "--logging-steps", "2", "--seed", "7", "--no-progress",
-        "--report_to", "tensorboard", "--warmup_steps", "0.1", "--weight_decay", "0",
+        "--bf16", "--report_to", "tensorboard", "--warmup_steps", "0.1", "--weight_decay", "0",
         "--save_total_limit", "3", "--gradient_accumulation_steps", "2", "--lr-scheduler-type", "cosine",
     ])  # fmt: skip
     assert isinstance(config, PretrainConfig)
@@ -51,6 +55,7 @@ def test_pretrain_flags_reach_the_config(corpus: Path, tiny_model_dir: Path, tmp
     assert (config.per_device_train_batch_size, config.per_device_eval_batch_size) == (4, 4)
     assert (config.learning_rate, config.save_steps, config.logging_steps, config.seed) == (1e-3, 3, 2, 7)
     assert config.disable_tqdm is True
+    assert config.bf16 is True
     assert config.report_to == ["tensorboard"]
     assert (config.warmup_steps, config.weight_decay, config.save_total_limit) == (0.1, 0.0, 3)
     assert config.gradient_accumulation_steps == 2
@@ -107,7 +112,7 @@ def test_bad_k_text_is_named(corpus: Path, tmp_path: Path, capsys: pytest.Captur
 def test_config_file_then_flags(suffix: str, corpus: Path, tmp_path: Path) -> None:
     options = {"train": [str(corpus / "train.txt")], "output-dir": str(tmp_path / "out"), "preset": "tiny",
                "seq_len": 32, "projected_length": "none", "per_device_train_batch_size": 4, "learning_rate": 0.001,
-               "report_to": "none", "max_steps": 5}  # fmt: skip
+               "bf16": True, "report_to": "none", "max_steps": 5}  # fmt: skip
     path = tmp_path / f"run{suffix}"
     if suffix == ".json":
         path.write_text(json.dumps(options))
@@ -119,7 +124,7 @@ def test_config_file_then_flags(suffix: str, corpus: Path, tmp_path: Path) -> No
     config = parse("pretrain", ["--config", str(path), "--max-steps", "9", "--projected-length", "8"])
     assert config.train == [str(corpus / "train.txt")]
     assert (config.output_dir, config.preset, config.seq_len) == (str(tmp_path / "out"), "tiny", 32)
-    assert (config.per_device_train_batch_size, config.learning_rate) == (4, 1e-3)
+    assert (config.per_device_train_batch_size, config.learning_rate, config.bf16) == (4, 1e-3, True)
     assert (config.max_steps, config.projected_length) == (9, 8)  # the flags win over the file
     assert parse("pretrain", ["--config", str(path)]).projected_length is None
 
@@ -169,6 +174,42 @@ def test_finetune_flags_reach_the_config(tiny_model_dir: Path, sentiment_csv: Pa
     with pytest.raises(ValueError, match="already holds checkpoints: pass --resume"):
         parse("finetune", argv)
     assert parse("finetune", [*argv, "--resume"]).resume_from_checkpoint == str(out / "checkpoint-4")
+
+
+class LinearOutputDtypes:
+    """Counts the dtypes of every nn.Linear output computed with grad enabled (= training steps)."""
+
+    def __init__(self) -> None:
+        self.seen: collections.Counter[torch.dtype] = collections.Counter()
+
+    def __enter__(self) -> LinearOutputDtypes:
+        self.handle = nn.modules.module.register_module_forward_hook(self.hook)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.handle.remove()
+
+    def hook(self, module: nn.Module, inputs, output) -> None:
+        if isinstance(module, nn.Linear) and torch.is_grad_enabled():
+            self.seen[output.dtype] += 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("flags", "dtype"), [(["--bf16"], torch.bfloat16), ([], torch.float32)])
+def test_bf16_pretraining_runs_in_autocast(flags, dtype, corpus: Path, tmp_path: Path) -> None:
+    """`--bf16` on a CPU-only machine: the Trainer's autocast, so every Linear computes in bf16 while the
+    weights (and the saved model) stay fp32. Options come from a config file, as in the README."""
+    (tmp_path / "run.yaml").write_text(
+        f"train: {corpus / 'train.txt'}\npreset: tiny\nseq_len: 32\nprojected_length: 8\n"
+        "per_device_train_batch_size: 4\nmax_eval_blocks: 4\n"
+    )
+    argv = ["pretrain", "--config", str(tmp_path / "run.yaml"), "--output-dir", str(tmp_path / "out"),
+            "--max-steps", "2", "--no-progress", *flags]  # fmt: skip
+    with LinearOutputDtypes() as linear:
+        assert main(argv) == 0
+    assert set(linear.seen) == {dtype}, linear.seen
+    assert linear.seen[dtype] >= 2 * 2 * 4  # 2 steps x 2 layers x (q, k, v, out, ...) at least
+    assert {t.dtype for t in load_file(tmp_path / "out" / "model.safetensors").values()} == {torch.float32}
 
 
 class CountSteps(TrainerCallback):

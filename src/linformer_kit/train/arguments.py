@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import torch
 from transformers import TrainingArguments
 from transformers.trainer_utils import get_last_checkpoint
 
@@ -29,9 +30,20 @@ def trainer_default(name: str, default: Any) -> Any:
     return dataclasses.field(default=default, metadata=TrainingArguments.__dataclass_fields__[name].metadata)
 
 
+def has_accelerator() -> bool:
+    """A CUDA / XPU / MPS / ... device torch can train on (`torch.accelerator` is torch >= 2.6)."""
+    accelerator = getattr(torch, "accelerator", None)
+    return accelerator.is_available() if accelerator is not None else torch.cuda.is_available()
+
+
 @dataclass
 class LinformerTrainingArguments(TrainingArguments):
-    """`TrainingArguments` with the defaults both verbs share, and `resume`."""
+    """`TrainingArguments` with the defaults both verbs share, `resume`, and CPU-only machines handled.
+
+    On a machine without an accelerator `use_cpu` is set: the Trainer runs on the CPU anyway, and
+    saying so makes `bf16=True` mean CPU autocast (the Trainer refuses it otherwise) and turns off
+    pinned memory (CUDA-only).
+    """
 
     # Trainer fields with our defaults (RoBERTa's recipe: decay 0.01, 6 % warm-up)
     per_device_eval_batch_size: int | None = dataclasses.field(
@@ -62,6 +74,8 @@ class LinformerTrainingArguments(TrainingArguments):
             self.per_device_eval_batch_size = self.per_device_train_batch_size
         if self.data_seed is None:
             self.data_seed = self.seed  # data order from --seed unless --data_seed says otherwise
+        if not has_accelerator():
+            self.use_cpu = True
         super().__post_init__()
 
     def _check_checkpoints(self) -> None:
