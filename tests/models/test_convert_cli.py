@@ -15,7 +15,7 @@ from transformers import (
 
 from linformer_kit.cli import convert as convert_cli
 from linformer_kit.cli.main import main
-from linformer_kit.models import PROJECTION_INITS, from_roberta
+from linformer_kit.models import PROJECTION_INITS, ConvertConfig, from_roberta, parse_projected_length
 from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES
 
 
@@ -71,25 +71,35 @@ def test_convert_refuses_pickled_source(tmp_path, capsys):
     source.config.save_pretrained(tmp_path / "src")
     torch.save(source.state_dict(), tmp_path / "src" / "pytorch_model.bin")
     assert main(["convert", str(tmp_path / "src"), str(tmp_path / "dst")]) == 2
-    assert "no .safetensors weights" in capsys.readouterr().out
+    err = capsys.readouterr().err
+    assert "linformer convert: error: " in err
+    assert "no .safetensors weights" in err
     assert not (tmp_path / "dst").exists()
 
 
 def test_convert_reports_bad_k(tmp_path, capsys):
     tiny_source("roberta", "Model").save_pretrained(tmp_path / "src")
     assert main(["convert", str(tmp_path / "src"), str(tmp_path / "dst"), "--projected-length", "999"]) == 2
-    assert "projected_length (k=999)" in capsys.readouterr().out
+    assert "projected_length (k=999)" in capsys.readouterr().err
 
 
-def test_projected_length_parsing():
-    assert convert_cli.parse_projected_length("128") == 128
-    assert convert_cli.parse_projected_length("256,128") == [256, 128]
-    assert convert_cli.parse_projected_length("none") is None
-    with pytest.raises(SystemExit):
+def test_projected_length_parsing(capsys):
+    assert parse_projected_length("128") == 128
+    assert parse_projected_length("256,128") == [256, 128]
+    assert parse_projected_length("none") is None
+    with pytest.raises(SystemExit) as exit_info:
         main(["convert", "a", "b", "--projected-length", "big"])
+    assert exit_info.value.code == 2
+    assert "expected an int, a comma-separated list of ints or 'none', got 'big'" in capsys.readouterr().err
 
 
-def test_cli_choices_match_the_library():
-    assert convert_cli.SHARING_CHOICES == SHARING_MODES
-    assert convert_cli.PROJECTION_CHOICES == PROJECTION_KINDS
-    assert convert_cli.PROJECTION_INIT_CHOICES == PROJECTION_INITS
+def test_cli_defaults_and_choices_are_the_configs():
+    """One source: the parser reads ConvertConfig's defaults and the library's Literal choices."""
+    parser = convert_cli.build_parser()
+    assert ConvertConfig(**vars(parser.parse_args(["a", "b"]))) == ConvertConfig(source="a", output_dir="b")
+    choices = {action.dest: action.choices for action in parser._actions if action.choices}
+    assert choices == {
+        "sharing": SHARING_MODES,
+        "projection": PROJECTION_KINDS,
+        "projection_init": PROJECTION_INITS,
+    }

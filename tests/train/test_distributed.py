@@ -29,9 +29,9 @@ SCRIPT = textwrap.dedent(
 
     pretrain(PretrainConfig(
         train=[sys.argv[1]], output_dir=os.path.join(sys.argv[2], "out"), preset="tiny", seq_len=32,
-        projected_length=8, batch_size=2, max_steps=3, save_steps=100, max_eval_blocks=4, progress=False,
-        extra_training_args={"use_cpu": True, "ddp_backend": "gloo"}, callbacks=[DumpWeights()],
-    ))
+        projected_length=8, per_device_train_batch_size=2, max_steps=3, save_steps=100, max_eval_blocks=4,
+        disable_tqdm=True, use_cpu=True, ddp_backend="gloo",
+    ), callbacks=[DumpWeights()])
     """
 )
 

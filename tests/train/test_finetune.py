@@ -48,7 +48,7 @@ def test_finetune_sentence_pairs_from_jsonl(tiny_model_dir: Path, tmp_path: Path
     result = finetune(FinetuneConfig(
         model=str(tiny_model_dir), train=str(tmp_path / "train.jsonl"), validation=str(tmp_path / "dev.jsonl"),
         output_dir=str(tmp_path / "pairs"), text_column="a", text_pair_column="b", label_column="y",
-        max_steps=2, batch_size=8, progress=False,
+        max_steps=2, per_device_train_batch_size=8, disable_tqdm=True,
     ))  # fmt: skip
     assert result.num_labels == 2
     assert result.eval_examples == 64

@@ -54,9 +54,9 @@ def test_pretrain_end_to_end_loss_falls_and_output_loads(corpus: Path, tmp_path:
 
 @pytest.mark.slow
 def test_full_attention_baseline_and_conversion(corpus: Path, tmp_path: Path) -> None:
-    """--full-attention trains the quadratic baseline; --init-from converts it to k with window E/F."""
-    common = dict(train=[str(corpus / "train.txt")], preset="tiny", seq_len=32, batch_size=4, max_eval_blocks=8,
-                  progress=False)  # fmt: skip
+    """projected_length=None trains the quadratic baseline; init_from converts it to k with window E/F."""
+    common = dict(train=[str(corpus / "train.txt")], preset="tiny", seq_len=32, per_device_train_batch_size=4,
+                  max_eval_blocks=8, disable_tqdm=True)  # fmt: skip
     full = pretrain(
         PretrainConfig(output_dir=str(tmp_path / "full"), projected_length=None, max_steps=4, **common)
     )
@@ -86,13 +86,14 @@ class CrashAfter(TrainerCallback):
 
 @pytest.mark.slow
 def test_resume_after_kill_gives_the_uninterrupted_weights(corpus: Path, tmp_path: Path) -> None:
-    common = dict(train=[str(corpus / "train.txt")], preset="tiny", seq_len=32, projected_length=8, batch_size=4,
-                  max_steps=8, save_steps=3, max_eval_blocks=4, progress=False)  # fmt: skip
+    common = dict(train=[str(corpus / "train.txt")], preset="tiny", seq_len=32, projected_length=8,
+                  per_device_train_batch_size=4, max_steps=8, save_steps=3, max_eval_blocks=4,
+                  disable_tqdm=True)  # fmt: skip
     straight = pretrain(PretrainConfig(output_dir=str(tmp_path / "straight"), **common))
 
     killed = str(tmp_path / "killed")
     with pytest.raises(KeyboardInterrupt, match="simulated kill"):
-        pretrain(PretrainConfig(output_dir=killed, callbacks=[CrashAfter(5)], **common))
+        pretrain(PretrainConfig(output_dir=killed, **common), callbacks=[CrashAfter(5)])
     assert sorted(p.name for p in Path(killed).glob("checkpoint-*")) == ["checkpoint-3"]  # step 4-5 are lost
     resumed = pretrain(PretrainConfig(output_dir=killed, resume=True, **common))
 

@@ -265,7 +265,7 @@ def _attention_maps(model: nn.Module, input_ids: torch.Tensor) -> tuple[torch.Te
                 f"layer {layer} attention maps have shape {tuple(maps.shape)}, expected (b, h, {n}, {n}); "
                 "the spectrum needs full n × n attention (a Linformer with projected_length=k returns "
                 "(b, h, n, k) maps: use a model with projected_length=None, e.g. pretrained with "
-                "--full-attention)"
+                "--projected-length none)"
             )
     return tuple(attentions)
 

@@ -10,7 +10,6 @@ A preset gives the sweep; any flag given explicitly overrides that field of it.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from linformer_kit.bench.config import DEVICES, DTYPES, METHODS, PASS_TYPES, PRESETS, SCOPES
 
@@ -33,12 +32,12 @@ OVERRIDES = {
 }
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
-        "benchmark",
-        help="Speed and memory of Linformer vs full attention (the paper's Table 3).",
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="linformer benchmark",
         description="Time and peak memory of Linformer layers/encoders vs full attention (SDPA and explicit "
         "softmax) and PyPI peers; prints speed-up tables, writes JSON, Markdown and a PNG plot.",
+        allow_abbrev=False,
     )
     p.add_argument("--output-dir", required=True, help="where benchmark.json, benchmark.md and the plot go")
     p.add_argument("--preset", choices=PRESETS, default="full", help="the sweep to run (default: full)")
@@ -64,21 +63,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     return p
 
 
-def run(args: argparse.Namespace) -> int:
+def main(argv: list[str]) -> int:
     from linformer_kit.bench import preset, run_benchmark, write_report
     from linformer_kit.bench.report import format_report
 
-    try:
-        config = preset("quick" if args.quick else args.preset)
-        changes = {field: _tuple(getattr(args, flag)) for flag, field in OVERRIDES.items()}
-        changes = {field: value for field, value in changes.items() if value is not None}
-        if args.no_memory:
-            changes["measure_memory"] = False
-        config = config.replace(**changes)
-        result = run_benchmark(config, progress=not args.no_progress)
-    except ValueError as err:
-        print(f"linformer benchmark: error: {err}", file=sys.stderr)
-        return 2
+    args = build_parser().parse_args(argv)
+    config = preset("quick" if args.quick else args.preset)
+    changes = {field: _tuple(getattr(args, flag)) for flag, field in OVERRIDES.items()}
+    changes = {field: value for field, value in changes.items() if value is not None}
+    if args.no_memory:
+        changes["measure_memory"] = False
+    config = config.replace(**changes)
+    result = run_benchmark(config, progress=not args.no_progress)
     print(format_report(result))
     paths = write_report(result, args.output_dir)
     print("wrote " + ", ".join(str(p) for p in paths.values()))

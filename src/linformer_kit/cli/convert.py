@@ -11,72 +11,58 @@ SRC must hold safetensors weights (pickled .bin checkpoints are refused).
 from __future__ import annotations
 
 import argparse
-
-# The choices of linformer_kit.nn (Sharing, ProjectionKind) and models.convert (ProjectionInit),
-# repeated here so that `linformer --help` does not import torch; a test keeps them in sync.
-SHARING_CHOICES = ("none", "headwise", "kv", "layerwise")
-PROJECTION_CHOICES = ("linear", "mean", "max", "conv", "random")
-PROJECTION_INIT_CHOICES = ("window", "default")
+import dataclasses
+from typing import get_args, get_type_hints
 
 
-def parse_projected_length(text: str) -> int | list[int] | None:
-    """'128' -> 128, '256,128' -> [256, 128] (one per layer), 'none' -> None (full attention)."""
-    if text.lower() == "none":
-        return None
+def projected_length(text: str) -> int | list[int] | None:
+    """argparse's form of `parse_projected_length` (its message, not "invalid value")."""
+    from linformer_kit.models import parse_projected_length
+
     try:
-        values = [int(part) for part in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected an int, a comma-separated list of ints or 'none', got {text!r}"
-        ) from None
-    return values[0] if len(values) == 1 else values
+        return parse_projected_length(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
-        "convert",
-        help="Convert a RoBERTa/BERT checkpoint into a Linformer model directory.",
+def build_parser() -> argparse.ArgumentParser:
+    """Defaults and choices are `ConvertConfig`'s fields and their Literal types."""
+    from linformer_kit.models import ConvertConfig
+
+    defaults = {field.name: field.default for field in dataclasses.fields(ConvertConfig)}
+    choices = {name: get_args(hint) for name, hint in get_type_hints(ConvertConfig).items()}
+    p = argparse.ArgumentParser(
+        prog="linformer convert",
         description="Copy every weight of a local RoBERTa or BERT model (safetensors) into a Linformer with "
         "the same head, add the E/F projections, and write model, config and tokenizer files to DST.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        allow_abbrev=False,
     )
     p.add_argument(
         "source", metavar="SRC", help="local RoBERTa or BERT model directory (config.json + safetensors)"
     )
     p.add_argument("output_dir", metavar="DST", help="directory to write the Linformer model to")
     p.add_argument(
-        "--projected-length", type=parse_projected_length, default=256,
-        help="k: an int, one per layer as a comma-separated list, or 'none' for full attention (default 256)",
+        "--projected-length", type=projected_length, default=defaults["projected_length"], metavar="K",
+        help="k: an int, one per layer as a comma-separated list, or 'none' for full attention",
     )  # fmt: skip
+    p.add_argument("--sharing", choices=choices["sharing"], default=defaults["sharing"], help="E/F sharing")
     p.add_argument(
-        "--sharing", choices=SHARING_CHOICES, default="headwise", help="E/F sharing (default headwise)"
+        "--projection", choices=choices["projection"], default=defaults["projection"], help="projection kind"
     )
     p.add_argument(
-        "--projection", choices=PROJECTION_CHOICES, default="linear", help="projection kind (default linear)"
-    )
-    p.add_argument(
-        "--projection-init", choices=PROJECTION_INIT_CHOICES, default="window",
+        "--projection-init", choices=choices["projection_init"], default=defaults["projection_init"],
         help="initial E/F: 'window' = mean of n/k consecutive positions (identity when k = n), "
-        "'default' = the from-scratch N(0, 1/n) (default window)",
+        "'default' = the from-scratch N(0, 1/n)",
     )  # fmt: skip
     return p
 
 
-def run(args: argparse.Namespace) -> int:
+def main(argv: list[str]) -> int:
     from linformer_kit.models import ConvertConfig, convert_checkpoint
 
-    config = ConvertConfig(
-        source=args.source,
-        output_dir=args.output_dir,
-        projected_length=args.projected_length,
-        sharing=args.sharing,
-        projection=args.projection,
-        projection_init=args.projection_init,
-    )
-    try:
-        out = convert_checkpoint(config)
-    except ValueError as err:
-        print(f"linformer convert: error: {err}")
-        return 2
+    config = ConvertConfig(**vars(build_parser().parse_args(argv)))
+    out = convert_checkpoint(config)
     print(f"wrote a Linformer (projected_length={config.projected_length}, sharing={config.sharing}, "
           f"projection={config.projection}) to {out}")  # fmt: skip
     return 0

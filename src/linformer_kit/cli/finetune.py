@@ -1,82 +1,37 @@
 """`linformer finetune`: sequence classification (single sentences or pairs) from a model directory.
 
-linformer finetune --model runs/mlm --train sst2/train.tsv --validation sst2/dev.tsv --output-dir runs/sst2
+    linformer finetune --model runs/mlm --train sst2/train.tsv --validation sst2/dev.tsv --output-dir runs/sst2
+
+The flags are the fields of `FinetuneConfig`: ours (model, data, columns) and every
+`TrainingArguments` field under the Trainer's name (`--learning_rate`, `--save_steps`, `--bf16`, ...).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 
+from transformers import HfArgumentParser
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    from linformer_kit.train.finetune import GLUE_TASKS
-
-    parser = subparsers.add_parser(
-        "finetune",
-        help="Finetune a Linformer model for sequence classification.",
-        description="Sequence classification with the Hugging Face Trainer; reports dev accuracy (and F1).",
-    )
-    parser.add_argument("--model", required=True, metavar="DIR", help="a pretrained model directory")
-    parser.add_argument("--output-dir", required=True, metavar="DIR")
-    data = parser.add_argument_group("data (local files, a Hub dataset, or a GLUE task)")
-    data.add_argument("--train", metavar="PATH", help="CSV / TSV / JSONL training file")
-    data.add_argument(
-        "--validation", metavar="PATH", help="CSV / TSV / JSONL dev file (accuracy is reported on it)"
-    )
-    data.add_argument(
-        "--dataset", metavar="NAME[:CONFIG]", help="a Hub dataset with train / validation splits"
-    )
-    data.add_argument(
-        "--glue-task", choices=list(GLUE_TASKS), help="a GLUE task from the Hub (columns preset)"
-    )
-    data.add_argument("--text-column", default="sentence")
-    data.add_argument(
-        "--text-pair-column", metavar="C", help="second sentence of pair tasks (QNLI, QQP, ...)"
-    )
-    data.add_argument("--label-column", default="label")
-    data.add_argument(
-        "--max-length", type=int, help="tokens per example (default: min(128, the model's limit))"
-    )
-    data.add_argument("--max-train-samples", type=int, help="train on a seeded random subset of this size")
-    train = parser.add_argument_group("training")
-    length = train.add_mutually_exclusive_group()
-    length.add_argument("--max-steps", type=int)
-    length.add_argument("--epochs", type=float, default=3.0)
-    train.add_argument("--batch-size", type=int, default=32)
-    train.add_argument("--learning-rate", type=float, default=5e-5)
-    train.add_argument("--seed", type=int, default=42)
-    train.add_argument("--no-progress", action="store_true", help="no progress bars")
-    return parser
+from linformer_kit.cli.arguments import config_parser, parse_config
 
 
-def run(args: argparse.Namespace) -> int:
-    from linformer_kit.train.finetune import FinetuneConfig, finetune
+def build_parser() -> HfArgumentParser:
+    from linformer_kit.train.finetune import FinetuneConfig
 
-    try:
-        config = FinetuneConfig(
-            model=args.model,
-            output_dir=args.output_dir,
-            train=args.train,
-            validation=args.validation,
-            dataset=args.dataset,
-            glue_task=args.glue_task,
-            text_column=args.text_column,
-            text_pair_column=args.text_pair_column,
-            label_column=args.label_column,
-            max_length=args.max_length,
-            max_train_samples=args.max_train_samples,
-            max_steps=args.max_steps,
-            epochs=args.epochs,
-            batch_size=args.batch_size,
-            learning_rate=args.learning_rate,
-            seed=args.seed,
-            progress=not args.no_progress,
-        )
-        result = finetune(config)
-    except ValueError as error:
-        print(f"linformer finetune: error: {error}")
-        return 2
+    return config_parser(
+        FinetuneConfig,
+        prog="linformer finetune",
+        usage="linformer finetune --model DIR --output-dir DIR (--train FILE --validation FILE | --dataset NAME "
+        "| --glue-task TASK) [--config FILE] [--OPTION VALUE ...]",
+        description="Sequence classification with the Hugging Face Trainer; reports dev accuracy (and F1). "
+        "Every Trainer option is a flag.",
+    )
+
+
+def main(argv: list[str]) -> int:
+    from linformer_kit.train.finetune import finetune
+
+    result = finetune(parse_config(build_parser(), argv))
     if os.environ.get("RANK", "0") != "0":  # under torchrun / accelerate, one summary line
         return 0
     f1 = f", F1 {result.f1:.4f}" if result.f1 is not None else ""

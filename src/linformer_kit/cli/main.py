@@ -1,9 +1,11 @@
 """`linformer <verb> ...`: parse, call one library function, print its result.
 
-Each verb lives in its own module `linformer_kit.cli.<verb>` exposing
-`add_parser(subparsers) -> argparse.ArgumentParser` and `run(args) -> int`.
-Only the verb being run is imported, so `linformer --help` stays fast and a verb's heavy
-dependencies (transformers, datasets, matplotlib) load only when that verb runs.
+Each verb lives in its own module `linformer_kit.cli.<verb>` exposing `main(argv) -> int`, where
+argv is what follows the verb. Only the verb being run is imported, so `linformer --help` stays
+fast and a verb's heavy dependencies (transformers, datasets, matplotlib) load only when it runs.
+
+Errors go to stderr with exit code 2, as `linformer <verb>: error: ...`: argparse's own (unknown
+flag, bad choice) and the ValueError a config raises when it checks its values.
 """
 
 from __future__ import annotations
@@ -11,6 +13,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from contextlib import suppress
+from importlib.metadata import PackageNotFoundError, version
+
+from linformer_kit import __version__
 
 VERBS: dict[str, str] = {
     "convert": "Convert a RoBERTa/BERT checkpoint into a Linformer model directory.",
@@ -21,27 +27,38 @@ VERBS: dict[str, str] = {
 }
 
 
-def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
-    """The full parser of `verb` (its module imported), the other verbs listed by name and summary."""
+def version_line() -> str:
+    """`linformer-kit 0.1.0 (torch 2.13.0, transformers 5.23.0)`: what a bug report needs."""
+    found = []
+    for package in ("torch", "transformers"):
+        with suppress(PackageNotFoundError):
+            found.append(f"{package} {version(package)}")
+    return f"linformer-kit {__version__} ({', '.join(found)})"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top level: the verbs by name and summary, `--help`, `--version`."""
     parser = argparse.ArgumentParser(
         prog="linformer",
         description="Linformer: self-attention with linear complexity, for real work.",
+        epilog="`linformer VERB --help` lists the options of a verb.",
     )
+    parser.add_argument("--version", action="version", version=version_line())
     subparsers = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     for name, summary in VERBS.items():
-        if name == verb:
-            importlib.import_module(f"linformer_kit.cli.{name}").add_parser(subparsers)
-        else:
-            subparsers.add_parser(name, help=summary)
+        subparsers.add_parser(name, help=summary, add_help=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    verb = next((arg for arg in argv if not arg.startswith("-")), None)
-    args = build_parser(verb if verb in VERBS else None).parse_args(argv)
-    module = importlib.import_module(f"linformer_kit.cli.{args.verb}")
-    return int(module.run(args))
+    argv = sys.argv[1:] if argv is None else list(argv)
+    verb = build_parser().parse_args(argv[:1]).verb  # --help, --version and a bad verb exit here
+    module = importlib.import_module(f"linformer_kit.cli.{verb}")
+    try:
+        return int(module.main(argv[1:]))
+    except ValueError as error:  # a bad value, named by the config that checked it
+        print(f"linformer {verb}: error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -3,40 +3,60 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+from typing import get_args, get_type_hints
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    parser = subparsers.add_parser(
-        "spectrum",
-        help="Singular-value spectrum of attention maps (Figure 1) and a projected_length per layer.",
+def build_parser() -> argparse.ArgumentParser:
+    """Defaults and choices are `SpectrumConfig`'s fields and their Literal types."""
+    from linformer_kit.analysis import SpectrumConfig
+
+    default = {field.name: field.default for field in dataclasses.fields(SpectrumConfig)}
+    choices = {name: get_args(hint) for name, hint in get_type_hints(SpectrumConfig).items()}
+    parser = argparse.ArgumentParser(
+        prog="linformer spectrum",
         description=(
             "Run a full-attention encoder (ours with projected_length=None, or any Hugging Face "
             "RoBERTa/BERT-like encoder) on real text; write DIR/spectrum.json, "
             "DIR/spectrum_curves.png and DIR/spectrum_heatmap.png."
         ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        allow_abbrev=False,
     )
     parser.add_argument("model", metavar="MODEL_DIR_OR_NAME", help="model directory (or Hub name)")
     parser.add_argument("--text", required=True, metavar="FILE", help="UTF-8 text file to cut into inputs")
     parser.add_argument("--output-dir", required=True, metavar="DIR")
-    parser.add_argument("--keep", type=float, default=0.9, help="share of the spectrum k must keep (0.9)")
-    parser.add_argument("--index", type=int, default=128, help="heatmap at this 1-based index (128)")
-    parser.add_argument("--seq-len", type=int, default=None, help="tokens per input (default: model max)")
-    parser.add_argument("--max-inputs", type=int, default=64, help="at most this many inputs (64)")
-    parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--thresholds", type=float, nargs="+", default=[0.9, 0.99], metavar="T")
-    parser.add_argument("--normalization", choices=["singular", "energy"], default="singular")
-    parser.add_argument("--method", choices=["exact", "randomized"], default="exact")
-    parser.add_argument("--rank", type=int, default=128, help="top singular values for --method randomized")
-    parser.add_argument("--head-reduction", choices=["max", "mean"], default="max")
-    parser.add_argument("--dtype", choices=["float32", "float64"], default="float32")
-    parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda if available)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--keep", type=float, default=default["keep"], help="share of the spectrum k must keep"
+    )
+    parser.add_argument("--index", type=int, default=default["index"], help="heatmap at this 1-based index")
+    parser.add_argument(
+        "--seq-len", type=int, default=default["seq_len"], help="tokens per input (None: model max)"
+    )
+    parser.add_argument(
+        "--max-inputs", type=int, default=default["max_inputs"], help="at most this many inputs"
+    )
+    parser.add_argument("--batch-size", type=int, default=default["batch_size"])
+    parser.add_argument(
+        "--thresholds", type=float, nargs="+", default=list(default["thresholds"]), metavar="T",
+        help="effective rank reported at each",
+    )  # fmt: skip
+    for name in ("normalization", "method", "head_reduction", "dtype"):
+        parser.add_argument(f"--{name.replace('_', '-')}", choices=choices[name], default=default[name])
+    parser.add_argument(
+        "--rank", type=int, default=default["rank"], help="top singular values for --method randomized"
+    )
+    parser.add_argument(
+        "--device", default=default["device"], help="cpu, cuda, ... (None: cuda if available)"
+    )
+    parser.add_argument("--seed", type=int, default=default["seed"])
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
+def main(argv: list[str]) -> int:
     from linformer_kit.analysis import SpectrumConfig, spectrum_from_pretrained, write_spectrum_report
 
+    args = build_parser().parse_args(argv)
     config = SpectrumConfig(
         model=args.model,
         text_file=args.text,

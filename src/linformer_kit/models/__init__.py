@@ -13,7 +13,12 @@ from transformers import (
     AutoModelForTokenClassification,
 )
 
-from linformer_kit.models.configuration_linformer import POSITION_STYLES, LinformerConfig, PositionStyle
+from linformer_kit.models.configuration_linformer import (
+    POSITION_STYLES,
+    LinformerConfig,
+    PositionStyle,
+    parse_projected_length,
+)
 from linformer_kit.models.convert import (
     PROJECTION_INITS,
     ConvertConfig,
@@ -52,5 +57,6 @@ __all__ = [
     "convert_checkpoint",
     "from_bert",
     "from_roberta",
+    "parse_projected_length",
     "window_init",
 ]

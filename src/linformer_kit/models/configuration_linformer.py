@@ -31,6 +31,23 @@ POSITION_STYLES: tuple[str, ...] = get_args(PositionStyle)
 WINDOW_KINDS = ("mean", "max", "conv")
 
 
+def parse_projected_length(text: str) -> int | list[int] | None:
+    """The text form of `projected_length` (command lines, config files): one grammar for k.
+
+    '128' -> 128 (every layer), '256,256,128' -> [256, 256, 128] (one per layer), 'none' -> None
+    (full attention). Anything else raises ValueError naming the text.
+    """
+    if text.strip().lower() == "none":
+        return None
+    try:
+        values = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ValueError(
+            f"projected_length: expected an int, a comma-separated list of ints or 'none', got {text!r}"
+        ) from None
+    return values[0] if len(values) == 1 else values
+
+
 class LinformerConfig(PreTrainedConfig):
     """Configuration of a Linformer encoder (RoBERTa architecture, Linformer self-attention).
 

@@ -4,10 +4,12 @@
     result = pretrain(PretrainConfig(train=["books/"], output_dir="runs/mlm", preset="small", max_steps=300))
 
 Each function takes one validated config dataclass and returns a result dataclass; it also writes
-`output_dir/metrics.json` next to the saved model. The same calls run under `torchrun` and
+`output_dir/metrics.json` next to the saved model. The configs are `TrainingArguments` subclasses
+(`LinformerTrainingArguments`): every Trainer option is a field under its own name. The same calls run under `torchrun` and
 `accelerate launch` (DDP / FSDP come from `Trainer`).
 """
 
+from linformer_kit.train.arguments import LinformerTrainingArguments
 from linformer_kit.train.finetune import GLUE_TASKS, FinetuneConfig, FinetuneResult, finetune
 from linformer_kit.train.pretrain import PRESETS, PretrainConfig, PretrainResult, pretrain
 
@@ -16,6 +18,7 @@ __all__ = [
     "PRESETS",
     "FinetuneConfig",
     "FinetuneResult",
+    "LinformerTrainingArguments",
     "PretrainConfig",
     "PretrainResult",
     "finetune",

@@ -11,13 +11,13 @@ member, which Linformer handles exactly (pads are masked before the E/F projecti
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import datasets
 import numpy as np
-import torch
 from transformers import (
     AutoConfig,
     AutoModelForSequenceClassification,
@@ -26,10 +26,10 @@ from transformers import (
     EvalPrediction,
     Trainer,
     TrainerCallback,
-    TrainingArguments,
     set_seed,
 )
 
+from linformer_kit.train.arguments import LinformerTrainingArguments, trainer_default
 from linformer_kit.train.data import TABLE_SUFFIXES, _has_suffix
 from linformer_kit.train.pretrain import write_metrics
 from linformer_kit.train.throughput import ThroughputCallback
@@ -50,36 +50,47 @@ LOCAL_SUFFIXES = (*TABLE_SUFFIXES, ".jsonl", ".jsonl.gz", ".json")
 
 
 @dataclass
-class FinetuneConfig:
-    """Everything `finetune` needs; checked once, on construction (ValueError names the bad value).
+class FinetuneConfig(LinformerTrainingArguments):
+    """Everything `finetune` needs: the Trainer's arguments plus ours; checked once, on construction.
 
-    Data comes from exactly one of: local `train` + `validation` files (CSV, TSV, JSON lines), a Hub
-    `dataset` "NAME[:CONFIG]" (splits "train" / "validation"), or a `glue_task` (columns preset).
+    A `TrainingArguments` subclass (see `train/arguments.py`): every Trainer field is set under its
+    own name, and `linformer finetune`'s flags are generated from this class. Data comes from exactly
+    one of: local `train` + `validation` files (CSV, TSV, JSON lines), a Hub `dataset` "NAME[:CONFIG]"
+    (splits "train" / "validation"), or a `glue_task` (columns preset). ValueError names the bad value.
     """
 
-    model: str  # a model directory (from `linformer pretrain`, `linformer convert`, or any encoder)
-    output_dir: str
-    train: str | None = None
-    validation: str | None = None
-    dataset: str | None = None
-    glue_task: GlueTask | None = None
-    text_column: str = "sentence"
-    text_pair_column: str | None = None  # second sentence for pair tasks (QNLI, QQP, MNLI, ...)
-    label_column: str = "label"
-    max_length: int | None = None  # tokens per example; None: min(128, the model's longest input)
-    max_steps: int | None = None  # None: train for `epochs`
-    epochs: float = 3.0
-    max_train_samples: int | None = None  # a seeded random subset of the training split
-    batch_size: int = 32
-    learning_rate: float = 5e-5
-    weight_decay: float = 0.01
-    warmup: float = 0.06
-    seed: int = 42
-    progress: bool = True
-    extra_training_args: dict = field(default_factory=dict)  # any other TrainingArguments field
-    callbacks: list[TrainerCallback] = field(default_factory=list)  # extra Trainer callbacks
+    # Trainer fields with finetuning defaults (learning rate and epochs: the Trainer's 5e-5 and 3)
+    per_device_train_batch_size: int = trainer_default("per_device_train_batch_size", 32)
+    # ours
+    model: str | None = field(
+        default=None,
+        metadata={"help": "a model directory (from linformer pretrain / convert, or any encoder)"},
+    )
+    train: str | None = field(default=None, metadata={"help": "CSV / TSV / JSONL training file"})
+    validation: str | None = field(
+        default=None, metadata={"help": "CSV / TSV / JSONL dev file (accuracy is reported on it)"}
+    )
+    dataset: str | None = field(
+        default=None, metadata={"help": "a Hub dataset NAME[:CONFIG] with train / validation splits"}
+    )
+    glue_task: GlueTask | None = field(
+        default=None, metadata={"help": "a GLUE task from the Hub (columns preset)"}
+    )
+    text_column: str = field(default="sentence", metadata={"help": "column holding the (first) text"})
+    text_pair_column: str | None = field(
+        default=None, metadata={"help": "second sentence of pair tasks (QNLI, QQP, MNLI, ...)"}
+    )
+    label_column: str = field(default="label", metadata={"help": "column holding the label"})
+    max_length: int | None = field(
+        default=None, metadata={"help": "tokens per example; if absent, min(128, the model's longest input)"}
+    )
+    max_train_samples: int | None = field(
+        default=None, metadata={"help": "train on a seeded random subset of this many examples"}
+    )
 
     def __post_init__(self) -> None:
+        if self.model is None:
+            raise ValueError("model: missing; give the model directory to finetune (--model)")
         sources = [
             self.train is not None or self.validation is not None,
             self.dataset is not None,
@@ -110,12 +121,16 @@ class FinetuneConfig:
                 raise ValueError(
                     f"max_length={self.max_length} must be between 2 and the model's longest input {limit}"
                 )
-        if self.max_steps is not None and self.max_steps < 1:
-            raise ValueError(f"max_steps={self.max_steps} must be >= 1")
-        if self.epochs <= 0 or self.batch_size < 1:
-            raise ValueError(f"epochs={self.epochs} and batch_size={self.batch_size} must be > 0")
+        if self.max_steps == 0 or self.max_steps < -1:
+            raise ValueError(f"max_steps={self.max_steps} must be -1 (train num_train_epochs) or > 0")
+        if self.num_train_epochs <= 0 or self.per_device_train_batch_size < 1:
+            raise ValueError(
+                f"num_train_epochs={self.num_train_epochs} and per_device_train_batch_size="
+                f"{self.per_device_train_batch_size} must be > 0"
+            )
         if self.max_train_samples is not None and self.max_train_samples < 1:
             raise ValueError(f"max_train_samples={self.max_train_samples} must be >= 1")
+        super().__post_init__()  # output_dir, resume / checkpoints, then the Trainer's own checks
 
 
 @dataclass
@@ -192,8 +207,11 @@ def compute_metrics(prediction: EvalPrediction) -> dict[str, float]:
     return metrics
 
 
-def finetune(config: FinetuneConfig) -> FinetuneResult:
-    """Finetune `config.model` for sequence classification; save it with metrics.json; return dev metrics."""
+def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) -> FinetuneResult:
+    """Finetune `config.model` for sequence classification; save it with metrics.json; return dev metrics.
+
+    `callbacks` are extra `TrainerCallback`s, after our throughput one.
+    """
     train, dev = load_splits(config)
     check_columns(config, train, dev)
     label2id = label_mapping(config, train, dev)
@@ -222,39 +240,18 @@ def finetune(config: FinetuneConfig) -> FinetuneResult:
         id2label=id2label,
         label2id={v: k for k, v in id2label.items()},
     )
-    args = TrainingArguments(
-        output_dir=config.output_dir,
-        max_steps=config.max_steps or -1,
-        num_train_epochs=config.epochs,
-        per_device_train_batch_size=config.batch_size,
-        per_device_eval_batch_size=config.batch_size,
-        learning_rate=config.learning_rate,
-        weight_decay=config.weight_decay,
-        warmup_steps=config.warmup,
-        eval_strategy="no",
-        save_strategy="no",  # the final model only; `linformer pretrain` is the long, resumable job
-        logging_steps=50,
-        seed=config.seed,
-        data_seed=config.seed,
-        dataloader_num_workers=0,
-        dataloader_pin_memory=torch.cuda.is_available(),  # pinning is CUDA-only; silences a CPU warning
-        report_to=[],
-        include_num_input_tokens_seen="non_padding",
-        disable_tqdm=not config.progress,
-        **config.extra_training_args,
-    )
     throughput = ThroughputCallback()
     trainer = Trainer(
         model=model,
-        args=args,
+        args=config,
         data_collator=DataCollatorWithPadding(tokenizer),
         train_dataset=train,
         eval_dataset=dev,
         processing_class=tokenizer,
         compute_metrics=compute_metrics,
-        callbacks=[throughput, *config.callbacks],
+        callbacks=[throughput, *callbacks],
     )
-    train_loss = trainer.train().training_loss
+    train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss
     metrics = trainer.evaluate()
     trainer.save_model()
 
@@ -271,5 +268,5 @@ def finetune(config: FinetuneConfig) -> FinetuneResult:
         eval_examples=len(dev),
     )
     if trainer.is_world_process_zero():
-        write_metrics(config.output_dir, asdict(result), asdict(config))
+        write_metrics(config.output_dir, asdict(result), config.to_dict())
     return result

@@ -9,7 +9,9 @@
 No training loop, masking, checkpoint format or launcher of our own: `Trainer` does all of it, so
 `torchrun --nproc_per_node N` / `accelerate launch` run the same function on N processes, and
 `resume=True` is `Trainer.train(resume_from_checkpoint=...)` (weights, optimizer, scheduler, RNG
-and the data position all come back from the last `checkpoint-*` folder).
+and the data position all come back from the last `checkpoint-*` folder). `PretrainConfig` *is*
+the Trainer's `TrainingArguments` (a subclass, see `train/arguments.py`), so `--bf16`, `--report_to`
+and every other Trainer option work as they do in any Hugging Face script.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -30,13 +33,12 @@ from transformers import (
     PreTrainedTokenizerBase,
     Trainer,
     TrainerCallback,
-    TrainingArguments,
     set_seed,
 )
-from transformers.trainer_utils import get_last_checkpoint
 
-from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
+from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, parse_projected_length
 from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES, ProjectionKind, Sharing
+from linformer_kit.train.arguments import LinformerTrainingArguments, trainer_default
 from linformer_kit.train.convert import linformer_from_checkpoint
 from linformer_kit.train.data import expand_text_files, is_hub_name, load_text, pack_blocks, train_tokenizer
 from linformer_kit.train.throughput import ThroughputCallback
@@ -62,48 +64,87 @@ PRESETS: dict[str, dict[str, int]] = {
 
 
 @dataclass
-class PretrainConfig:
-    """Everything `pretrain` needs; checked once, on construction (ValueError names the bad value)."""
+class PretrainConfig(LinformerTrainingArguments):
+    """Everything `pretrain` needs: the Trainer's arguments plus ours; checked once, on construction.
 
-    train: list[str]  # files / folders (.txt .jsonl .jsonl.gz .json) or one Hub dataset "NAME[:CONFIG]"
-    output_dir: str
-    validation: list[str] | None = None  # None: hold out `validation_percent` % of the training blocks
-    validation_percent: float = 5.0
-    text_column: str = "text"  # field holding the text in JSON lines / Hub datasets
-    max_train_documents: int | None = None  # quick runs: only the first N documents (books, lines) of train
+    A `TrainingArguments` subclass: every Trainer field (`learning_rate`, `per_device_train_batch_size`,
+    `max_steps`, `bf16`, `report_to`, ...) is set under its own name, and `linformer pretrain`'s flags
+    are generated from this class. `max_steps=-1` trains for `num_train_epochs`; `max_steps=0` only
+    evaluates and saves. ValueError names the bad value.
+    """
+
+    # Trainer fields with pretraining defaults (RoBERTa's beta2; 1 pass over the data)
+    num_train_epochs: float = trainer_default("num_train_epochs", 1.0)
+    learning_rate: float = trainer_default("learning_rate", 5e-4)
+    adam_beta2: float = trainer_default("adam_beta2", 0.98)
+    # data
+    train: list[str] = field(
+        default_factory=list,
+        metadata={
+            "help": ".txt / .jsonl / .jsonl.gz / .json files or folders, or one Hub dataset NAME[:CONFIG]"
+        },
+    )
+    validation: list[str] | None = field(
+        default=None,
+        metadata={"help": "held-out text; if absent, validation_percent of the train blocks are held out"},
+    )
+    validation_percent: float = field(
+        default=5.0, metadata={"help": "held-out share when validation is absent"}
+    )
+    text_column: str = field(
+        default="text", metadata={"help": "field holding the text in JSON lines / Hub data"}
+    )
+    max_train_documents: int | None = field(
+        default=None,
+        metadata={"help": "quick runs: use only the first N documents (books, paragraphs) of train"},
+    )
+    max_eval_blocks: int | None = field(
+        default=512,
+        metadata={"help": "evaluate on at most the first N validation blocks (the same for every run)"},
+    )
+    mlm_probability: float = field(default=0.15, metadata={"help": "share of tokens masked (80/10/10)"})
     # model: a preset shape, or an existing checkpoint (its shape wins; the Linformer options below apply)
-    preset: Preset = "small"
-    init_from: str | None = None
-    seq_len: int = 512  # n: block length, and the model's longest input when it is built here
-    projected_length: int | list[int] | None = 128  # k (one per layer allowed); None = full attention
-    sharing: Sharing = "headwise"
-    projection: ProjectionKind = "linear"
+    preset: Preset = field(
+        default="small",
+        metadata={"help": "encoder shape: tiny, small (256 wide, 4 layers) or base (RoBERTa-base)"},
+    )
+    init_from: str | None = field(
+        default=None,
+        metadata={
+            "help": "start from this Linformer, RoBERTa or BERT directory (projected_length, sharing, projection convert it)"
+        },
+    )
+    seq_len: int = field(
+        default=512, metadata={"help": "block length n, and the longest input of a new model"}
+    )
+    # int | list[int] | None after __post_init__; the str is the command-line form ("128", "256,128", "none")
+    projected_length: int | str | list[int] | None = field(
+        default=128,
+        metadata={"help": "Linformer k: K, one per layer K1,K2,..., or 'none' for full attention"},
+    )
+    sharing: Sharing = field(default="headwise", metadata={"help": "E/F sharing (paper §4)"})
+    projection: ProjectionKind = field(default="linear", metadata={"help": "projection kind (paper §4-5)"})
     # tokenizer: a saved one, or byte-level BPE trained on the first `tokenizer_chars` characters of train
-    tokenizer: str | None = None
-    vocab_size: int | None = None  # None: the preset's
-    tokenizer_chars: int = 20_000_000
-    # optimisation (Trainer)
-    max_steps: int | None = None  # None: `epochs` passes over the data; 0: evaluate (and save) only
-    epochs: float = 1.0
-    batch_size: int = 8  # per device
-    gradient_accumulation_steps: int = 1
-    learning_rate: float = 5e-4
-    weight_decay: float = 0.01
-    warmup: float = 0.06  # fraction of the steps
-    mlm_probability: float = 0.15
-    save_steps: int = 500
-    save_total_limit: int | None = 2
-    logging_steps: int = 50
-    max_eval_blocks: int | None = 512  # evaluation cost cap; None = the whole validation set
-    resume: bool = False
-    seed: int = 42
-    progress: bool = True
-    extra_training_args: dict = field(default_factory=dict)  # any other TrainingArguments field
-    callbacks: list[TrainerCallback] = field(default_factory=list)  # extra Trainer callbacks
+    tokenizer: str | None = field(
+        default=None,
+        metadata={"help": "a saved tokenizer folder; if absent, a byte-level BPE is trained on train"},
+    )
+    vocab_size: int | None = field(
+        default=None, metadata={"help": "vocabulary of the BPE trained here; if absent, the preset's"}
+    )
+    tokenizer_chars: int = field(
+        default=20_000_000, metadata={"help": "characters of train the BPE learns from"}
+    )
 
     def __post_init__(self) -> None:
+        if isinstance(self.train, str):
+            self.train = [self.train]
+        if isinstance(self.validation, str):
+            self.validation = [self.validation]
+        if isinstance(self.projected_length, str):
+            self.projected_length = parse_projected_length(self.projected_length)
         if not self.train:
-            raise ValueError("train: give at least one file, folder or dataset name")
+            raise ValueError("train: give at least one file, folder or dataset name (--train)")
         for what, sources in (("train", self.train), ("validation", self.validation or [])):
             if not (len(sources) == 1 and is_hub_name(sources[0])):
                 expand_text_files(sources, what)  # missing file / folder / wrong kind: fail now
@@ -117,11 +158,14 @@ class PretrainConfig:
             raise ValueError(f"max_train_documents={self.max_train_documents} must be >= 1")
         if self.seq_len < 8:
             raise ValueError(f"seq_len={self.seq_len} is too short: a block needs at least 8 tokens")
-        if self.max_steps is not None and self.max_steps < 0:
-            raise ValueError(f"max_steps={self.max_steps} must be >= 0")
-        if self.epochs <= 0 or self.batch_size < 1 or self.save_steps < 1:
+        if self.max_steps < -1:
             raise ValueError(
-                f"epochs={self.epochs}, batch_size={self.batch_size} and save_steps={self.save_steps} must be > 0"
+                f"max_steps={self.max_steps} must be -1 (train num_train_epochs), 0 (only evaluate) or > 0"
+            )
+        if self.num_train_epochs <= 0 or self.per_device_train_batch_size < 1 or self.save_steps <= 0:
+            raise ValueError(
+                f"num_train_epochs={self.num_train_epochs}, per_device_train_batch_size="
+                f"{self.per_device_train_batch_size} and save_steps={self.save_steps} must be > 0"
             )
         if not 0 < self.mlm_probability < 1:
             raise ValueError(f"mlm_probability={self.mlm_probability} must be in (0, 1)")
@@ -146,14 +190,7 @@ class PretrainConfig:
         ):
             if k is not None and not 1 <= k <= self.seq_len:
                 raise ValueError(f"projected_length k={k} must be between 1 and seq_len={self.seq_len}")
-        has_checkpoint = Path(self.output_dir).is_dir() and get_last_checkpoint(self.output_dir) is not None
-        if self.resume and not has_checkpoint:
-            raise ValueError(f"resume: {self.output_dir!r} holds no checkpoint-* folder to resume from")
-        if has_checkpoint and not self.resume:
-            raise ValueError(
-                f"{self.output_dir!r} already holds checkpoints: pass --resume to continue that run, "
-                f"or choose another --output-dir"
-            )
+        super().__post_init__()  # output_dir, resume / checkpoints, then the Trainer's own checks
 
 
 @dataclass
@@ -170,17 +207,17 @@ class PretrainResult:
     reinitialized: list[str] = field(default_factory=list)  # init_from: weights the checkpoint lacked
 
 
-def build_tokenizer(config: PretrainConfig, train_text, args: TrainingArguments) -> PreTrainedTokenizerBase:
+def build_tokenizer(config: PretrainConfig, train_text) -> PreTrainedTokenizerBase:
     """The given tokenizer, the one saved by an earlier (resumed) run, or a fresh byte-level BPE."""
     saved = Path(config.output_dir) / "tokenizer"
     source = config.tokenizer or config.init_from  # a model directory carries its tokenizer
     if source and (Path(source) / "tokenizer_config.json").is_file():
         return AutoTokenizer.from_pretrained(source)
-    with args.main_process_first(desc="train tokenizer"):  # rank 0 trains and saves, the others load
+    with config.main_process_first(desc="train tokenizer"):  # rank 0 trains and saves, the others load
         if not (saved / "tokenizer_config.json").is_file():
             vocab_size = config.vocab_size or PRESETS[config.preset]["vocab_size"]
             tokenizer = train_tokenizer(train_text, vocab_size, config.tokenizer_chars)
-            if args.process_index == 0:
+            if config.process_index == 0:
                 tokenizer.save_pretrained(saved)
             return tokenizer
         return AutoTokenizer.from_pretrained(saved)
@@ -226,42 +263,16 @@ class ResumableMaskingCollator(DataCollatorForLanguageModeling):
         return super().__call__(features, return_tensors)
 
 
-def training_arguments(config: PretrainConfig) -> TrainingArguments:
-    return TrainingArguments(
-        output_dir=config.output_dir,
-        max_steps=config.max_steps if config.max_steps else -1,
-        num_train_epochs=config.epochs,
-        per_device_train_batch_size=config.batch_size,
-        per_device_eval_batch_size=config.batch_size,
-        gradient_accumulation_steps=config.gradient_accumulation_steps,
-        learning_rate=config.learning_rate,
-        weight_decay=config.weight_decay,
-        warmup_steps=config.warmup,
-        adam_beta2=0.98,  # RoBERTa's
-        save_strategy="steps",
-        save_steps=config.save_steps,
-        save_total_limit=config.save_total_limit,
-        eval_strategy="no",  # one held-out evaluation at the end, with seeded masks
-        logging_steps=config.logging_steps,
-        seed=config.seed,
-        data_seed=config.seed,
-        dataloader_num_workers=0,
-        dataloader_pin_memory=torch.cuda.is_available(),  # pinning is CUDA-only; silences a CPU warning
-        report_to=[],
-        include_num_input_tokens_seen="non_padding",  # for tokens/s (blocks hold no padding)
-        disable_tqdm=not config.progress,
-        **config.extra_training_args,
-    )
+def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) -> PretrainResult:
+    """Train (or continue) a masked LM as configured; save it with its tokenizer and metrics.json.
 
-
-def pretrain(config: PretrainConfig) -> PretrainResult:
-    """Train (or continue) a masked LM as configured; save it with its tokenizer and metrics.json."""
-    args = training_arguments(config)
+    `callbacks` are extra `TrainerCallback`s (logging, early stopping, ...), after our throughput one.
+    """
     train_text = load_text(config.train, config.text_column, "train")
     if config.max_train_documents is not None and len(train_text) > config.max_train_documents:
         train_text = train_text.select(range(config.max_train_documents))
-    tokenizer = build_tokenizer(config, train_text, args)
-    with args.main_process_first(desc="tokenize and pack"):
+    tokenizer = build_tokenizer(config, train_text)
+    with config.main_process_first(desc="tokenize and pack"):
         train_blocks = pack_blocks(train_text, tokenizer, config.seq_len, "pack train blocks")
         if config.validation:
             eval_text = load_text(config.validation, config.text_column, "validation", split="validation")
@@ -291,18 +302,17 @@ def pretrain(config: PretrainConfig) -> PretrainResult:
     throughput = ThroughputCallback()
     trainer = Trainer(
         model=model,
-        args=args,
+        args=config,
         data_collator=collator,
         train_dataset=train_blocks,
         eval_dataset=eval_blocks,
         processing_class=tokenizer,
-        callbacks=[throughput, *config.callbacks],
+        callbacks=[throughput, *callbacks],
     )
 
     train_loss = None
     if config.max_steps != 0:
-        resume_from = get_last_checkpoint(config.output_dir) if config.resume else None
-        train_loss = trainer.train(resume_from_checkpoint=resume_from).training_loss
+        train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss
     eval_loss = trainer.evaluate()["eval_loss"]
     trainer.save_model()  # model.safetensors + config.json + tokenizer files, on the main process only
 
@@ -319,11 +329,11 @@ def pretrain(config: PretrainConfig) -> PretrainResult:
         reinitialized=reinitialized,
     )
     if trainer.is_world_process_zero():
-        write_metrics(config.output_dir, asdict(result), asdict(config))
+        write_metrics(config.output_dir, asdict(result), config.to_dict())
     return result
 
 
 def write_metrics(output_dir: str, result: dict, config: dict) -> None:
     os.makedirs(output_dir, exist_ok=True)
     with open(Path(output_dir) / "metrics.json", "w") as f:
-        json.dump({**result, "config": config}, f, indent=2, default=repr)  # callbacks: by name
+        json.dump({**result, "config": config}, f, indent=2, default=repr)
