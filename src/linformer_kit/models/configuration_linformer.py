@@ -24,7 +24,14 @@ from typing import Literal, get_args
 
 from transformers import PreTrainedConfig
 
-from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES, ProjectionKind, Sharing
+from linformer_kit.nn import (
+    PROJECTION_KINDS,
+    PROJECTION_SCALINGS,
+    SHARING_MODES,
+    ProjectionKind,
+    ProjectionScaling,
+    Sharing,
+)
 
 PositionStyle = Literal["roberta", "bert"]
 POSITION_STYLES: tuple[str, ...] = get_args(PositionStyle)
@@ -80,6 +87,7 @@ class LinformerConfig(PreTrainedConfig):
     projected_length: int | list[int] | None = 256
     sharing: Sharing = "headwise"
     projection: ProjectionKind = "linear"
+    projection_scaling: ProjectionScaling = "none"  # "length": E(mX) * sqrt(max_seq_len / real tokens)
     position_style: PositionStyle = "roberta"
 
     def __post_init__(self, **kwargs) -> None:
@@ -119,6 +127,15 @@ class LinformerConfig(PreTrainedConfig):
             raise ValueError(f"sharing must be one of {SHARING_MODES}, got {self.sharing!r}")
         if self.projection not in PROJECTION_KINDS:
             raise ValueError(f"projection must be one of {PROJECTION_KINDS}, got {self.projection!r}")
+        if self.projection_scaling not in PROJECTION_SCALINGS:
+            raise ValueError(
+                f"projection_scaling must be one of {PROJECTION_SCALINGS}, got {self.projection_scaling!r}"
+            )
+        if self.projection_scaling == "length" and self.projection not in ("linear", "random"):
+            raise ValueError(
+                f"projection_scaling='length' applies to dense projections (linear, random), "
+                f"not projection={self.projection!r}"
+            )
         self._validate_projected_length()
 
     def _validate_projected_length(self) -> None:

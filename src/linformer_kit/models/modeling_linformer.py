@@ -110,6 +110,7 @@ class LinformerAttention(nn.Module):
             projection=config.projection,
             dropout=config.attention_probs_dropout_prob,
             shared_projection=shared_projection,
+            projection_scaling=config.projection_scaling,
         )
         self.output = LinformerSelfOutput(config)
 
@@ -185,7 +186,9 @@ class LinformerEncoder(nn.Module):
         k = config.projected_lengths()[0]
         shared = None
         if config.sharing == "layerwise" and k is not None:
-            self.projection = SequenceProjection(config.max_seq_len, k, config.projection)
+            self.projection = SequenceProjection(
+                config.max_seq_len, k, config.projection, scaling=config.projection_scaling
+            )
             shared = self.projection
         self.layer = nn.ModuleList(
             [LinformerLayer(config, i, shared) for i in range(config.num_hidden_layers)]

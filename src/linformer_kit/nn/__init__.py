@@ -17,19 +17,28 @@ from linformer_kit.nn.backends import (
     eager_attention,
     sdpa_attention,
 )
-from linformer_kit.nn.projection import PROJECTION_KINDS, Projected, ProjectionKind, SequenceProjection
+from linformer_kit.nn.projection import (
+    PROJECTION_KINDS,
+    PROJECTION_SCALINGS,
+    Projected,
+    ProjectionKind,
+    ProjectionScaling,
+    SequenceProjection,
+)
 
 __all__ = [
     "ATTENTION_BACKENDS",
     "BACKENDS",
     "PROJECTION_KINDS",
     "PROJECTION_ORDERS",
+    "PROJECTION_SCALINGS",
     "SHARING_MODES",
     "AttentionBackend",
     "LinformerSelfAttention",
     "Projected",
     "ProjectionKind",
     "ProjectionOrder",
+    "ProjectionScaling",
     "SequenceProjection",
     "Sharing",
     "eager_attention",

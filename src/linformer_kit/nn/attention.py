@@ -26,9 +26,11 @@ from linformer_kit.nn.backends import ATTENTION_BACKENDS, BACKENDS, AttentionBac
 from linformer_kit.nn.projection import (
     Projected,
     ProjectionKind,
+    ProjectionScaling,
     SequenceProjection,
     dense_project,
     dense_slot_mask,
+    length_scaled,
 )
 
 Sharing = Literal["none", "headwise", "kv", "layerwise"]
@@ -58,6 +60,8 @@ class LinformerSelfAttention(nn.Module):
             (for example by the encoder) and used by every layer. It is *not* registered in this
             module, so it has one entry in the owner's state dict and one gradient. Without it, the
             layer creates and registers its own, available as `layer.kv_projection`.
+        projection_scaling: "none", or "length": scale E (m X) by sqrt(max_seq_len / real tokens)
+            so short inputs keep the key/value norms of full-length ones (see `SequenceProjection`).
 
     Raises:
         ValueError: on any inconsistent argument, naming the value and its limit.
@@ -78,6 +82,7 @@ class LinformerSelfAttention(nn.Module):
         projection_order: ProjectionOrder = "auto",
         causal: bool = False,
         shared_projection: SequenceProjection | None = None,
+        projection_scaling: ProjectionScaling = "none",
     ) -> None:
         super().__init__()
         _validate(
@@ -107,15 +112,17 @@ class LinformerSelfAttention(nn.Module):
         if sharing in ("none", "headwise"):
             heads = num_heads if sharing == "none" else 1
             self.key_projection = SequenceProjection(
-                max_seq_len, projected_length, projection, num_heads=heads
+                max_seq_len, projected_length, projection, num_heads=heads, scaling=projection_scaling
             )
             self.value_projection = SequenceProjection(
-                max_seq_len, projected_length, projection, num_heads=heads
+                max_seq_len, projected_length, projection, num_heads=heads, scaling=projection_scaling
             )
         elif shared_projection is not None:  # layerwise, owned by the caller
             self._external_projection = (shared_projection,)
         else:  # kv, or layerwise owned by this layer
-            self.kv_projection = SequenceProjection(max_seq_len, projected_length, projection)
+            self.kv_projection = SequenceProjection(
+                max_seq_len, projected_length, projection, scaling=projection_scaling
+            )
 
     # --- which projections this layer uses -------------------------------------------------------
 
@@ -267,7 +274,11 @@ def project_pair(
     if e is f:
         projected = e(x, mask)
         return projected, projected
-    dense = e.kind in ("linear", "random") and f.kind == e.kind and e.weight.shape == f.weight.shape
+    dense = (
+        e.kind in ("linear", "random")
+        and (f.kind, f.scaling) == (e.kind, e.scaling)
+        and e.weight.shape == f.weight.shape
+    )
     if not dense:
         return e(x, mask), f(x, mask)
     n, k = x.shape[-2], e.projected_length
@@ -276,6 +287,8 @@ def project_pair(
     weight = torch.cat([e.weight[:, :n], f.weight[:, :n]]).to(x.dtype)  # (2k, n)
     key_slots = dense_slot_mask(weight[:k], mask, e.max_seq_len)  # (b, k): the keys decide which slots count
     values, row_weight = dense_project(weight, x, mask)  # (b, 2k, D), (b, 2k, 1)
+    if e.scaling == "length":
+        values, row_weight = length_scaled(values, row_weight, mask, n, e.max_seq_len)
     return (
         Projected(values[:, :k], row_weight[:, :k], key_slots),
         Projected(values[:, k:], row_weight[:, k:], key_slots),

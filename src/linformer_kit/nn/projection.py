@@ -13,6 +13,13 @@ before the key/value linears; the attention layer then uses the paper's order).
 
 Padding: a mask m (b, n), True = real token, removes padded rows before projecting: E (m * X).
 Inputs shorter than max_seq_len use the first n columns of E (windows past the end hold no token).
+
+Length scaling (`scaling="length"`, dense kinds only): a projected row of a dense E sums n_real
+terms, so with E ~ N(0, 1/N) (N = max_seq_len) its expected squared norm is (n_real/N)·E|x|²: an
+input of 20 real tokens gets keys and values sqrt(20/512) ≈ 0.2 times as long as a full block, its
+attention logits shrink by the same factor and its attention goes flat. Multiplying E(m X) (and E m,
+the bias weight) by sqrt(N / n_real) restores the norm of a full-length input at every length
+(docs/reproduction.md measures what this does to short-input finetuning).
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ from torch import nn
 
 ProjectionKind = Literal["linear", "mean", "max", "conv", "random"]
 PROJECTION_KINDS: tuple[str, ...] = get_args(ProjectionKind)
+ProjectionScaling = Literal["none", "length"]
+PROJECTION_SCALINGS: tuple[str, ...] = get_args(ProjectionScaling)
 WINDOW_KINDS = ("mean", "max", "conv")
 
 
@@ -57,6 +66,7 @@ class SequenceProjection(nn.Module):
         max_seq_len: the longest input n; E is (k x max_seq_len) and shorter inputs slice it.
         projected_length: k, the number of slots (k <= max_seq_len).
         kind: one of "linear", "mean", "max", "conv", "random".
+        scaling: "none", or "length" (dense kinds): multiply E (m X) by sqrt(max_seq_len / n_real).
         num_heads: 1 for a projection shared by all heads (input (b, n, c) or (b, h, n, c));
             h for one E per head (the "none" sharing mode; input (b, h, n, d)).
 
@@ -72,10 +82,18 @@ class SequenceProjection(nn.Module):
         kind: ProjectionKind = "linear",
         *,
         num_heads: int = 1,
+        scaling: ProjectionScaling = "none",
     ) -> None:
         super().__init__()
         if kind not in PROJECTION_KINDS:
             raise ValueError(f"projection kind must be one of {PROJECTION_KINDS}, got {kind!r}")
+        if scaling not in PROJECTION_SCALINGS:
+            raise ValueError(f"projection scaling must be one of {PROJECTION_SCALINGS}, got {scaling!r}")
+        if scaling == "length" and kind not in ("linear", "random"):
+            raise ValueError(
+                f"projection scaling 'length' applies to dense E (linear, random), not kind={kind!r}: "
+                "pooling already averages over the real tokens of a window"
+            )
         if not 1 <= projected_length <= max_seq_len:
             raise ValueError(
                 f"projected_length (k={projected_length}) must be between 1 and max_seq_len={max_seq_len}"
@@ -90,6 +108,7 @@ class SequenceProjection(nn.Module):
         self.max_seq_len = max_seq_len
         self.projected_length = projected_length
         self.kind = kind
+        self.scaling = scaling
         self.num_heads = num_heads
         self.window = max_seq_len // projected_length
         head_shape = (num_heads,) if num_heads > 1 else ()
@@ -120,7 +139,11 @@ class SequenceProjection(nn.Module):
 
     def extra_repr(self) -> str:
         heads = f", num_heads={self.num_heads}" if self.num_heads > 1 else ""
-        return f"max_seq_len={self.max_seq_len}, projected_length={self.projected_length}, kind={self.kind!r}{heads}"
+        scaling = f", scaling={self.scaling!r}" if self.scaling != "none" else ""
+        return (
+            f"max_seq_len={self.max_seq_len}, projected_length={self.projected_length}, "
+            f"kind={self.kind!r}{heads}{scaling}"
+        )
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> Projected:
         """Project x (b, *, n, c) with optional mask (b, n) bool (True = real) to (b, *, k, c)."""
@@ -135,6 +158,8 @@ class SequenceProjection(nn.Module):
         n = x.shape[-2]
         weight = self.weight[..., :n].to(x.dtype)  # (*h, k, n): length contract, slice to n
         values, row_weight = dense_project(weight, x, mask)
+        if self.scaling == "length":
+            values, row_weight = length_scaled(values, row_weight, mask, n, self.max_seq_len)
         return Projected(values, row_weight, dense_slot_mask(weight, mask, self.max_seq_len))
 
     def _pool(self, x: torch.Tensor, mask: torch.Tensor | None) -> Projected:
@@ -187,6 +212,23 @@ def dense_slot_mask(weight: torch.Tensor, mask: torch.Tensor | None, max_seq_len
     reach = torch.einsum("...kn,bn->b...k", weight.detach().abs(), real)  # (b, *h, k)
     slot_mask = reach > 0
     return slot_mask | ~slot_mask.any(-1, keepdim=True)  # a row with no real token keeps every slot
+
+
+def length_scaled(
+    values: torch.Tensor, row_weight: torch.Tensor, mask: torch.Tensor | None, n: int, max_seq_len: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """E (m X) and E m (b, *, k, c / 1) times sqrt(max_seq_len / n_real).
+
+    n_real is the number of real tokens of each row: mask.sum(-1), or the input length n unpadded.
+    It depends on the real tokens only, so a padded row is scaled exactly as the same row alone.
+    """
+    b = values.shape[0]
+    if mask is None:
+        real = torch.full((b,), float(n), device=values.device)
+    else:
+        real = mask.sum(-1).clamp(min=1).to(torch.float32)  # (b,); an all-pad row is finite, not inf
+    factor = (max_seq_len / real).sqrt().to(values.dtype).view(b, *([1] * (values.dim() - 1)))
+    return values * factor, row_weight * factor
 
 
 def _mask_like(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -37,7 +37,14 @@ from transformers import (
 )
 
 from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, parse_projected_length
-from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES, ProjectionKind, Sharing
+from linformer_kit.nn import (
+    PROJECTION_KINDS,
+    PROJECTION_SCALINGS,
+    SHARING_MODES,
+    ProjectionKind,
+    ProjectionScaling,
+    Sharing,
+)
 from linformer_kit.train.arguments import LinformerTrainingArguments, trainer_default
 from linformer_kit.train.convert import linformer_from_checkpoint
 from linformer_kit.train.data import expand_text_files, is_hub_name, load_text, pack_blocks, train_tokenizer
@@ -124,6 +131,13 @@ class PretrainConfig(LinformerTrainingArguments):
     )
     sharing: Sharing = field(default="headwise", metadata={"help": "E/F sharing (paper §4)"})
     projection: ProjectionKind = field(default="linear", metadata={"help": "projection kind (paper §4-5)"})
+    projection_scaling: ProjectionScaling = field(
+        default="none",
+        metadata={
+            "help": "'length': scale E(mX) by sqrt(seq_len / real tokens) so short inputs keep full-length "
+            "key norms (new models only)"
+        },
+    )
     # tokenizer: a saved one, or byte-level BPE trained on the first `tokenizer_chars` characters of train
     tokenizer: str | None = field(
         default=None,
@@ -154,6 +168,15 @@ class PretrainConfig(LinformerTrainingArguments):
             raise ValueError(f"sharing must be one of {SHARING_MODES}, got {self.sharing!r}")
         if self.projection not in PROJECTION_KINDS:
             raise ValueError(f"projection must be one of {PROJECTION_KINDS}, got {self.projection!r}")
+        if self.projection_scaling not in PROJECTION_SCALINGS:
+            raise ValueError(
+                f"projection_scaling must be one of {PROJECTION_SCALINGS}, got {self.projection_scaling!r}"
+            )
+        if self.projection_scaling != "none" and self.init_from is not None:
+            raise ValueError(
+                f"projection_scaling={self.projection_scaling!r} applies to new models only; "
+                f"init_from={self.init_from!r} keeps its checkpoint's scaling"
+            )
         if self.max_train_documents is not None and self.max_train_documents < 1:
             raise ValueError(f"max_train_documents={self.max_train_documents} must be >= 1")
         if self.seq_len < 8:
@@ -232,6 +255,7 @@ def build_model(
     )
     if config.init_from is not None:
         return linformer_from_checkpoint(config.init_from, **linformer)
+    linformer["projection_scaling"] = config.projection_scaling
     shape = {key: value for key, value in PRESETS[config.preset].items() if key != "vocab_size"}
     model_config = LinformerConfig(
         vocab_size=len(tokenizer),
@@ -329,7 +353,9 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
         reinitialized=reinitialized,
     )
     if trainer.is_world_process_zero():
-        write_metrics(config.output_dir, asdict(result), config.to_dict())
+        # log_history: training loss and (with eval_strategy="steps") validation loss by step
+        metrics = {**asdict(result), "log_history": trainer.state.log_history}
+        write_metrics(config.output_dir, metrics, config.to_dict())
     return result
 
 
