@@ -81,5 +81,5 @@ def test_length_scaling_needs_a_dense_projection(kind: str) -> None:
 
 
 def test_unknown_scaling_is_named() -> None:
-    with pytest.raises(ValueError, match="scaling must be one of .*got 'sqrt'"):
+    with pytest.raises(ValueError, match=r"scaling must be one of .*got 'sqrt'"):
         SequenceProjection(N, K, scaling="sqrt")  # type: ignore[arg-type]
