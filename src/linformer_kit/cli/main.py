@@ -24,6 +24,7 @@ VERBS: dict[str, str] = {
     "finetune": "Finetune a Linformer model for sequence classification.",
     "benchmark": "Speed and memory of Linformer vs full attention (the paper's Table 3).",
     "spectrum": "Singular-value spectrum of attention maps (the paper's Figure 1) and a k recommender.",
+    "reproduce": "Run a reproduction study: a recipe of pretrain / finetune runs, tables and plots.",
 }
 
 

@@ -11,6 +11,7 @@ member, which Linformer handles exactly (pads are masked before the E/F projecti
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -87,6 +88,12 @@ class FinetuneConfig(LinformerTrainingArguments):
     max_train_samples: int | None = field(
         default=None, metadata={"help": "train on a seeded random subset of this many examples"}
     )
+    max_eval_samples: int | None = field(
+        default=None,
+        metadata={
+            "help": "evaluate on a fixed random subset of this many dev examples (the same for every run)"
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.model is None:
@@ -130,6 +137,8 @@ class FinetuneConfig(LinformerTrainingArguments):
             )
         if self.max_train_samples is not None and self.max_train_samples < 1:
             raise ValueError(f"max_train_samples={self.max_train_samples} must be >= 1")
+        if self.max_eval_samples is not None and self.max_eval_samples < 1:
+            raise ValueError(f"max_eval_samples={self.max_eval_samples} must be >= 1")
         super().__post_init__()  # output_dir, resume / checkpoints, then the Trainer's own checks
 
 
@@ -217,6 +226,8 @@ def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) 
     label2id = label_mapping(config, train, dev)
     if config.max_train_samples is not None and len(train) > config.max_train_samples:
         train = train.shuffle(seed=config.seed).select(range(config.max_train_samples))
+    if config.max_eval_samples is not None and len(dev) > config.max_eval_samples:
+        dev = dev.shuffle(seed=0).select(range(config.max_eval_samples))  # seed 0: one subset for all runs
 
     tokenizer = AutoTokenizer.from_pretrained(config.model)
     model_config = AutoConfig.from_pretrained(config.model)
@@ -252,7 +263,8 @@ def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) 
         callbacks=[throughput, *callbacks],
     )
     train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss
-    metrics = trainer.evaluate()
+    prediction = trainer.predict(dev, metric_key_prefix="eval")  # metrics and per-example predictions
+    metrics = prediction.metrics
     trainer.save_model()
 
     result = FinetuneResult(
@@ -269,4 +281,16 @@ def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) 
     )
     if trainer.is_world_process_zero():
         write_metrics(config.output_dir, asdict(result), config.to_dict())
+        write_predictions(config.output_dir, dev, prediction)
     return result
+
+
+def write_predictions(output_dir: str, dev: datasets.Dataset, prediction) -> None:
+    """eval_predictions.jsonl: per dev example its length in tokens, label id and predicted id.
+
+    What accuracy-by-input-length needs (docs/reproduction.md), without running the model again.
+    """
+    predicted = np.argmax(prediction.predictions, axis=-1)
+    with open(Path(output_dir) / "eval_predictions.jsonl", "w") as f:
+        for ids, label, guess in zip(dev["input_ids"], prediction.label_ids, predicted):
+            f.write(json.dumps({"tokens": len(ids), "label": int(label), "predicted": int(guess)}) + "\n")

@@ -1,0 +1,83 @@
+"""What a pretrained encoder's attention does to inputs shorter than its training blocks.
+
+For inputs of L tokens (cut from held-out text) and every layer:
+- key_norm_ratio / value_norm_ratio: mean norm of a projected key (value) row, E(mX)W_kᵀ + (Em)b_kᵀ,
+  over the mean norm of a token's own key X W_kᵀ + b_k. Full attention: 1 by definition. With a
+  learned E ~ N(0, 1/N) and no length scaling it falls like sqrt(L/N): short inputs get short keys.
+- entropy: attention entropy over the keys (slots), divided by its maximum log(number of keys), so
+  1 = uniform (attention does nothing) and 0 = one key.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch.nn import functional as F
+
+from linformer_kit.nn import LinformerSelfAttention
+
+
+@torch.no_grad()
+def probe_lengths(
+    model_dir: str, texts: list[str], lengths: list[int], *, inputs: int = 16, device: str = "cpu"
+) -> dict[str, Any]:
+    from transformers import AutoTokenizer
+
+    from linformer_kit.models import LinformerModel
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = LinformerModel.from_pretrained(model_dir, attn_implementation="eager").to(device).eval()
+    stream = tokenizer("\n\n".join(texts), add_special_tokens=False)["input_ids"]
+    captured: list[tuple[LinformerSelfAttention, torch.Tensor, torch.Tensor | None]] = []
+
+    def capture(block, args, kwargs):  # the attention block: (hidden_states, key_padding_mask, ...)
+        mask = args[1] if len(args) > 1 else kwargs.get("key_padding_mask")
+        captured.append((block.self, args[0], mask))
+
+    hooks = [
+        m.register_forward_pre_hook(capture, with_kwargs=True)
+        for m in model.modules()
+        if isinstance(getattr(m, "self", None), LinformerSelfAttention)
+    ]
+    rows = []
+    for length in lengths:
+        if length > model.config.max_seq_len or len(stream) < inputs * length:
+            continue
+        ids = torch.tensor([stream[i * length : (i + 1) * length] for i in range(inputs)], device=device)
+        captured.clear()
+        out = model(ids, attention_mask=torch.ones_like(ids), output_attentions=True)
+        for layer, (attentions, (module, x, mask)) in enumerate(zip(out.attentions, captured)):
+            rows.append(
+                {"length": length, "layer": layer, "entropy": _normalised_entropy(attentions)}
+                | _norm_ratios(module, x, mask)
+            )
+    for hook in hooks:
+        hook.remove()
+    return {"model": model_dir, "projected_length": model.config.projected_length, "rows": rows}
+
+
+def _normalised_entropy(p: torch.Tensor) -> float:
+    """p (b, h, n, m): mean over b, h, n of H(p_row) / log(m)."""
+    m = p.shape[-1]
+    if m == 1:
+        return 0.0
+    entropy = -(p.float() * p.float().clamp_min(1e-12).log()).sum(-1)
+    return float(entropy.mean() / math.log(m))
+
+
+def _norm_ratios(module: LinformerSelfAttention, x: torch.Tensor, mask: torch.Tensor | None) -> dict:
+    tokens_k, tokens_v = module.key(x).norm(dim=-1).mean(), module.value(x).norm(dim=-1).mean()
+    projections = module.projections()
+    if projections is None or projections[0].num_heads > 1 or not projections[0].is_linear:
+        ratio = 1.0 if projections is None else None  # full attention: keys are the tokens' own
+        return {"key_norm_ratio": ratio, "value_norm_ratio": ratio}
+    e, f = projections
+    pe, pf = e(x, mask), f(x, mask)
+    keys = F.linear(pe.values, module.key.weight) + pe.row_weight * module.key.bias
+    values = F.linear(pf.values, module.value.weight) + pf.row_weight * module.value.bias
+    return {
+        "key_norm_ratio": float(keys.norm(dim=-1).mean() / tokens_k),
+        "value_norm_ratio": float(values.norm(dim=-1).mean() / tokens_v),
+    }

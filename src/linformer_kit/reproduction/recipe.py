@@ -1,0 +1,170 @@
+"""A reproduction study as data: which `linformer pretrain` / `finetune` runs, with which options.
+
+A recipe (YAML or JSON, committed under `recipes/reproduction/`) names pretraining runs that share
+`defaults`, and finetuning tasks run on some of those models with several seeds:
+
+    tier: cpu                       # a label recorded with every result
+    output_dir: runs/reproduction-cpu
+    results_dir: docs/reproduction/cpu
+    max_parallel: 1                 # runs at a time (a GPU fits several small ones)
+    pretrain:
+      defaults: {train: "{data}/gutenberg/train.jsonl.gz", preset: small, max_steps: 2000, ...}
+      runs: {full: {projected_length: none}, k128: {projected_length: 128}}
+    finetune:
+      defaults: {num_train_epochs: 1, learning_rate: 1e-4}
+      tasks: {sst2: {train: "{data}/sst2/train.tsv", ...}}
+      models: [full, k128]          # names of pretraining runs
+      seeds: [1, 2, 3]
+
+Every option is a field of `PretrainConfig` / `FinetuneConfig` (so of the CLI) under its own name;
+`{data}` is the data folder (`--data`, default `../shared/data`). `load_recipe` checks all of it,
+every path and every field name, before any run starts, and raises ValueError naming the bad entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Options the driver sets itself, per run: a recipe that sets them is refused.
+DRIVER_OWNED = ("output_dir", "tokenizer", "model", "config", "resume", "overwrite_output_dir")
+PATH_FIELDS = ("train", "validation")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One invocation of `linformer pretrain` or `linformer finetune`."""
+
+    name: str  # pretrain: the run name; finetune: TASK-MODEL-sSEED
+    verb: str  # "pretrain" | "finetune"
+    options: dict[str, Any]  # PretrainConfig / FinetuneConfig fields, without the driver-owned ones
+    task: str | None = None  # finetune: the task name
+    model: str | None = None  # finetune: the pretraining run it starts from
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Recipe:
+    tier: str
+    output_dir: str
+    results_dir: str
+    pretrain: list[Run]
+    finetune: list[Run]
+    max_parallel: int = 1
+    source: dict[str, Any] = field(default_factory=dict)  # the recipe as written (recorded in results)
+
+    @property
+    def runs(self) -> list[Run]:
+        return [*self.pretrain, *self.finetune]
+
+
+def load_recipe(path: str | Path, data_dir: str = "../shared/data", overrides: dict | None = None) -> Recipe:
+    """Read and check a recipe; `overrides` replaces top-level keys (e.g. output_dir)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"recipe: no such file: {str(path)!r}")
+    text = path.read_text()
+    try:
+        if path.suffix in (".yaml", ".yml"):
+            import yaml
+
+            raw = yaml.safe_load(text)
+        elif path.suffix == ".json":
+            raw = json.loads(text)
+        else:
+            raise ValueError(f"recipe: {str(path)!r} must be a .yaml, .yml or .json file")
+    except (json.JSONDecodeError, ImportError) as error:
+        raise ValueError(f"recipe: cannot read {str(path)!r}: {error}") from error
+    if not isinstance(raw, dict):
+        raise ValueError(f"recipe: {str(path)!r} must hold a mapping, got {type(raw).__name__}")
+    raw = {**raw, **(overrides or {})}
+    return _build(raw, data_dir)
+
+
+def _build(raw: dict, data_dir: str) -> Recipe:
+    known = {"tier", "output_dir", "results_dir", "max_parallel", "pretrain", "finetune"}
+    _no_unknown("recipe", raw, known)
+    for key in ("tier", "output_dir", "results_dir", "pretrain"):
+        if key not in raw:
+            raise ValueError(f"recipe: missing {key!r}")
+    max_parallel = raw.get("max_parallel", 1)
+    if not isinstance(max_parallel, int) or max_parallel < 1:
+        raise ValueError(f"recipe: max_parallel={max_parallel!r} must be an int >= 1")
+
+    section = raw["pretrain"]
+    _no_unknown("pretrain", section, {"defaults", "runs"})
+    runs = section.get("runs") or {}
+    if not runs:
+        raise ValueError("recipe: pretrain.runs names no run")
+    pretrain = [
+        Run(name, "pretrain", _options(f"pretrain.runs.{name}", section.get("defaults"), spec, data_dir))
+        for name, spec in runs.items()
+    ]
+    finetune = _finetune_runs(raw.get("finetune"), set(runs), data_dir)
+    recipe = Recipe(
+        str(raw["tier"]), str(raw["output_dir"]), str(raw["results_dir"]), pretrain, finetune,
+        max_parallel, source=raw,
+    )  # fmt: skip
+    _check_fields(recipe)
+    return recipe
+
+
+def _finetune_runs(section: dict | None, pretrained: set[str], data_dir: str) -> list[Run]:
+    if not section:
+        return []
+    _no_unknown("finetune", section, {"defaults", "tasks", "models", "seeds"})
+    models, seeds, tasks = section.get("models") or [], section.get("seeds") or [], section.get("tasks") or {}
+    unknown = [m for m in models if m not in pretrained]
+    if unknown:
+        raise ValueError(f"recipe: finetune.models {unknown} are not pretraining runs {sorted(pretrained)}")
+    if not (models and seeds and tasks):
+        raise ValueError("recipe: finetune needs tasks, models and seeds (each non-empty)")
+    if not all(isinstance(s, int) for s in seeds):
+        raise ValueError(f"recipe: finetune.seeds must be ints, got {seeds}")
+    return [
+        Run(f"{task}-{model}-s{seed}", "finetune",
+            {**_options(f"finetune.tasks.{task}", section.get("defaults"), spec, data_dir), "seed": seed},
+            task=task, model=model, seed=seed)
+        for task, spec in tasks.items() for model in models for seed in seeds
+    ]  # fmt: skip
+
+
+def _options(where: str, defaults: dict | None, spec: dict | None, data_dir: str) -> dict[str, Any]:
+    options = {**(defaults or {}), **(spec or {})}
+    owned = [key for key in options if key in DRIVER_OWNED]
+    if owned:
+        raise ValueError(f"recipe: {where} sets {owned}, which the driver sets for every run")
+    for key in PATH_FIELDS:
+        if isinstance(options.get(key), str):
+            options[key] = options[key].replace("{data}", data_dir)
+            if not Path(options[key]).exists():
+                raise ValueError(f"recipe: {where}.{key}: no such file or folder: {options[key]!r}")
+    return options
+
+
+def _check_fields(recipe: Recipe) -> None:
+    """Every option must be a field of the verb's config: a typo fails here, not after hours."""
+    from linformer_kit.train.finetune import FinetuneConfig
+    from linformer_kit.train.pretrain import PretrainConfig
+
+    fields = {
+        "pretrain": {f.name for f in dataclasses.fields(PretrainConfig)},
+        "finetune": {f.name for f in dataclasses.fields(FinetuneConfig)},
+    }
+    for run in recipe.runs:
+        unknown = sorted(set(run.options) - fields[run.verb])
+        if unknown:
+            raise ValueError(
+                f"recipe: run {run.name!r} has options {unknown} that `linformer {run.verb}` does not know"
+            )
+
+
+def _no_unknown(where: str, mapping: object, known: set[str]) -> None:
+    if not isinstance(mapping, dict):
+        raise ValueError(f"recipe: {where} must be a mapping, got {type(mapping).__name__}")
+    unknown = sorted(set(mapping) - known)
+    if unknown:
+        raise ValueError(f"recipe: {where} has unknown keys {unknown}; expected some of {sorted(known)}")

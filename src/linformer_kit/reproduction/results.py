@@ -1,0 +1,286 @@
+"""Collect a study's runs into results.json, Markdown tables and the validation-curve plot.
+
+results.json: {"tier", "device", "recipe", "runs": [...], "finetune_summary": [...]} with one record
+per run (name, task, dataset, attention, projected_length, sharing, projection, projection_scaling,
+seq_len, train_tokens, steps, seed, val_perplexity or accuracy, device, command, and for finetuning
+the accuracy by input-length bucket). Everything is read back from the runs' own metrics.json, so
+the tables show what the runs wrote, every seed included.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+import statistics
+from pathlib import Path
+from typing import Any
+
+from linformer_kit.reproduction.recipe import Recipe
+from linformer_kit.reproduction.study import Outcome
+
+LENGTH_BUCKETS = ((1, 16), (17, 32), (33, 64), (65, 128), (129, 256), (257, 512))
+
+
+def collect(recipe: Recipe, outcomes: list[Outcome], device: str) -> dict[str, Any]:
+    pretrained = {
+        o.run.name: _read(o.output_dir / "metrics.json") for o in outcomes if o.run.verb == "pretrain"
+    }
+    runs = []
+    for o in outcomes:
+        metrics = _read(o.output_dir / "metrics.json")
+        record = {
+            "name": o.run.name,
+            "task": o.run.verb,
+            "status": "ok" if metrics else ("failed" if o.returncode else "not run"),
+            "device": device,
+            "command": shlex.join(o.command),
+            "seconds": round(o.seconds, 1) if not o.reused else None,
+        }
+        if o.run.verb == "pretrain":
+            record.update(_pretrain_record(o, metrics))
+        else:
+            record.update(_finetune_record(o, metrics, pretrained.get(str(o.run.model))))
+        runs.append(record)
+    return {
+        "tier": recipe.tier,
+        "device": device,
+        "recipe": recipe.source,
+        "runs": runs,
+        "finetune_summary": summarise_finetuning(runs),
+    }
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _model_fields(config: dict[str, Any] | None) -> dict[str, Any]:
+    config = config or {}
+    k = config.get("projected_length")
+    return {
+        "attention": "full" if k is None else "linformer",
+        "projected_length": k,
+        "sharing": None if k is None else config.get("sharing"),
+        "projection": None if k is None else config.get("projection"),
+        "projection_scaling": None if k is None else config.get("projection_scaling", "none"),
+        "seq_len": config.get("seq_len"),
+    }
+
+
+def _pretrain_record(o: Outcome, metrics: dict[str, Any] | None) -> dict[str, Any]:
+    config = (metrics or {}).get("config") or _as_config(o.run.options)
+    record: dict[str, Any] = {"dataset": _dataset(config.get("train")), **_model_fields(config)}
+    record["seed"] = config.get("seed", 42)
+    if metrics:
+        steps = metrics["steps"]
+        batch = config["per_device_train_batch_size"] * config.get("gradient_accumulation_steps", 1)
+        record.update(
+            steps=steps,
+            train_tokens=steps * batch * config["seq_len"],
+            val_perplexity=metrics["perplexity"],
+            val_loss=metrics["eval_loss"],
+            tokens_per_second=metrics.get("tokens_per_second"),
+            num_parameters=metrics.get("num_parameters"),
+            curve=_curve(metrics.get("log_history", [])),
+        )
+    return record
+
+
+def _curve(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Validation perplexity by step; the final evaluation repeats the last step's, keep one."""
+    by_step = {e["step"]: math.exp(min(e["eval_loss"], 100.0)) for e in log_history if "eval_loss" in e}
+    return [{"step": step, "val_perplexity": ppl} for step, ppl in sorted(by_step.items())]
+
+
+def _finetune_record(o: Outcome, metrics: dict | None, pretrained: dict | None) -> dict[str, Any]:
+    model_config = (pretrained or {}).get("config") or {}
+    record: dict[str, Any] = {"dataset": o.run.task, "pretrained": o.run.model, **_model_fields(model_config)}
+    record["seed"] = o.run.seed
+    if metrics:
+        config = metrics.get("config", {})
+        record.update(
+            steps=metrics["steps"],
+            train_examples=metrics["train_examples"],
+            eval_examples=metrics["eval_examples"],
+            max_length=config.get("max_length"),
+            accuracy=metrics["accuracy"],
+            f1=metrics.get("f1"),
+            accuracy_by_length=_accuracy_by_length(o.output_dir / "eval_predictions.jsonl"),
+        )
+    return record
+
+
+def _as_config(options: dict[str, Any]) -> dict[str, Any]:
+    k = options.get("projected_length", 128)
+    return {**options, "projected_length": None if k in (None, "none") else k}
+
+
+def _dataset(train: Any) -> str | None:
+    first = train[0] if isinstance(train, list) and train else train
+    return Path(first).parent.name if first else None
+
+
+def _accuracy_by_length(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    buckets = []
+    for low, high in LENGTH_BUCKETS:
+        inside = [r for r in rows if low <= r["tokens"] <= high]
+        if inside:
+            correct = sum(r["label"] == r["predicted"] for r in inside)
+            buckets.append(
+                {"tokens": f"{low}-{high}", "examples": len(inside), "accuracy": correct / len(inside)}
+            )
+    return buckets
+
+
+def summarise_finetuning(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mean ± sample std of accuracy over seeds, per (task, pretrained model); every seed listed."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in runs:
+        if r["task"] == "finetune" and r.get("accuracy") is not None:
+            groups.setdefault((r["dataset"], r["pretrained"]), []).append(r)
+    summary = []
+    for (dataset, model), members in groups.items():
+        accuracies = [m["accuracy"] for m in members]
+        summary.append(
+            {
+                "dataset": dataset,
+                "pretrained": model,
+                "seeds": [m["seed"] for m in members],
+                "accuracies": accuracies,
+                "mean": statistics.mean(accuracies),
+                "std": statistics.stdev(accuracies) if len(accuracies) > 1 else 0.0,
+                "accuracy_by_length": _pooled_buckets(members),
+            }
+        )
+    return summary
+
+
+def _pooled_buckets(members: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    pooled: dict[str, list[float]] = {}
+    counts: dict[str, int] = {}
+    for m in members:
+        for b in m.get("accuracy_by_length", []):
+            pooled.setdefault(b["tokens"], []).append(b["accuracy"])
+            counts[b["tokens"]] = b["examples"]
+    return [
+        {"tokens": t, "examples": counts[t], "mean_accuracy": statistics.mean(a)} for t, a in pooled.items()
+    ]
+
+
+# --- writing ----------------------------------------------------------------------------------------
+
+
+def write_results(results: dict[str, Any], results_dir: str | Path) -> list[Path]:
+    out = Path(results_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "results.json", out / "results.md"]
+    paths[0].write_text(json.dumps(results, indent=1) + "\n")
+    paths[1].write_text(format_tables(results))
+    curves = [r for r in results["runs"] if r["task"] == "pretrain" and r.get("curve")]
+    if curves:
+        paths.append(plot_curves(curves, out / "validation_perplexity.png", results["tier"]))
+    return paths
+
+
+def format_tables(results: dict[str, Any]) -> str:
+    lines = [f"# Reproduction study, {results['tier']} tier ({results['device']})", ""]
+    lines += ["## Pretraining (masked LM, validation perplexity)", ""]
+    lines += [
+        "| run | attention | k | sharing | projection | scaling | n | steps | train tokens | val perplexity |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results["runs"]:
+        if r["task"] != "pretrain":
+            continue
+        ppl = f"{r['val_perplexity']:.2f}" if r.get("val_perplexity") else r["status"]
+        tokens = f"{r['train_tokens'] / 1e6:.1f} M" if r.get("train_tokens") else "–"
+        lines.append(
+            f"| {r['name']} | {r['attention']} | {r['projected_length'] or '–'} | {r['sharing'] or '–'} | "
+            f"{r['projection'] or '–'} | {r['projection_scaling'] or '–'} | {r['seq_len']} | "
+            f"{r.get('steps', '–')} | {tokens} | {ppl} |"
+        )
+    summary = results["finetune_summary"]
+    if summary:
+        lines += ["", "## Finetuning (dev accuracy, mean ± std over seeds; every seed listed)", ""]
+        lines += ["| task | pretrained model | mean ± std | seeds: accuracy |", "|---|---|---|---|"]
+        for s in summary:
+            each = ", ".join(f"{seed}: {a:.4f}" for seed, a in zip(s["seeds"], s["accuracies"]))
+            lines.append(
+                f"| {s['dataset']} | {s['pretrained']} | {100 * s['mean']:.2f} ± {100 * s['std']:.2f} | {each} |"
+            )
+        lines += ["", "## Accuracy by input length (tokens; mean over seeds)", ""]
+        buckets = [b for b, _ in _bucket_order(summary)]
+        lines += ["| task | model | " + " | ".join(buckets) + " |", "|---|---|" + "---|" * len(buckets)]
+        for s in summary:
+            cells = {b["tokens"]: b for b in s["accuracy_by_length"]}
+            row = [
+                f"{100 * cells[b]['mean_accuracy']:.1f} ({cells[b]['examples']})" if b in cells else "–"
+                for b in buckets
+            ]
+            lines.append(f"| {s['dataset']} | {s['pretrained']} | " + " | ".join(row) + " |")
+    lines += _probe_table(results.get("short_input_probe") or [])
+    failed = [r["name"] for r in results["runs"] if r["status"] != "ok"]
+    if failed:
+        lines += ["", f"Runs without results: {', '.join(failed)}."]
+    return "\n".join(lines) + "\n"
+
+
+def _probe_table(probes: list[dict[str, Any]]) -> list[str]:
+    """Per model and input length: projected-key norm ratio and attention entropy, mean over layers."""
+    if not probes:
+        return []
+    lines = [
+        "",
+        "## Short inputs: projected-key norm / token-key norm, and attention entropy (mean over layers)",
+        "",
+    ]
+    lines += [
+        "| model | k | input tokens | key norm ratio | value norm ratio | entropy / max |",
+        "|---|---|---|---|---|---|",
+    ]
+    for probe in probes:
+        for length in sorted({r["length"] for r in probe["rows"]}):
+            rows = [r for r in probe["rows"] if r["length"] == length]
+            lines.append(
+                f"| {probe['name']} | {probe['projected_length'] or 'full'} | {length} | "
+                f"{_mean_cell(rows, 'key_norm_ratio')} | {_mean_cell(rows, 'value_norm_ratio')} | "
+                f"{_mean_cell(rows, 'entropy')} |"
+            )
+    return lines
+
+
+def _mean_cell(rows: list[dict[str, Any]], key: str) -> str:
+    values = [r[key] for r in rows if r[key] is not None]
+    return f"{statistics.mean(values):.3f}" if values else "–"
+
+
+def _bucket_order(summary: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    seen = {b["tokens"] for s in summary for b in s["accuracy_by_length"]}
+    return [(f"{lo}-{hi}", lo) for lo, hi in LENGTH_BUCKETS if f"{lo}-{hi}" in seen]
+
+
+def plot_curves(runs: list[dict[str, Any]], path: Path, tier: str) -> Path:
+    """Validation perplexity vs training steps, one curve per pretraining run (the paper's Figure 3)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for r in runs:
+        steps = [p["step"] for p in r["curve"]]
+        ax.plot(steps, [p["val_perplexity"] for p in r["curve"]], marker="o", markersize=3, label=r["name"])
+    ax.set_yscale("log")
+    ax.set_xlabel("training steps")
+    ax.set_ylabel("validation perplexity (log scale)")
+    ax.set_title(f"Masked-LM pretraining, {tier} tier")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,129 @@
+"""The reproduction driver: recipe checks (before any run) and a seconds-long end-to-end smoke run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from linformer_kit.cli.main import main
+from linformer_kit.reproduction import load_recipe
+
+
+def _recipe(tmp_path: Path, corpus: Path, sentiment_csv: Path, **changes) -> Path:
+    recipe = {
+        "tier": "smoke",
+        "output_dir": str(tmp_path / "runs"),
+        "results_dir": str(tmp_path / "results"),
+        "pretrain": {
+            "defaults": {
+                "train": "{data}/train.txt",
+                "validation": "{data}/valid.txt",
+                "preset": "tiny",
+                "seq_len": 32,
+                "vocab_size": 300,
+                "max_steps": 4,
+                "per_device_train_batch_size": 4,
+                "eval_strategy": "steps",
+                "eval_steps": 2,
+                "logging_steps": 2,
+                "save_strategy": "no",
+                "max_eval_blocks": 4,
+                "disable_tqdm": True,
+            },
+            "runs": {"full": {"projected_length": None}, "k8": {"projected_length": 8}},
+        },
+        "finetune": {
+            "defaults": {
+                "max_steps": 3,
+                "per_device_train_batch_size": 8,
+                "save_strategy": "no",
+                "disable_tqdm": True,
+                "text_column": "sentence",
+            },
+            "tasks": {
+                "toy": {
+                    "train": str(sentiment_csv / "train.csv"),
+                    "validation": str(sentiment_csv / "dev.csv"),
+                }
+            },
+            "models": ["k8"],
+            "seeds": [1, 2],
+        },
+        **changes,
+    }
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump(recipe))
+    return path
+
+
+@pytest.mark.slow
+def test_smoke_study_writes_results_for_every_run(tmp_path, corpus, sentiment_csv, capsys) -> None:
+    recipe = _recipe(tmp_path, corpus, sentiment_csv)
+    assert main(["reproduce", str(recipe), "--data", str(corpus), "--probe-lengths", "8", "32"]) == 0
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    runs = {r["name"]: r for r in results["runs"]}
+    assert set(runs) == {"full", "k8", "toy-k8-s1", "toy-k8-s2"}
+    assert all(r["status"] == "ok" for r in runs.values())
+    assert runs["full"]["attention"] == "full"
+    assert runs["full"]["projected_length"] is None
+    assert runs["k8"]["projected_length"] == 8
+    assert runs["k8"]["train_tokens"] == 4 * 4 * 32
+    assert [p["step"] for p in runs["k8"]["curve"]] == [2, 4]  # validation perplexity by step
+    assert runs["toy-k8-s2"]["projected_length"] == 8
+    assert runs["toy-k8-s2"]["seed"] == 2
+    assert runs["toy-k8-s1"]["command"].startswith("linformer finetune --output_dir")
+    summary = {(s["dataset"], s["pretrained"]): s for s in results["finetune_summary"]}
+    assert summary["toy", "k8"]["seeds"] == [1, 2]
+    assert len(summary["toy", "k8"]["accuracies"]) == 2
+    probe = {p["name"]: p for p in results["short_input_probe"]}
+    assert {r["length"] for r in probe["k8"]["rows"]} == {8, 32}
+    assert all(r["key_norm_ratio"] == 1.0 for r in probe["full"]["rows"])
+    assert (tmp_path / "results" / "validation_perplexity.png").is_file()
+    assert "| toy | k8 |" in (tmp_path / "results" / "results.md").read_text()
+    # a second invocation reuses every finished run instead of training again
+    before = (tmp_path / "runs" / "pretrain" / "k8" / "model.safetensors").stat().st_mtime_ns
+    assert main(["reproduce", str(recipe), "--data", str(corpus), "--probe-lengths"]) == 0
+    assert (tmp_path / "runs" / "pretrain" / "k8" / "model.safetensors").stat().st_mtime_ns == before
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"pretrain": {"runs": {}}}, "pretrain.runs names no run"),
+        ({"max_parallel": 0}, "max_parallel=0 must be an int >= 1"),
+        ({"colour": "red"}, r"recipe has unknown keys \['colour'\]"),
+        (
+            {"pretrain": {"runs": {"a": {"learning_rte": 1e-3}}}},
+            r"options \['learning_rte'\].*linformer pretrain",
+        ),
+        ({"pretrain": {"runs": {"a": {"output_dir": "x"}}}}, r"sets \['output_dir'\], which the driver sets"),
+        ({"pretrain": {"runs": {"a": {"train": "{data}/missing.txt"}}}}, "train: no such file or folder"),
+    ],
+)
+def test_bad_recipes_are_refused_before_any_run(tmp_path, corpus, sentiment_csv, change, message) -> None:
+    recipe = _recipe(tmp_path, corpus, sentiment_csv, **{"finetune": None, **change})
+    with pytest.raises(ValueError, match=message):
+        load_recipe(recipe, str(corpus))
+    assert not (tmp_path / "runs").exists()
+
+
+def test_finetune_of_an_unknown_model_is_refused(tmp_path, corpus, sentiment_csv) -> None:
+    recipe = _recipe(tmp_path, corpus, sentiment_csv)
+    raw = yaml.safe_load(recipe.read_text())
+    raw["finetune"]["models"] = ["k9"]
+    recipe.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ValueError, match=r"finetune.models \['k9'\] are not pretraining runs"):
+        load_recipe(recipe, str(corpus))
+
+
+def test_dry_run_prints_every_command_and_runs_nothing(tmp_path, corpus, sentiment_csv, capsys) -> None:
+    recipe = _recipe(tmp_path, corpus, sentiment_csv)
+    assert main(["reproduce", str(recipe), "--data", str(corpus), "--dry-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4
+    assert "--projected_length none" in lines[0]
+    assert f"--tokenizer {tmp_path / 'runs' / 'pretrain' / 'full'}" in lines[1]
+    assert not (tmp_path / "runs").exists()
