@@ -43,7 +43,7 @@ def main(argv: list[str]) -> int:
         for run in recipe.runs:
             print(shlex.join(command(recipe, run, recipe.pretrain[0])))
         return 0
-    outcomes = run_study(recipe, only=args.only)
+    outcomes = run_study(recipe, only=args.only, run=not args.collect_only)
     import torch
 
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
     if args.probe_lengths:
         results["short_input_probe"] = probe_study(recipe, outcomes, args.probe_lengths)
     paths = write_results(results, recipe.results_dir)
-    failed = [o.run.name for o in outcomes if o.returncode not in (0,)]
+    failed = [o.run.name for o in outcomes if o.returncode != 0]
     print(f"reproduce: {len(outcomes) - len(failed)}/{len(outcomes)} runs have results; wrote "
           + ", ".join(str(p) for p in paths))  # fmt: skip
     if failed:

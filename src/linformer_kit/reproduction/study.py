@@ -60,13 +60,23 @@ def command(recipe: Recipe, run: Run, tokenizer_from: Run | None) -> list[str]:
     return argv
 
 
-def run_study(recipe: Recipe, *, only: list[str] | None = None, echo: bool = True) -> list[Outcome]:
-    """Run (or continue) every run of the recipe, `max_parallel` at a time; return what happened."""
+def run_study(
+    recipe: Recipe, *, only: list[str] | None = None, run: bool = True, echo: bool = True
+) -> list[Outcome]:
+    """Run (or continue) every run of the recipe, `max_parallel` at a time; return what happened.
+
+    run=False runs nothing: the outcomes then say which runs finished earlier (for collecting).
+    """
     root = Path(recipe.output_dir)
     (root / "logs").mkdir(parents=True, exist_ok=True)
     first = recipe.pretrain[0]
     selected = [r for r in recipe.runs if only is None or r.name in only or r.model in (only or [])]
     outcomes = [Outcome(r, run_dir(recipe, r), command(recipe, r, first)) for r in selected]
+    if not run:
+        for o in outcomes:
+            if (o.output_dir / "metrics.json").is_file():
+                o.reused, o.returncode = True, 0
+        return outcomes
     with open(root / "commands.sh", "a") as log:
         log.write(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
         log.writelines(shlex.join(o.command) + "\n" for o in outcomes)
