@@ -6,7 +6,7 @@ set -euo pipefail
 src=${1:-../shared/data}
 dst=.gpu/data
 rm -rf "$dst" && mkdir -p "$dst"/{gutenberg,sst2,imdb}
-zcat "$src/gutenberg/train.jsonl.gz" | head -n 130 | gzip -1 > "$dst/gutenberg/train.jsonl.gz"
+(zcat "$src/gutenberg/train.jsonl.gz" || true) | head -n 130 | gzip -1 > "$dst/gutenberg/train.jsonl.gz"
 cp "$src/gutenberg/valid.jsonl.gz" "$dst/gutenberg/"
 cp "$src/sst2/train.tsv" "$src/sst2/dev.tsv" "$dst/sst2/"
 cp "$src/imdb/train.jsonl.gz" "$src/imdb/test.jsonl.gz" "$dst/imdb/"
