@@ -27,6 +27,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--dry-run", action="store_true", help="check the recipe, print the commands, run nothing"
     )
+    parser.add_argument(
+        "--collect-only",
+        action="store_true",
+        help="run nothing; write results from the runs already finished",
+    )
     parser.add_argument("--probe-lengths", type=int, nargs="*", default=[16, 32, 64, 128, 512],
                         help="input lengths for the short-input probe of each pretrained model (none: skip)")  # fmt: skip
     return parser
