@@ -114,6 +114,13 @@ def grid(tiny: bool) -> dict[str, BenchmarkConfig]:
                                      scopes=("layer",), passes=("forward", "forward+backward"),
                                      batch_size=8, seq_lens=base.seq_lens[:-1]),  # fmt: skip
         "encoder": base.replace(methods=ours, scopes=("encoder",), passes=("forward", "forward+backward")),
+        # what call 2 could not fit in its time: the encoder at k=256, and the layer at k = 1024, 2048
+        "encoder-k256": base.replace(methods=("linformer-headwise", "linformer-kv", "full-sdpa", "full-eager"),
+                                     projected_lengths=(256,), scopes=("encoder",), rounds=3,
+                                     passes=("forward", "forward+backward"), seq_lens=base.seq_lens[:6]),
+        "layer-large-k": base.replace(methods=("linformer-headwise", "linformer-kv", "full-sdpa"),
+                                      projected_lengths=(1024, 2048), scopes=("layer",), rounds=3,
+                                      passes=("forward", "forward+backward"), seq_lens=base.seq_lens[2:] or base.seq_lens),
     }
 
 
