@@ -175,11 +175,6 @@ class LinformerSelfAttention(nn.Module):
         b, n, _ = self._check_input(x)
         mask = self._check_mask(mask, b, n)
         h, d = self.num_heads, self.head_dim
-        if mask is not None:
-            # Pad rows become zeros by a select, not a product: NaN or inf there (fp16 overflow,
-            # garbage) would survive a multiply by 0, and reach real rows through E, the keys and
-            # the values, and every weight's gradient.
-            x = x.masked_fill(~mask[..., None], 0.0)  # (b, n, D)
 
         q = self.query(x).view(b, n, h, d).transpose(1, 2)  # (b, h, n, d)
         if self.projected_length is None:
@@ -210,6 +205,10 @@ class LinformerSelfAttention(nn.Module):
         v = self._split_heads(self.value(x))  # (b, h, n, d)
         if mask is None:
             return k, v, None, self.causal
+        # Pad keys and values become zeros by a select: a masked key still enters the matmuls, and
+        # NaN or inf there (garbage, fp16 overflow) would survive a zero attention weight.
+        pad = ~mask[:, None, :, None]  # (b, 1, n, 1)
+        k, v = k.masked_fill(pad, 0.0), v.masked_fill(pad, 0.0)
         n = x.shape[1]
         attn_mask = mask[:, None, None, :]  # (b, 1, 1, n)
         past = torch.ones(n, n, dtype=torch.bool, device=x.device).tril() if self.causal else None
