@@ -4,25 +4,18 @@ import json
 
 import pytest
 import torch
-from tests.models.tiny_models import padded_batch, tiny_source
+from tests.models.tiny_models import padded_batch, tiny_source, write_tokenizer
 from torch.testing import assert_close
 from transformers import (
     AutoModelForMaskedLM,
     AutoModelForSequenceClassification,
     AutoTokenizer,
-    BertTokenizer,
 )
 
 from linformer_kit.cli import convert as convert_cli
 from linformer_kit.cli.main import main
 from linformer_kit.models import PROJECTION_INITS, from_roberta
 from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES
-
-
-def write_tokenizer(directory) -> None:
-    vocab = directory / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world"]) + "\n")
-    BertTokenizer(vocab_file=str(vocab)).save_pretrained(directory)
 
 
 def test_convert_roberta_directory(tmp_path, capsys):
@@ -71,14 +64,14 @@ def test_convert_refuses_pickled_source(tmp_path, capsys):
     source.config.save_pretrained(tmp_path / "src")
     torch.save(source.state_dict(), tmp_path / "src" / "pytorch_model.bin")
     assert main(["convert", str(tmp_path / "src"), str(tmp_path / "dst")]) == 2
-    assert "no .safetensors weights" in capsys.readouterr().out
+    assert "no .safetensors weights" in "".join(capsys.readouterr())
     assert not (tmp_path / "dst").exists()
 
 
 def test_convert_reports_bad_k(tmp_path, capsys):
     tiny_source("roberta", "Model").save_pretrained(tmp_path / "src")
     assert main(["convert", str(tmp_path / "src"), str(tmp_path / "dst"), "--projected-length", "999"]) == 2
-    assert "projected_length (k=999)" in capsys.readouterr().out
+    assert "projected_length (k=999)" in "".join(capsys.readouterr())
 
 
 def test_projected_length_parsing():

@@ -58,6 +58,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="initial E/F: 'window' = mean of n/k consecutive positions (identity when k = n), "
         "'default' = the from-scratch N(0, 1/n) (default window)",
     )  # fmt: skip
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace DST if it exists and is not empty (all of it)"
+    )
     return p
 
 
@@ -71,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         sharing=args.sharing,
         projection=args.projection,
         projection_init=args.projection_init,
+        overwrite=args.overwrite,
     )
     try:
         out = convert_checkpoint(config)

@@ -41,7 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     verb = next((arg for arg in argv if not arg.startswith("-")), None)
     args = build_parser(verb if verb in VERBS else None).parse_args(argv)
     module = importlib.import_module(f"linformer_kit.cli.{args.verb}")
-    return int(module.run(args))
+    try:
+        return int(module.run(args))
+    except ValueError as error:  # bad input, found by a config's or a library function's checks
+        print(f"linformer {args.verb}: error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
