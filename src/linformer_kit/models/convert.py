@@ -115,7 +115,7 @@ class ConvertConfig:
                 f"projection_init must be one of {PROJECTION_INITS}, got {self.projection_init!r}"
             )
         # the target config from the source config.json: k, sharing and projection checked before loading weights
-        _linformer_config(_load_source_config(self.source), model_type, self.projected_length, self.sharing,
+        converted_config(_load_source_config(self.source), model_type, self.projected_length, self.sharing,
                           self.projection)  # fmt: skip
         out = check_output_dir(self.output_dir, "output_dir")
         if is_same_or_inside(self.source, out):
@@ -194,7 +194,7 @@ def _convert(
     if name not in TARGETS or not name.lower().startswith(family):
         supported = [n for n in TARGETS if n.lower().startswith(family)]
         raise ValueError(f"cannot convert a {name} with from_{family}: supported classes are {supported}")
-    config = _linformer_config(source.config, family, projected_length, sharing, projection)
+    config = converted_config(source.config, family, projected_length, sharing, projection)
     target = TARGETS[name](config)
     _copy_weights(source, target, family)
     for module in target.modules():
@@ -226,13 +226,14 @@ def _load_source(path: str | Path) -> PreTrainedModel:
     return load_pretrained(getattr(transformers, name), path, "source")  # weights that fit config.json
 
 
-def _linformer_config(
+def converted_config(
     source: PreTrainedConfig,
     family: SourceFamily,
     projected_length: int | list[int] | None,
     sharing: Sharing,
     projection: ProjectionKind,
 ) -> LinformerConfig:
+    """The LinformerConfig a RoBERTa / BERT config converts to (validated; no weights involved)."""
     if getattr(source, "position_embedding_type", "absolute") not in ("absolute", None):
         raise ValueError(
             f"only absolute position embeddings convert, got position_embedding_type={source.position_embedding_type!r}"
