@@ -19,7 +19,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--text", required=True, metavar="FILE", help="UTF-8 text file to cut into inputs")
     parser.add_argument("--output-dir", required=True, metavar="DIR")
     parser.add_argument("--keep", type=float, default=0.9, help="share of the spectrum k must keep (0.9)")
-    parser.add_argument("--index", type=int, default=128, help="heatmap at this 1-based index (128)")
+    parser.add_argument(
+        "--index", type=int, default=None, help="heatmap at this 1-based index (128, or n/4 if shorter)"
+    )
     parser.add_argument("--seq-len", type=int, default=None, help="tokens per input (default: model max)")
     parser.add_argument("--max-inputs", type=int, default=64, help="at most this many inputs (64)")
     parser.add_argument("--batch-size", type=int, default=8)
@@ -40,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     config = SpectrumConfig(
         model=args.model,
         text_file=args.text,
+        output_dir=args.output_dir,
         seq_len=args.seq_len,
         max_inputs=args.max_inputs,
         batch_size=args.batch_size,
@@ -62,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
         ranks = result.effective_rank_mean[t].mean(-1)  # (L,) head-averaged
         print(f"effective rank at {t:g} per layer (mean over heads): " + " ".join(f"{r:.0f}" for r in ranks))
     print(
-        f"c({config.index}) per layer (mean over heads): " + " ".join(f"{v:.3f}" for v in at_index.mean(-1))
+        f"c({result.config.index}) per layer (mean over heads): "
+        + " ".join(f"{v:.3f}" for v in at_index.mean(-1))
     )
     print(f"recommended projected_length (keep={config.keep:g}): {result.recommended_projected_length}")
     for note in result.notes:
