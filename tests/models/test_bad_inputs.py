@@ -305,3 +305,8 @@ def test_source_is_byte_identical_after_every_convert(src: Path, tmp_path: Path,
         TINY["num_hidden_layers"]
         == LinformerForMaskedLM.from_pretrained(tmp_path / "dst").config.num_hidden_layers
     )
+
+
+def test_convert_into_a_link_to_its_source(src: Path, tmp_path: Path, capsys) -> None:
+    (tmp_path / "link").symlink_to(src, target_is_directory=True)
+    check_cli(_convert(src, tmp_path / "link", "--overwrite"), r"source directory", capsys, watch=[src])

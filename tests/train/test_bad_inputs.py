@@ -26,8 +26,12 @@ TINY = ["--preset", "tiny", "--seq-len", "32", "--batch-size", "4", "--max-eval-
 
 
 def pretrain_argv(corpus: Path, out: Path, *extra: object) -> list:
-    return ["pretrain", "--train", corpus / "train.txt", "--output-dir", out, "--projected-length", "8",
+    argv = ["pretrain", "--train", corpus / "train.txt", "--output-dir", out, "--projected-length", "8",
             "--max-steps", "2", *TINY, *extra]  # fmt: skip
+    if "--init-from" in extra:  # the model keeps init_from's shape: no preset
+        argv.remove("--preset")
+        argv.remove("tiny")
+    return argv
 
 
 # --- pretrain: numbers ----------------------------------------------------------------------------------
@@ -654,3 +658,52 @@ def test_finetune_output_dir_below_a_file(
 def test_finetune_data_given_twice(tiny_model_dir: Path, sentiment_csv: Path, tmp_path: Path, capsys) -> None:
     argv = finetune_argv(tiny_model_dir, sentiment_csv, tmp_path / "out", "--glue-task", "sst2")
     check_cli(argv, r"give the data one way", capsys, watch=[tmp_path])
+
+
+# --- found by the sweep ----------------------------------------------------------------------------------
+
+
+def test_pretrain_preset_with_init_from(corpus: Path, tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
+    """The checkpoint's shape wins: a --preset would be ignored without a word."""
+    argv = [*pretrain_argv(corpus, tmp_path / "out", "--init-from", tiny_model_dir), "--preset", "base"]
+    check_cli(argv, r"preset='base'.*init_from", capsys, watch=[tmp_path, tiny_model_dir])
+
+
+def test_pretrain_output_dir_inside_the_corpus_folder(corpus: Path, tmp_path: Path, capsys) -> None:
+    """Checkpoints hold .json files: inside a --train folder they would be read as text by the next run."""
+    data = Path(shutil.copytree(corpus, tmp_path / "data"))
+    argv = ["pretrain", "--train", data, "--output-dir", data / "run", "--projected-length", "8", *TINY]
+    check_cli(argv, r"output_dir.*data.*overlap", capsys, watch=[tmp_path])
+
+
+def test_pretrain_tokenizer_without_mask_token(corpus: Path, tmp_path: Path, capsys) -> None:
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    backend = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    backend.train_from_iterator(
+        ["the cat sat on the mat"], trainers.WordLevelTrainer(special_tokens=["[UNK]"])
+    )
+    PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]").save_pretrained(tmp_path / "tok")
+    argv = pretrain_argv(corpus, tmp_path / "out", "--tokenizer", tmp_path / "tok")
+    check_cli(argv, r"tokenizer.*tok.*mask_token", capsys, watch=[tmp_path, corpus])
+
+
+@pytest.mark.parametrize("verb", ["pretrain", "finetune"])
+def test_extra_training_args_typo(
+    verb: str, corpus: Path, tiny_model_dir: Path, sentiment_csv: Path, tmp_path: Path
+) -> None:
+    from linformer_kit.train import FinetuneConfig
+
+    extra = {"learning_rate_schedule": "cosine"}
+    if verb == "pretrain":
+        call = lambda: PretrainConfig(train=[str(corpus / "train.txt")], output_dir=str(tmp_path / "out"),  # noqa: E731
+                                      extra_training_args=extra)  # fmt: skip
+    else:
+        call = lambda: FinetuneConfig(model=str(tiny_model_dir), train=str(sentiment_csv / "train.csv"),  # noqa: E731
+                                      validation=str(sentiment_csv / "dev.csv"), output_dir=str(tmp_path / "out"),
+                                      extra_training_args=extra)  # fmt: skip
+    from tests.bad_input_checks import check_raises
+
+    check_raises(call, ValueError, r"extra_training_args.*learning_rate_schedule", watch=[tmp_path])

@@ -61,8 +61,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     model.add_argument(
         "--preset",
         choices=list(PRESETS),
-        default="small",
-        help="encoder shape: tiny, small (256 wide, 4 layers) or base (RoBERTa-base)",
+        default=None,
+        help="encoder shape: tiny, small (256 wide, 4 layers; the default) or base (RoBERTa-base)",
     )
     model.add_argument(
         "--init-from",

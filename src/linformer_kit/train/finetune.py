@@ -41,7 +41,7 @@ from linformer_kit.train.files import (
     line_of_row,
     peek_columns,
 )
-from linformer_kit.train.pretrain import check_number, check_seed, write_metrics
+from linformer_kit.train.pretrain import check_number, check_seed, check_training_args, write_metrics
 from linformer_kit.train.throughput import ThroughputCallback
 
 GlueTask = Literal["sst2", "cola", "mrpc", "qnli", "qqp", "rte", "mnli", "wnli"]
@@ -138,6 +138,7 @@ class FinetuneConfig:
         check_number("weight_decay", self.weight_decay, 0)
         check_number("warmup", self.warmup, 0, below=1)
         check_seed(self.seed)
+        check_training_args(self.extra_training_args)
 
     def _check_files(self) -> None:
         """Both files exist, read as their suffix says, and hold the columns asked for."""
@@ -351,7 +352,7 @@ def finetune(config: FinetuneConfig) -> FinetuneResult:
         label2id={v: k for k, v in id2label.items()},
         problem_type="regression" if regression else "single_label_classification",
     )  # every encoder weight from the checkpoint: a config.json of another model type is an error
-    args = TrainingArguments(
+    arguments = dict(
         output_dir=config.output_dir,
         max_steps=config.max_steps or -1,
         num_train_epochs=config.epochs,
@@ -370,8 +371,8 @@ def finetune(config: FinetuneConfig) -> FinetuneResult:
         report_to=[],
         include_num_input_tokens_seen="non_padding",
         disable_tqdm=not config.progress,
-        **config.extra_training_args,
     )
+    args = TrainingArguments(**{**arguments, **config.extra_training_args})  # the extra ones win
     throughput = ThroughputCallback()
     trainer = Trainer(
         model=model,

@@ -14,6 +14,7 @@ and the data position all come back from the last `checkpoint-*` folder).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -39,7 +40,7 @@ from transformers import (
 from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
 from linformer_kit.models.loading import check_model_dir, read_config_json
 from linformer_kit.nn import ProjectionKind, Sharing
-from linformer_kit.output_dir import check_output_dir, saved_files
+from linformer_kit.output_dir import check_output_dir, is_same_or_inside, saved_files
 from linformer_kit.train.checkpoints import checkpoint_folders, last_complete_checkpoint
 from linformer_kit.train.convert import linformer_from_checkpoint, target_config
 from linformer_kit.train.data import (
@@ -85,8 +86,9 @@ class PretrainConfig:
     validation_percent: float = 5.0
     text_column: str = "text"  # field holding the text in JSON lines / Hub datasets
     max_train_documents: int | None = None  # quick runs: only the first N documents (books, lines) of train
-    # model: a preset shape, or an existing checkpoint (its shape wins; the Linformer options below apply)
-    preset: Preset = "small"
+    # model: a preset shape (None: "small"), or an existing checkpoint (its shape; the Linformer options
+    # below apply; a preset is then an error, it would be ignored)
+    preset: Preset | None = None
     init_from: str | None = None
     seq_len: int = 512  # n: block length, and the model's longest input when it is built here
     projected_length: int | list[int] | None = 128  # k (one per layer allowed); None = full attention
@@ -120,6 +122,11 @@ class PretrainConfig:
         self._check_numbers()
         self._check_data()
         self._check_model()
+
+    @property
+    def shape(self) -> str:
+        """The preset whose shape a new model gets ("small" when none is given)."""
+        return self.preset or "small"
 
     def _check_output_dir(self) -> None:
         """A new run needs a fresh directory; --resume needs the complete checkpoint of the same model."""
@@ -166,6 +173,7 @@ class PretrainConfig:
         check_number("mlm_probability", self.mlm_probability, 0, exclusive=True, below=1)
         check_number("validation_percent", self.validation_percent, 0, exclusive=True, below=100)
         check_seed(self.seed)
+        check_training_args(self.extra_training_args)
 
     def _check_data(self) -> None:
         if not self.train:
@@ -182,6 +190,13 @@ class PretrainConfig:
                 f"text_column={self.text_column!r} names a field of JSON lines or Hub data, but every "
                 "--train / --validation file is plain .txt (one record per line, no fields)"
             )
+        for what, sources in given.items():
+            for source in sources if what in local else []:
+                if is_same_or_inside(self.output_dir, source) or is_same_or_inside(source, self.output_dir):
+                    raise ValueError(
+                        f"output_dir {self.output_dir!r} and the {what} data {source!r} overlap: checkpoints "
+                        "(JSON files) would become training text of the next run; choose another --output-dir"
+                    )
         shared = {f.resolve() for f in local.get("train", [])} & {
             f.resolve() for f in local.get("validation", [])
         }
@@ -192,8 +207,13 @@ class PretrainConfig:
             )
 
     def _check_model(self) -> None:
-        if self.preset not in PRESETS:
+        if self.preset is not None and self.preset not in PRESETS:
             raise ValueError(f"preset must be one of {tuple(PRESETS)}, got {self.preset!r}")
+        if self.preset is not None and self.init_from is not None:
+            raise ValueError(
+                f"preset={self.preset!r} and init_from={self.init_from!r}: the model keeps the shape of "
+                "init_from; drop --preset"
+            )
         if self.tokenizer is not None and not (Path(self.tokenizer) / "tokenizer_config.json").is_file():
             raise ValueError(
                 f"tokenizer: {self.tokenizer!r} is not a saved tokenizer folder (no tokenizer_config.json)"
@@ -235,9 +255,9 @@ class PretrainConfig:
             projected_length=self.projected_length, sharing=self.sharing, projection=self.projection
         )
         if self.init_from is None:
-            shape = {key: value for key, value in PRESETS[self.preset].items() if key != "vocab_size"}
+            shape = {key: value for key, value in PRESETS[self.shape].items() if key != "vocab_size"}
             return LinformerConfig(
-                vocab_size=vocab_size or self.vocab_size or PRESETS[self.preset]["vocab_size"],
+                vocab_size=vocab_size or self.vocab_size or PRESETS[self.shape]["vocab_size"],
                 max_position_embeddings=self.seq_len + pad_token_id + 1,  # RoBERTa positions: n = seq_len
                 pad_token_id=pad_token_id, **shape, **linformer,
             )  # fmt: skip
@@ -261,10 +281,10 @@ class PretrainConfig:
                     f"({checkpoint / 'config.json'}): resume with the options of the run that wrote it"
                 )
         if self.init_from is None:
-            shape = {key: saved.get(key) for key in PRESETS[self.preset] if key != "vocab_size"}
+            shape = {key: saved.get(key) for key in PRESETS[self.shape] if key != "vocab_size"}
             if shape != {key: getattr(wanted, key) for key in shape}:
                 raise ValueError(
-                    f"resume: preset={self.preset!r} differs from the checkpoint's shape {shape} "
+                    f"resume: preset={self.shape!r} differs from the checkpoint's shape {shape} "
                     f"({checkpoint / 'config.json'}): resume with the options of the run that wrote it"
                 )
             if wanted.max_position_embeddings != saved.get("max_position_embeddings"):
@@ -330,7 +350,7 @@ def build_tokenizer(config: PretrainConfig, train_text, args: TrainingArguments)
         source = str(last_complete_checkpoint(config.output_dir)[0])
     if source:
         return AutoTokenizer.from_pretrained(source)
-    vocab_size = config.vocab_size or PRESETS[config.preset]["vocab_size"]
+    vocab_size = config.vocab_size or PRESETS[config.shape]["vocab_size"]
     if args.world_size == 1:
         return train_tokenizer(train_text, vocab_size, config.tokenizer_chars)
     # Several processes: rank 0 trains it and hands it over through a folder that this run alone
@@ -380,8 +400,22 @@ class ResumableMaskingCollator(DataCollatorForLanguageModeling):
         return super().__call__(features, return_tensors)
 
 
+def check_training_args(extra: dict) -> None:
+    """`extra_training_args` must name TrainingArguments fields (a typo would fail only at train time)."""
+    known = {f.name for f in dataclasses.fields(TrainingArguments)}
+    unknown = sorted(set(extra) - known)
+    if unknown:
+        raise ValueError(f"extra_training_args: {unknown} are not TrainingArguments fields")
+
+
 def training_arguments(config: PretrainConfig) -> TrainingArguments:
     return TrainingArguments(
+        **{**_training_arguments(config), **config.extra_training_args}
+    )  # extra ones win
+
+
+def _training_arguments(config: PretrainConfig) -> dict:
+    return dict(
         output_dir=config.output_dir,
         max_steps=config.max_steps if config.max_steps else -1,
         num_train_epochs=config.epochs,
@@ -404,7 +438,6 @@ def training_arguments(config: PretrainConfig) -> TrainingArguments:
         report_to=[],
         include_num_input_tokens_seen="non_padding",  # for tokens/s (blocks hold no padding)
         disable_tqdm=not config.progress,
-        **config.extra_training_args,
     )
 
 
@@ -415,6 +448,15 @@ def pretrain(config: PretrainConfig) -> PretrainResult:
     if config.max_train_documents is not None and len(train_text) > config.max_train_documents:
         train_text = train_text.select(range(config.max_train_documents))
     tokenizer = build_tokenizer(config, train_text, args)
+    missing = [
+        name
+        for name in ("mask_token", "pad_token", "bos_token", "eos_token")
+        if getattr(tokenizer, name) is None
+    ]
+    if missing:  # masking and packing need them; a GPT-2 style tokenizer lacks <mask> and <pad>
+        raise ValueError(
+            f"tokenizer: {config.tokenizer or config.init_from!r} has no {missing}: masked-LM pretraining needs them"
+        )
     with args.main_process_first(desc="tokenize and pack", local=False):
         train_blocks = pack_blocks(train_text, tokenizer, config.seq_len, "pack train blocks")
         if config.validation:
