@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import linformer_kit.analysis.spectrum as spectrum_module
-from tests.bad_input_checks import check_cli, check_handled, run_cli
+from tests.bad_input_checks import WorkStarted, check_cli, check_handled, run_cli
 
 
 def _argv(model: Path, text: Path, out: Path, *extra: object) -> list:
@@ -28,7 +28,7 @@ def before_load(monkeypatch: pytest.MonkeyPatch) -> None:
     """Loading the model is a failure: the error had to come first."""
 
     def loaded(*args, **kwargs):
-        raise AssertionError("the model was loaded before the bad input was reported")
+        raise WorkStarted("the model was loaded before the bad input was reported")
 
     monkeypatch.setattr(spectrum_module, "load_encoder", loaded)
 
@@ -172,17 +172,12 @@ MODELS = {
 
 @pytest.mark.parametrize("case", MODELS)
 def test_spectrum_bad_model(
-    case: str,
-    tiny_roberta_dir: Path,
-    text_file: Path,
-    tmp_path: Path,
-    capsys,
-    monkeypatch: pytest.MonkeyPatch,
+    case: str, tiny_roberta_dir: Path, text_file: Path, tmp_path: Path, capsys, request: pytest.FixtureRequest
 ) -> None:
     make, match, config_error = MODELS[case]
     model = make(tiny_roberta_dir, tmp_path)
     if config_error:
-        monkeypatch.setattr(spectrum_module, "load_encoder", lambda *a, **k: pytest.fail("model loaded"))
+        request.getfixturevalue("before_load")
     check_cli(_argv(model, text_file, tmp_path / "out"), match, capsys, watch=[tmp_path, tiny_roberta_dir])
 
 

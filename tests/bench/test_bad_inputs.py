@@ -14,7 +14,7 @@ import torch
 import linformer_kit.bench as bench
 import linformer_kit.bench.measure as measure
 from linformer_kit.bench import BenchmarkConfig
-from tests.bad_input_checks import check_cli, check_handled, check_raises
+from tests.bad_input_checks import WorkStarted, check_cli, check_handled, check_raises
 
 
 def _argv(out, *extra: object) -> list:
@@ -26,7 +26,7 @@ def _argv(out, *extra: object) -> list:
 @pytest.fixture
 def before_measuring(monkeypatch: pytest.MonkeyPatch) -> None:
     def measured(*args, **kwargs):
-        raise AssertionError("the benchmark ran before the bad input was reported")
+        raise WorkStarted("the benchmark ran before the bad input was reported")
 
     monkeypatch.setattr(bench, "run_benchmark", measured)
 
