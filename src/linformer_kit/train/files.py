@@ -27,7 +27,7 @@ def has_suffix(path: str | Path, suffixes: Sequence[str]) -> bool:
 
 
 def file_format(path: str | Path) -> str:
-    """ "jsonl", "json", "tsv", "csv" or "text", from the suffix (.gz allowed)."""
+    """The format the suffix names (.gz allowed): jsonl, json, tsv, csv or text."""
     name = str(path).lower().removesuffix(".gz")
     for suffix in ("jsonl", "json", "tsv", "csv"):
         if name.endswith(f".{suffix}"):
@@ -47,10 +47,9 @@ def check_data_file(path: str | Path, what: str, columns: Sequence[str] = (), hi
     head = _head(path, what)
     if len(head) == HEAD_BYTES:  # whole lines only
         head = head[: head.rfind(b"\n") + 1] or head
-    problem = _first_problem(lambda: _numbered_lines(head), file_format(path), columns)
+    problem = _first_problem(lambda: _numbered_lines(head), file_format(path), columns, hint)
     if problem is not None:
-        about_columns = hint and ("has no field" in problem or "has no column" in problem)
-        raise ValueError(f"{what}: {str(path)!r}, {problem}" + (f"; {hint}" if about_columns else ""))
+        raise ValueError(f"{what}: {str(path)!r}, {problem}")
 
 
 def has_examples(path: str | Path) -> bool:
@@ -144,15 +143,17 @@ def _quoting(kind: str) -> dict:
 
 
 def _first_problem(
-    lines: Callable[[], Iterator[tuple[int, bytes]]], kind: str, columns: Sequence[str]
+    lines: Callable[[], Iterator[tuple[int, bytes]]], kind: str, columns: Sequence[str], hint: str = ""
 ) -> str | None:
-    """'line N: what is wrong' for the first bad line, or None. `lines()` restarts the file."""
+    """'line N: what is wrong' for the first bad line, or None. `lines()` restarts the file; `hint`
+    follows a missing column."""
     problem = _text_problem(lines())
     if problem is not None or kind == "text":
         return problem
+    suffix = f"; {hint}" if hint else ""
     if kind in ("csv", "tsv"):
-        return _table_problem(lines(), kind, columns)
-    return _json_lines_problem(lines(), columns, strict=kind == "jsonl")
+        return _table_problem(lines(), kind, columns, suffix)
+    return _json_lines_problem(lines(), columns, suffix, strict=kind == "jsonl")
 
 
 def _text_problem(lines: Iterator[tuple[int, bytes]]) -> str | None:
@@ -171,7 +172,9 @@ def _text_problem(lines: Iterator[tuple[int, bytes]]) -> str | None:
     return not_utf8
 
 
-def _table_problem(lines: Iterator[tuple[int, bytes]], kind: str, columns: Sequence[str]) -> str | None:
+def _table_problem(
+    lines: Iterator[tuple[int, bytes]], kind: str, columns: Sequence[str], hint: str
+) -> str | None:
     text = (raw.decode("utf-8-sig" if number == 1 else "utf-8") for number, raw in lines)
     reader = csv.reader(text, delimiter="\t" if kind == "tsv" else ",", **_quoting(kind))
     header = next(reader, None)
@@ -179,7 +182,7 @@ def _table_problem(lines: Iterator[tuple[int, bytes]], kind: str, columns: Seque
         return None
     missing = [c for c in columns if c not in header]
     if missing:
-        return f"line 1: has no column {missing} (header: {header})"
+        return f"line 1: has no column {missing} (header: {header}){hint}"
     for fields in reader:  # too many fields is an error of the loader; too few leaves empty cells
         if len(fields) > len(header):
             return f"line {reader.line_num}: {len(fields)} fields, but the header has {len(header)}"
@@ -187,7 +190,7 @@ def _table_problem(lines: Iterator[tuple[int, bytes]], kind: str, columns: Seque
 
 
 def _json_lines_problem(
-    lines: Iterator[tuple[int, bytes]], columns: Sequence[str], strict: bool
+    lines: Iterator[tuple[int, bytes]], columns: Sequence[str], hint: str, strict: bool
 ) -> str | None:
     """Every non-blank line one JSON object. A .json file (`strict=False`) may instead hold one JSON
     document over many lines: then the loader decides."""
@@ -209,6 +212,6 @@ def _json_lines_problem(
             )
         missing = [c for c in columns if c not in record]
         if missing:
-            return f"line {number}: has no field {missing} (fields: {sorted(record)})"
+            return f"line {number}: has no field {missing} (fields: {sorted(record)}){hint}"
         strict = True  # the first line was a record: JSON lines
     return None

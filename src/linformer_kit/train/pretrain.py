@@ -190,8 +190,8 @@ class PretrainConfig:
                 f"text_column={self.text_column!r} names a field of JSON lines or Hub data, but every "
                 "--train / --validation file is plain .txt (one record per line, no fields)"
             )
-        for what, sources in given.items():
-            for source in sources if what in local else []:
+        for what in local:
+            for source in given[what]:
                 if is_same_or_inside(self.output_dir, source) or is_same_or_inside(source, self.output_dir):
                     raise ValueError(
                         f"output_dir {self.output_dir!r} and the {what} data {source!r} overlap: checkpoints "
@@ -261,7 +261,6 @@ class PretrainConfig:
                 max_position_embeddings=self.seq_len + pad_token_id + 1,  # RoBERTa positions: n = seq_len
                 pad_token_id=pad_token_id, **shape, **linformer,
             )  # fmt: skip
-        self._check_seq_len_fits(read_config_json(self.init_from, "init_from"))
         return target_config(AutoConfig.from_pretrained(self.init_from), **linformer)
 
     def _check_same_model(self, checkpoint: Path) -> None:
@@ -313,9 +312,8 @@ def check_number(
     ok = isinstance(value, kind) and not isinstance(value, bool) and math.isfinite(value)
     ok = ok and (value > minimum if exclusive else value >= minimum) and (below is None or value < below)
     if not ok:
-        low = f"> {minimum}" if exclusive else f">= {minimum}"
-        limit = f"in ({minimum}, {below})" if below is not None and exclusive else (
-            f"in [{minimum}, {below})" if below is not None else low)  # fmt: skip
+        lower = f"> {minimum}" if exclusive else f">= {minimum}"
+        limit = lower if below is None else f"{lower} and < {below}"
         what = "an int" if integer else "a number"
         raise ValueError(f"{name}={value!r} must be {what} {limit}" + (f" ({why})" if why else ""))
 
