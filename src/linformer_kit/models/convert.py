@@ -41,6 +41,7 @@ from torch import nn
 from transformers import PreTrainedConfig, PreTrainedModel
 
 from linformer_kit.models.configuration_linformer import LinformerConfig, PositionStyle
+from linformer_kit.models.loading import check_model_dir, load_pretrained, read_config_json
 from linformer_kit.models.modeling_linformer import (
     LinformerForMaskedLM,
     LinformerForSequenceClassification,
@@ -49,6 +50,7 @@ from linformer_kit.models.modeling_linformer import (
     LinformerPreTrainedModel,
 )
 from linformer_kit.nn import ProjectionKind, SequenceProjection, Sharing
+from linformer_kit.output_dir import check_output_dir, is_same_or_inside, saved_files, staged_output_dir
 
 ProjectionInit = Literal["window", "default"]
 PROJECTION_INITS: tuple[str, ...] = get_args(ProjectionInit)
@@ -87,7 +89,13 @@ COPIED_FIELDS = (
 
 @dataclass
 class ConvertConfig:
-    """What `linformer convert` does: read `source`, write a ready-to-use model directory to `output_dir`."""
+    """What `linformer convert` does: read `source`, write a ready-to-use model directory to `output_dir`.
+
+    Checked on construction, before any weight is read: `source` is a RoBERTa / BERT directory with
+    safetensors weights, the Linformer options fit its config, and `output_dir` is new or empty
+    (`overwrite=True` replaces a whole existing directory, once the new one is complete). Writing
+    into the source directory is refused even with `overwrite`.
+    """
 
     source: str
     output_dir: str
@@ -95,6 +103,32 @@ class ConvertConfig:
     sharing: Sharing = "headwise"
     projection: ProjectionKind = "linear"
     projection_init: ProjectionInit = "window"
+    overwrite: bool = False  # replace an existing, non-empty output_dir
+
+    def __post_init__(self) -> None:
+        check_model_dir(self.source, "source")
+        model_type = read_config_json(self.source, "source")["model_type"]
+        if model_type not in ("roberta", "bert"):
+            raise ValueError(f"source: can convert model_type 'roberta' or 'bert', got {model_type!r}")
+        if self.projection_init not in PROJECTION_INITS:
+            raise ValueError(
+                f"projection_init must be one of {PROJECTION_INITS}, got {self.projection_init!r}"
+            )
+        # the target config from the source config.json: k, sharing and projection checked before loading weights
+        converted_config(_load_source_config(self.source), model_type, self.projected_length, self.sharing,
+                          self.projection)  # fmt: skip
+        out = check_output_dir(self.output_dir, "output_dir")
+        if is_same_or_inside(self.source, out):
+            raise ValueError(
+                f"output_dir {self.output_dir!r} is (or contains) the source directory {self.source!r}: "
+                "writing there would overwrite or delete the model being converted; choose another output_dir"
+            )
+        if out.is_dir() and any(out.iterdir()) and not self.overwrite:
+            held = saved_files(out) or sorted(p.name for p in out.iterdir())[:5]
+            raise ValueError(
+                f"output_dir {self.output_dir!r} is not empty (it holds {', '.join(held)}): choose a new "
+                "directory, or pass --overwrite to replace all of it"
+            )
 
 
 def from_roberta(
@@ -125,18 +159,21 @@ def from_bert(
 
 
 def convert_checkpoint(config: ConvertConfig) -> Path:
-    """Convert `config.source` (a RoBERTa or BERT directory) and write model + tokenizer to output_dir."""
+    """Convert `config.source` (a RoBERTa or BERT directory) and write model + tokenizer to output_dir.
+
+    The directory appears complete or not at all: it is written next to output_dir and renamed.
+    """
     family = _family(_load_source_config(config.source))
     convert = from_roberta if family == "roberta" else from_bert
     model = convert(
         config.source, config.projected_length, config.sharing, config.projection, config.projection_init
     )
-    out = Path(config.output_dir)
-    model.save_pretrained(out)  # safetensors
-    for name in TOKENIZER_FILES:
-        if (Path(config.source) / name).is_file():
-            shutil.copy2(Path(config.source) / name, out / name)
-    return out
+    with staged_output_dir(config.output_dir, replace=config.overwrite) as staging:
+        model.save_pretrained(staging)  # safetensors
+        for name in TOKENIZER_FILES:
+            if (Path(config.source) / name).is_file():
+                shutil.copy2(Path(config.source) / name, staging / name)
+    return Path(config.output_dir)
 
 
 # --- the steps -------------------------------------------------------------------------------------
@@ -157,7 +194,7 @@ def _convert(
     if name not in TARGETS or not name.lower().startswith(family):
         supported = [n for n in TARGETS if n.lower().startswith(family)]
         raise ValueError(f"cannot convert a {name} with from_{family}: supported classes are {supported}")
-    config = _linformer_config(source.config, family, projected_length, sharing, projection)
+    config = converted_config(source.config, family, projected_length, sharing, projection)
     target = TARGETS[name](config)
     _copy_weights(source, target, family)
     for module in target.modules():
@@ -167,6 +204,7 @@ def _convert(
 
 
 def _load_source_config(path: str | Path) -> PreTrainedConfig:
+    read_config_json(path, "source")  # a clear error for a missing or broken config.json
     return transformers.AutoConfig.from_pretrained(path)
 
 
@@ -178,27 +216,24 @@ def _family(config: PreTrainedConfig) -> SourceFamily:
 
 def _load_source(path: str | Path) -> PreTrainedModel:
     """Load a local RoBERTa/BERT with the class its config names; safetensors only (no unpickling)."""
+    check_model_dir(path, "source")
     config = _load_source_config(path)
     architectures = config.architectures or []
     name = next(
         (a for a in architectures if a in TARGETS),
         "RobertaModel" if config.model_type == "roberta" else "BertModel",
     )
-    if not any(Path(path).glob("*.safetensors")):
-        raise ValueError(
-            f"{path} has no .safetensors weights; linformer-kit never unpickles checkpoints. Convert it once "
-            "with transformers (`model.save_pretrained(dir)` writes safetensors) on a machine you trust."
-        )
-    return getattr(transformers, name).from_pretrained(path, use_safetensors=True)
+    return load_pretrained(getattr(transformers, name), path, "source")  # weights that fit config.json
 
 
-def _linformer_config(
+def converted_config(
     source: PreTrainedConfig,
     family: SourceFamily,
     projected_length: int | list[int] | None,
     sharing: Sharing,
     projection: ProjectionKind,
 ) -> LinformerConfig:
+    """The LinformerConfig a RoBERTa / BERT config converts to (validated; no weights involved)."""
     if getattr(source, "position_embedding_type", "absolute") not in ("absolute", None):
         raise ValueError(
             f"only absolute position embeddings convert, got position_embedding_type={source.position_embedding_type!r}"

@@ -24,10 +24,12 @@ from torch.nn import functional as F
 
 from linformer_kit.nn.backends import ATTENTION_BACKENDS, BACKENDS, AttentionBackend
 from linformer_kit.nn.projection import (
+    PROJECTION_KINDS,
     Projected,
     ProjectionKind,
     ProjectionScaling,
     SequenceProjection,
+    as_size,
     dense_project,
     dense_slot_mask,
     length_scaled,
@@ -65,6 +67,7 @@ class LinformerSelfAttention(nn.Module):
 
     Raises:
         ValueError: on any inconsistent argument, naming the value and its limit.
+        TypeError: on an argument of the wrong type (a float k, a string for shared_projection).
     """
 
     def __init__(
@@ -86,8 +89,8 @@ class LinformerSelfAttention(nn.Module):
     ) -> None:
         super().__init__()
         _validate(
-            hidden_size, num_heads, max_seq_len, projected_length, sharing, dropout, backend,
-            projection_order, causal, shared_projection,
+            hidden_size, num_heads, max_seq_len, projected_length, sharing, projection, dropout, bias,
+            backend, projection_order, causal, shared_projection,
         )  # fmt: skip
         self.hidden_size = hidden_size
         self.num_heads = num_heads
@@ -209,6 +212,10 @@ class LinformerSelfAttention(nn.Module):
         v = self._split_heads(self.value(x))  # (b, h, n, d)
         if mask is None:
             return k, v, None, self.causal
+        # Pad keys and values become zeros by a select: a masked key still enters the matmuls, and
+        # NaN or inf there (garbage, fp16 overflow) would survive a zero attention weight.
+        pad = ~mask[:, None, :, None]  # (b, 1, n, 1)
+        k, v = k.masked_fill(pad, 0.0), v.masked_fill(pad, 0.0)
         n = x.shape[1]
         attn_mask = mask[:, None, None, :]  # (b, 1, 1, n)
         past = torch.ones(n, n, dtype=torch.bool, device=x.device).tril() if self.causal else None
@@ -245,6 +252,8 @@ class LinformerSelfAttention(nn.Module):
             raise ValueError(
                 f"expected input of shape (batch, seq_len, hidden_size={self.hidden_size}), got {tuple(x.shape)}"
             )
+        if not x.is_floating_point():
+            raise ValueError(f"expected a floating-point input (hidden states), got dtype {x.dtype}")
         if x.shape[1] > self.max_seq_len:
             raise ValueError(
                 f"sequence length {x.shape[1]} exceeds max_seq_len={self.max_seq_len}: "
@@ -318,32 +327,45 @@ def _validate(
     max_seq_len: int,
     projected_length: int | None,
     sharing: str,
+    projection: str,
     dropout: float,
+    bias: bool,
     backend: str,
     projection_order: str,
     causal: bool,
     shared_projection: SequenceProjection | None,
 ) -> None:
-    if num_heads < 1 or hidden_size % num_heads:
+    for name, value in (("hidden_size", hidden_size), ("num_heads", num_heads), ("max_seq_len", max_seq_len)):
+        if as_size(name, value) < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+    if hidden_size % num_heads:
         raise ValueError(f"hidden_size={hidden_size} must be divisible by num_heads={num_heads}")
-    if max_seq_len < 1:
-        raise ValueError(f"max_seq_len must be >= 1, got {max_seq_len}")
-    if projected_length is not None and not 1 <= projected_length <= max_seq_len:
+    if projected_length is not None and not 1 <= as_size("projected_length", projected_length) <= max_seq_len:
         raise ValueError(
             f"projected_length (k={projected_length}) must be between 1 and max_seq_len={max_seq_len}"
         )
-    if sharing not in SHARING_MODES:
-        raise ValueError(f"sharing must be one of {SHARING_MODES}, got {sharing!r}")
-    if not 0.0 <= dropout < 1.0:
+    for name, value, choices in (
+        ("sharing", sharing, SHARING_MODES),
+        ("projection", projection, PROJECTION_KINDS),
+        ("backend", backend, ATTENTION_BACKENDS),
+        ("projection_order", projection_order, PROJECTION_ORDERS),
+    ):
+        if value not in choices:
+            raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    if not 0.0 <= dropout < 1.0:  # also refuses NaN
         raise ValueError(f"dropout must be in [0, 1), got {dropout}")
-    if backend not in ATTENTION_BACKENDS:
-        raise ValueError(f"backend must be one of {ATTENTION_BACKENDS}, got {backend!r}")
-    if projection_order not in PROJECTION_ORDERS:
-        raise ValueError(f"projection_order must be one of {PROJECTION_ORDERS}, got {projection_order!r}")
+    for name, value in (("bias", bias), ("causal", causal)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be True or False, got {value!r}")
     if causal and projected_length is not None:
         raise ValueError(
             f"causal=True is not supported with projected_length={projected_length}: the projection E mixes all "
             "positions, so a causal mask after it leaks the future. Use projected_length=None for causal attention."
+        )
+    if shared_projection is not None and not isinstance(shared_projection, SequenceProjection):
+        raise TypeError(
+            f"shared_projection must be a SequenceProjection (or None), got {shared_projection!r} "
+            f"of type {type(shared_projection).__name__}"
         )
     if shared_projection is not None:
         if sharing != "layerwise":

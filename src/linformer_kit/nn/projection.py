@@ -25,6 +25,7 @@ the bias weight) by sqrt(N / n_real) restores the norm of a full-length input at
 from __future__ import annotations
 
 import math
+import operator
 from typing import Literal, NamedTuple, get_args
 
 import torch
@@ -35,6 +36,16 @@ PROJECTION_KINDS: tuple[str, ...] = get_args(ProjectionKind)
 ProjectionScaling = Literal["none", "length"]
 PROJECTION_SCALINGS: tuple[str, ...] = get_args(ProjectionScaling)
 WINDOW_KINDS = ("mean", "max", "conv")
+
+
+def as_size(name: str, value: object) -> int:
+    """`value` as an int, or a TypeError naming `name`: sizes are integers, and bool is not a size."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    try:
+        return operator.index(value)  # int, numpy and 0-d torch integers; not 32.0, not "32"
+    except TypeError:
+        raise TypeError(f"{name} must be an int, got {value!r} of type {type(value).__name__}") from None
 
 
 class Projected(NamedTuple):
@@ -73,6 +84,7 @@ class SequenceProjection(nn.Module):
     Raises:
         ValueError: on an unknown kind, k outside [1, max_seq_len], or a window kind whose k does
             not divide max_seq_len.
+        TypeError: on a size that is not an integer (a float k, say).
     """
 
     def __init__(
@@ -94,7 +106,9 @@ class SequenceProjection(nn.Module):
                 f"projection scaling 'length' applies to dense E (linear, random), not kind={kind!r}: "
                 "pooling already averages over the real tokens of a window"
             )
-        if not 1 <= projected_length <= max_seq_len:
+        if as_size("max_seq_len", max_seq_len) < 1:
+            raise ValueError(f"max_seq_len must be >= 1, got {max_seq_len}")
+        if not 1 <= as_size("projected_length", projected_length) <= max_seq_len:
             raise ValueError(
                 f"projected_length (k={projected_length}) must be between 1 and max_seq_len={max_seq_len}"
             )
@@ -103,7 +117,7 @@ class SequenceProjection(nn.Module):
                 f"projection {kind!r} pools windows of max_seq_len/k positions: k={projected_length} "
                 f"must divide max_seq_len={max_seq_len}"
             )
-        if num_heads < 1:
+        if as_size("num_heads", num_heads) < 1:
             raise ValueError(f"num_heads must be >= 1, got {num_heads}")
         self.max_seq_len = max_seq_len
         self.projected_length = projected_length
@@ -169,24 +183,25 @@ class SequenceProjection(nn.Module):
             mask = torch.ones(x.shape[0], n, dtype=torch.bool, device=x.device)
         # Pad to max_seq_len so position t always falls in window t // w; the padding is masked.
         pad = self.max_seq_len - n
-        m = _mask_like(x, mask)  # (b, *, n, 1)
+        m = _mask_like(x, mask)  # (b, *, n, 1) bool
+        x = _drop_padding(x, m)
         if pad:
             x = nn.functional.pad(x, (0, 0, 0, pad))
-            m = nn.functional.pad(m, (0, 0, 0, pad))
-        xw = x.reshape(*lead, k, w, c)  # (b, *, k, w, c)
-        mw = m.reshape(*m.shape[:-2], k, w, 1)  # (b, *, k, w, 1)
+            m = nn.functional.pad(m, (0, 0, 0, pad))  # False past the end
+        xw = x.reshape(*lead, k, w, c)  # (b, *, k, w, c), pad rows 0
+        mw = m.reshape(*m.shape[:-2], k, w, 1).to(x.dtype)  # (b, *, k, w, 1)
         count = mw.sum(-2)  # (b, *, k, 1) real tokens per window
         slot_mask = nn.functional.pad(mask, (0, pad)).view(mask.shape[0], k, w).any(-1)  # (b, k)
         # A row with no real token at all keeps every slot: its (zero) keys then give finite output, not NaN.
         slot_mask = slot_mask | ~slot_mask.any(-1, keepdim=True)
 
         if self.kind == "mean":
-            values = (xw * mw).sum(-2) / count.clamp(min=1)
+            values = xw.sum(-2) / count.clamp(min=1)
             row_weight = (count > 0).to(x.dtype)
         elif self.kind == "conv":
             kernel = self.weight.to(x.dtype)
             kernel = kernel.view(*kernel.shape[:-1], 1, w, 1)  # (*h, 1, w, 1)
-            values = (xw * mw * kernel).sum(-2)
+            values = (xw * kernel).sum(-2)
             row_weight = (mw * kernel).sum(-2)
         else:  # max: empty windows give 0, not -inf
             filled = xw.masked_fill(mw == 0, float("-inf")).amax(-2)
@@ -232,8 +247,13 @@ def length_scaled(
 
 
 def _mask_like(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """(b, n) bool -> (b, 1, ..., 1, n, 1) in x's dtype, broadcastable against x (b, *, n, c)."""
-    return mask.view(mask.shape[0], *([1] * (x.dim() - 3)), mask.shape[1], 1).to(x.dtype)
+    """(b, n) bool -> (b, 1, ..., 1, n, 1) bool, broadcastable against x (b, *, n, c)."""
+    return mask.view(mask.shape[0], *([1] * (x.dim() - 3)), mask.shape[1], 1)
+
+
+def _drop_padding(x: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+    """m * x as a select: a pad row becomes 0 even when it holds NaN or inf (0 * NaN is NaN)."""
+    return x.masked_fill(~m, 0.0)
 
 
 def dense_project(
@@ -244,4 +264,4 @@ def dense_project(
         values = torch.matmul(weight, x)  # (b, *, k, c)
         return values, weight.sum(-1, keepdim=True).expand(*values.shape[:-1], 1)
     m = _mask_like(x, mask)  # (b, *, n, 1)
-    return torch.matmul(weight, x * m), torch.matmul(weight, m)
+    return torch.matmul(weight, _drop_padding(x, m)), torch.matmul(weight, m.to(x.dtype))

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import copy
 
-from transformers import AutoConfig
+from transformers import AutoConfig, PreTrainedConfig
 
-from linformer_kit.models import LinformerForMaskedLM, from_bert, from_roberta
-from linformer_kit.models.convert import window_init  # from_roberta's E/F initialisation
+from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, from_bert, from_roberta
+from linformer_kit.models.convert import converted_config, window_init  # from_roberta's config and E/F init
 from linformer_kit.nn import ProjectionKind, SequenceProjection, Sharing
 
 
@@ -43,11 +43,7 @@ def linformer_from_checkpoint(
     if all(getattr(source.config, key) == value for key, value in linformer.items()):
         return source, []
 
-    target_config = copy.deepcopy(source.config)
-    for key, value in linformer.items():
-        setattr(target_config, key, value)
-    target_config._validate_linformer()  # k against the model's longest input, window kinds, ...
-    target = LinformerForMaskedLM(target_config)
+    target = LinformerForMaskedLM(target_config(source.config, **linformer))
     target_state = target.state_dict()
     matching = {
         name: tensor
@@ -60,6 +56,28 @@ def linformer_from_checkpoint(
         if isinstance(module, SequenceProjection) and any(key.startswith(f"{name}.") for key in new):
             window_init(module)
     return target, new
+
+
+def target_config(
+    source: PreTrainedConfig,
+    projected_length: int | list[int] | None,
+    sharing: Sharing,
+    projection: ProjectionKind,
+) -> LinformerConfig:
+    """The config of the Linformer converted from `source` (linformer, roberta or bert), validated.
+
+    Reads no weights: `PretrainConfig` uses it to check the options before any work.
+    """
+    linformer = dict(projected_length=projected_length, sharing=sharing, projection=projection)
+    if source.model_type in ("roberta", "bert"):
+        return converted_config(source, source.model_type, **linformer)
+    if source.model_type != "linformer":
+        raise ValueError(f"init_from: a {source.model_type!r} model; expected linformer, roberta or bert")
+    config = copy.deepcopy(source)
+    for key, value in linformer.items():
+        setattr(config, key, value)
+    config._validate_linformer()  # k against the model's longest input, window kinds, ...
+    return config
 
 
 def _projection_names(model: LinformerForMaskedLM) -> list[str]:
