@@ -30,6 +30,7 @@ New projections (E, F), `projection_init`:
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,7 +137,17 @@ def convert_checkpoint(config: ConvertConfig) -> Path:
     for name in TOKENIZER_FILES:
         if (Path(config.source) / name).is_file():
             shutil.copy2(Path(config.source) / name, out / name)
+    _limit_saved_tokenizer(out / "tokenizer_config.json", model.config.max_seq_len)
     return out
+
+
+def _limit_saved_tokenizer(path: Path, limit: int) -> None:
+    """model_max_length = the model's longest input at most, so `truncation=True` truncates to what runs."""
+    if not path.is_file():
+        return
+    settings = json.loads(path.read_text())
+    settings["model_max_length"] = min(settings.get("model_max_length", limit), limit)
+    path.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
 
 
 # --- the steps -------------------------------------------------------------------------------------

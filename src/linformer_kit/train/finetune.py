@@ -32,6 +32,7 @@ from transformers import (
 
 from linformer_kit.train.data import TABLE_SUFFIXES, _has_suffix
 from linformer_kit.train.pretrain import write_metrics
+from linformer_kit.train.publish import limit_tokenizer
 from linformer_kit.train.throughput import ThroughputCallback
 
 GlueTask = Literal["sst2", "cola", "mrpc", "qnli", "qqp", "rte", "mnli", "wnli"]
@@ -222,6 +223,7 @@ def finetune(config: FinetuneConfig) -> FinetuneResult:
         id2label=id2label,
         label2id={v: k for k, v in id2label.items()},
     )
+    limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
     args = TrainingArguments(
         output_dir=config.output_dir,
         max_steps=config.max_steps or -1,

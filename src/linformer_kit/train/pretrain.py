@@ -39,6 +39,7 @@ from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
 from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES, ProjectionKind, Sharing
 from linformer_kit.train.convert import linformer_from_checkpoint
 from linformer_kit.train.data import expand_text_files, is_hub_name, load_text, pack_blocks, train_tokenizer
+from linformer_kit.train.publish import limit_tokenizer
 from linformer_kit.train.throughput import ThroughputCallback
 
 Preset = Literal["tiny", "small", "base"]
@@ -287,6 +288,7 @@ def pretrain(config: PretrainConfig) -> PretrainResult:
             f"the tokenizer has {len(tokenizer)} tokens but the model's vocab_size is {model.config.vocab_size}: "
             f"pass the tokenizer the model was trained with (--tokenizer)"
         )
+    limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
     collator = ResumableMaskingCollator(tokenizer, mlm_probability=config.mlm_probability, seed=config.seed)
     throughput = ThroughputCallback()
     trainer = Trainer(
