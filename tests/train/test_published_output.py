@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 import torch
+import transformers
 from transformers import AutoTokenizer, pipeline
 
 from linformer_kit.train import FinetuneConfig, PretrainConfig, finetune, pretrain
+from tests.models.isolated import outputs_without_linformer_kit
 
 LONG_TEXT = " ".join(["the cat sat on a mat while one dog ran far away"] * 30)  # ~360 tokens, the limit is 32
 
@@ -54,3 +56,19 @@ def test_pipelines_truncate_over_long_inputs(pretrained: Path, finetuned: Path) 
 
     (label,) = pipeline("text-classification", model=str(finetuned))(LONG_TEXT, truncation=True)
     assert label["label"] in {"0", "1"}
+
+
+@pytest.mark.slow
+def test_run_outputs_load_without_linformer_kit(pretrained: Path, finetuned: Path, tmp_path: Path) -> None:
+    tokenizer = AutoTokenizer.from_pretrained(pretrained)
+    inputs = dict(tokenizer(["the cat sat on a mat", "a dog"], padding=True, return_tensors="pt"))
+    models = {
+        "mlm": (pretrained, "AutoModelForMaskedLM", inputs),
+        "classifier": (finetuned, "AutoModelForSequenceClassification", inputs),
+    }
+    got = outputs_without_linformer_kit(tmp_path, models)
+
+    for name, (directory, auto_class, _) in models.items():
+        model = getattr(transformers, auto_class).from_pretrained(directory).eval()
+        with torch.no_grad():
+            assert torch.equal(got[name], model(**inputs).logits), name

@@ -20,15 +20,17 @@ own exception type, and callers here rely on `ValueError`.)
 
 from __future__ import annotations
 
+import os
 from typing import Literal, get_args
 
 from transformers import PreTrainedConfig
 
+from linformer_kit.models.remote_code import write_remote_code
 from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES, ProjectionKind, Sharing
+from linformer_kit.nn.projection import WINDOW_KINDS
 
 PositionStyle = Literal["roberta", "bert"]
 POSITION_STYLES: tuple[str, ...] = get_args(PositionStyle)
-WINDOW_KINDS = ("mean", "max", "conv")
 
 
 class LinformerConfig(PreTrainedConfig):
@@ -81,6 +83,16 @@ class LinformerConfig(PreTrainedConfig):
         if isinstance(self.projected_length, list):
             return list(self.projected_length)
         return [self.projected_length] * self.num_hidden_layers
+
+    def save_pretrained(self, save_directory: str | os.PathLike, push_to_hub: bool = False, **kwargs) -> None:
+        """config.json plus the model's code as one file (`modeling_linformer.py`) and an `auto_map`.
+
+        `model.save_pretrained` saves its config through here, so every saved directory (checkpoints
+        included) loads with `AutoModel*.from_pretrained(dir, trust_remote_code=True)` where
+        linformer-kit is not installed. See `linformer_kit.models.remote_code`.
+        """
+        self.auto_map = write_remote_code(save_directory)
+        super().save_pretrained(save_directory, push_to_hub=push_to_hub, **kwargs)
 
     def _validate_linformer(self) -> None:
         if self.num_attention_heads < 1 or self.hidden_size % self.num_attention_heads:
