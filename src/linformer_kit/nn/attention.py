@@ -272,7 +272,7 @@ def project_pair(
     n, k = x.shape[-2], e.projected_length
     if n > e.max_seq_len:
         raise ValueError(f"sequence length {n} exceeds the projection's max_seq_len={e.max_seq_len}")
-    weight = torch.cat([e.weight[:, :n], f.weight[:, :n]]).to(x.dtype)  # (2k, n)
+    weight = torch.cat([e.dense_weight(n, x.dtype), f.dense_weight(n, x.dtype)])  # (2k, n)
     key_slots = dense_slot_mask(weight[:k], mask, e.max_seq_len)  # (b, k): the keys decide which slots count
     values, row_weight = dense_project(weight, x, mask)  # (b, 2k, D), (b, 2k, 1)
     return (

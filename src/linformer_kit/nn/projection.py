@@ -131,9 +131,19 @@ class SequenceProjection(nn.Module):
             return self._pool(x, mask)
         return self._dense(x, mask)
 
+    def dense_weight(self, n: int, dtype: torch.dtype) -> torch.Tensor:
+        """E[..., :n] (*h, k, n) in `dtype`: the length contract, a shorter input uses the first n columns.
+
+        With a symbolic n (torch.export with a dynamic length, dynamic torch.compile) the columns are
+        gathered, not sliced: a slice is contiguous exactly when n = max_seq_len, and tracing that
+        would pin the graph to one side of n = max_seq_len.
+        """
+        if isinstance(n, int):
+            return self.weight[..., :n].to(dtype)
+        return self.weight.index_select(-1, torch.arange(n, device=self.weight.device)).to(dtype)
+
     def _dense(self, x: torch.Tensor, mask: torch.Tensor | None) -> Projected:
-        n = x.shape[-2]
-        weight = self.weight[..., :n].to(x.dtype)  # (*h, k, n): length contract, slice to n
+        weight = self.dense_weight(x.shape[-2], x.dtype)  # (*h, k, n)
         values, row_weight = dense_project(weight, x, mask)
         return Projected(values, row_weight, dense_slot_mask(weight, mask, self.max_seq_len))
 
@@ -143,11 +153,10 @@ class SequenceProjection(nn.Module):
         if mask is None:
             mask = torch.ones(x.shape[0], n, dtype=torch.bool, device=x.device)
         # Pad to max_seq_len so position t always falls in window t // w; the padding is masked.
+        # (Unconditionally: a branch on pad == 0 would pin an exported graph to one side of n = max.)
         pad = self.max_seq_len - n
-        m = _mask_like(x, mask)  # (b, *, n, 1)
-        if pad:
-            x = nn.functional.pad(x, (0, 0, 0, pad))
-            m = nn.functional.pad(m, (0, 0, 0, pad))
+        m = nn.functional.pad(_mask_like(x, mask), (0, 0, 0, pad))  # (b, *, max_seq_len, 1)
+        x = nn.functional.pad(x, (0, 0, 0, pad))  # (b, *, max_seq_len, c)
         xw = x.reshape(*lead, k, w, c)  # (b, *, k, w, c)
         mw = m.reshape(*m.shape[:-2], k, w, 1)  # (b, *, k, w, 1)
         count = mw.sum(-2)  # (b, *, k, 1) real tokens per window
@@ -179,7 +188,9 @@ def dense_slot_mask(weight: torch.Tensor, mask: torch.Tensor | None, max_seq_len
     exactly like the pooling it starts as. Full-length unpadded input needs no mask (None).
     """
     n = weight.shape[-1]
-    if mask is None and n == max_seq_len:
+    # A symbolic n (torch.export with a dynamic length, or dynamic torch.compile) takes the general
+    # path: one graph must serve every n up to max_seq_len, and the reach test is exact at n = max too.
+    if mask is None and isinstance(n, int) and n == max_seq_len:
         return None
     real = (
         torch.ones(1, n, dtype=weight.dtype, device=weight.device) if mask is None else mask.to(weight.dtype)
