@@ -2,7 +2,7 @@
 
     CSV / TSV / JSONL files, a Hub dataset or a GLUE task ──▶ Dataset[text(, pair), label]
         ──model's tokenizer (truncate to max_length)──▶ DataCollatorWithPadding ──▶ Trainer
-        ──▶ output_dir/{model.safetensors, config.json, tokenizer, metrics.json}
+        ──▶ output_dir/{model.safetensors, config.json, tokenizer, metrics.json, README.md}
 
 The classification head is new (`AutoModelForSequenceClassification.from_pretrained` on an MLM
 directory drops the LM head and initialises the classifier); batches are padded to their longest
@@ -31,8 +31,7 @@ from transformers import (
 )
 
 from linformer_kit.train.data import TABLE_SUFFIXES, _has_suffix
-from linformer_kit.train.pretrain import write_metrics
-from linformer_kit.train.publish import limit_tokenizer
+from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.throughput import ThroughputCallback
 
 GlueTask = Literal["sst2", "cola", "mrpc", "qnli", "qqp", "rte", "mnli", "wnli"]
@@ -272,6 +271,5 @@ def finetune(config: FinetuneConfig) -> FinetuneResult:
         train_examples=len(train),
         eval_examples=len(dev),
     )
-    if trainer.is_world_process_zero():
-        write_metrics(config.output_dir, asdict(result), asdict(config))
+    publish(trainer, "text-classification", asdict(result), asdict(config))  # metrics.json, README.md
     return result

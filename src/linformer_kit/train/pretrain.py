@@ -4,7 +4,7 @@
         ──(tokenizer given? else train byte-level BPE)──▶ pack_blocks ──▶ Dataset["input_ids"] (N, seq_len)
         ──DataCollatorForLanguageModeling (15 %: 80 % <mask>, 10 % random, 10 % kept; masks seeded
           per batch, see ResumableMaskingCollator)──▶ Trainer
-        ──▶ output_dir/{model.safetensors, config.json, tokenizer.json, ..., metrics.json}
+        ──▶ output_dir/{model.safetensors, config.json, tokenizer.json, ..., metrics.json, README.md}
 
 No training loop, masking, checkpoint format or launcher of our own: `Trainer` does all of it, so
 `torchrun --nproc_per_node N` / `accelerate launch` run the same function on N processes, and
@@ -15,9 +15,7 @@ and the data position all come back from the last `checkpoint-*` folder).
 from __future__ import annotations
 
 import hashlib
-import json
 import math
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -39,7 +37,7 @@ from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
 from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES, ProjectionKind, Sharing
 from linformer_kit.train.convert import linformer_from_checkpoint
 from linformer_kit.train.data import expand_text_files, is_hub_name, load_text, pack_blocks, train_tokenizer
-from linformer_kit.train.publish import limit_tokenizer
+from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.throughput import ThroughputCallback
 
 Preset = Literal["tiny", "small", "base"]
@@ -320,12 +318,5 @@ def pretrain(config: PretrainConfig) -> PretrainResult:
         train_blocks=len(train_blocks),
         reinitialized=reinitialized,
     )
-    if trainer.is_world_process_zero():
-        write_metrics(config.output_dir, asdict(result), asdict(config))
+    publish(trainer, "fill-mask", asdict(result), asdict(config))  # metrics.json, README.md; no pickle
     return result
-
-
-def write_metrics(output_dir: str, result: dict, config: dict) -> None:
-    os.makedirs(output_dir, exist_ok=True)
-    with open(Path(output_dir) / "metrics.json", "w") as f:
-        json.dump({**result, "config": config}, f, indent=2, default=repr)  # callbacks: by name
