@@ -20,7 +20,9 @@ from linformer_kit.models.convert import (
     convert_checkpoint,
     from_bert,
     from_roberta,
+    is_projection_key,
     window_init,
+    with_linformer_options,
 )
 from linformer_kit.models.modeling_linformer import (
     LinformerForMaskedLM,
@@ -52,5 +54,7 @@ __all__ = [
     "convert_checkpoint",
     "from_bert",
     "from_roberta",
+    "is_projection_key",
     "window_init",
+    "with_linformer_options",
 ]

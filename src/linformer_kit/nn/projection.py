@@ -111,12 +111,12 @@ class SequenceProjection(nn.Module):
         # N(0, 1/n): a projected row then has the expected norm of one input row, so attention
         # logits keep the scale they have in full attention whatever n and k are. The paper's
         # JL construction uses N(0, 1/k), which only rescales the logits by sqrt(n/k).
+        # Through `nn.init`, which transformers guards while it loads weights: the models' init of
+        # E and F is this one, and it never overwrites a loaded checkpoint.
         if self.kind in ("linear", "random"):
-            with torch.no_grad():
-                self.weight.normal_(0.0, 1.0 / math.sqrt(self.max_seq_len))
+            nn.init.normal_(self.weight, 0.0, 1.0 / math.sqrt(self.max_seq_len))
         elif self.kind == "conv":
-            with torch.no_grad():
-                self.weight.fill_(1.0 / self.window)  # starts as mean pooling
+            nn.init.constant_(self.weight, 1.0 / self.window)  # starts as mean pooling
 
     def extra_repr(self) -> str:
         heads = f", num_heads={self.num_heads}" if self.num_heads > 1 else ""
