@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from transformers import PretrainedConfig, PreTrainedTokenizerBase, Trainer
+from transformers import PreTrainedConfig, PreTrainedTokenizerBase, Trainer
 from transformers.trainer import TRAINING_ARGS_NAME
 
 Task = Literal["fill-mask", "text-classification"]
@@ -33,7 +33,7 @@ METRICS = {
 }
 
 
-def limit_tokenizer(tokenizer: PreTrainedTokenizerBase, model_config: PretrainedConfig) -> None:
+def limit_tokenizer(tokenizer: PreTrainedTokenizerBase, model_config: PreTrainedConfig) -> None:
     """Give the tokenizer the model's longest input, so `truncation=True` truncates to a length that runs.
 
     A freshly trained tokenizer has no limit (`model_max_length` ~1e30): pipelines and
@@ -96,7 +96,7 @@ def _front_matter(task: Task, result: dict[str, Any]) -> str:
     return f"---\nlibrary_name: transformers\npipeline_tag: {task}\ntags:\n{tags}\n---\n"
 
 
-def _summary(task: Task, model_config: PretrainedConfig) -> str:
+def _summary(task: Task, model_config: PreTrainedConfig) -> str:
     attention = _attention(model_config)
     title, made = (
         ("masked language model", "pretrained with masked-language modelling by `linformer pretrain`")
@@ -111,7 +111,7 @@ def _summary(task: Task, model_config: PretrainedConfig) -> str:
     )
 
 
-def _attention(model_config: PretrainedConfig) -> str:
+def _attention(model_config: PreTrainedConfig) -> str:
     k = getattr(model_config, "projected_length", "n/a")
     if k is None:
         return "full softmax attention: the quadratic baseline"
@@ -121,7 +121,7 @@ def _attention(model_config: PretrainedConfig) -> str:
     )
 
 
-def _architecture(trainer: Trainer, model_config: PretrainedConfig) -> str:
+def _architecture(trainer: Trainer, model_config: PreTrainedConfig) -> str:
     rows = {
         "layers / hidden size / heads / FFN": (
             f"{model_config.num_hidden_layers} / {model_config.hidden_size} / "
