@@ -40,7 +40,9 @@ def test_convert_roberta_directory(tmp_path, capsys):
     assert (dst / "model.safetensors").is_file()
     assert (dst / "tokenizer_config.json").is_file()
     assert (dst / "vocab.txt").is_file()
-    assert AutoTokenizer.from_pretrained(dst)("hello world")["input_ids"][0] == 2  # [CLS]
+    tokenizer = AutoTokenizer.from_pretrained(dst)
+    assert tokenizer("hello world")["input_ids"][0] == 2  # [CLS]
+    assert tokenizer.model_max_length == source.config.max_position_embeddings - 2  # the longest input
 
     loaded = AutoModelForMaskedLM.from_pretrained(dst)
     expected = from_roberta(source, projected_length=8, sharing="kv")

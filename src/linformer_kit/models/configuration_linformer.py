@@ -20,11 +20,13 @@ own exception type, and callers here rely on `ValueError`.)
 
 from __future__ import annotations
 
+import os
 from typing import Literal, get_args
 
 from transformers import PreTrainedConfig
 from transformers.activations import ACT2FN
 
+from linformer_kit.models.remote_code import write_remote_code
 from linformer_kit.nn import (
     PROJECTION_KINDS,
     PROJECTION_SCALINGS,
@@ -33,6 +35,7 @@ from linformer_kit.nn import (
     ProjectionScaling,
     Sharing,
 )
+from linformer_kit.nn.projection import WINDOW_KINDS
 
 POSITIVE_INTS = (
     "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
@@ -42,7 +45,6 @@ PROBABILITIES = ("hidden_dropout_prob", "attention_probs_dropout_prob", "classif
 
 PositionStyle = Literal["roberta", "bert"]
 POSITION_STYLES: tuple[str, ...] = get_args(PositionStyle)
-WINDOW_KINDS = ("mean", "max", "conv")
 
 
 def parse_projected_length(text: str) -> int | list[int] | None:
@@ -113,6 +115,16 @@ class LinformerConfig(PreTrainedConfig):
         if isinstance(self.projected_length, list):
             return list(self.projected_length)
         return [self.projected_length] * self.num_hidden_layers
+
+    def save_pretrained(self, save_directory: str | os.PathLike, push_to_hub: bool = False, **kwargs) -> None:
+        """config.json plus the model's code as one file (`modeling_linformer.py`) and an `auto_map`.
+
+        `model.save_pretrained` saves its config through here, so every saved directory (checkpoints
+        included) loads with `AutoModel*.from_pretrained(dir, trust_remote_code=True)` where
+        linformer-kit is not installed. See `linformer_kit.models.remote_code`.
+        """
+        self.auto_map = write_remote_code(save_directory)
+        super().save_pretrained(save_directory, push_to_hub=push_to_hub, **kwargs)
 
     def _validate_linformer(self) -> None:
         self._validate_encoder()

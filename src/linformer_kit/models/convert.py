@@ -26,10 +26,17 @@ New projections (E, F), `projection_init`:
               the pooling kinds ("mean", "conv") mask empty windows; finetune, or use those kinds,
               for short inputs.
     "default" the from-scratch initialisation (`SequenceProjection`: N(0, 1/n)).
+
+A Linformer converts to other Linformer options the same way (`with_linformer_options`, used by
+`linformer pretrain --init-from`): a Linformer and its full-attention baseline share every weight but
+E and F, so the target copies every tensor whose name and shape match and initialises the new
+projections as above.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,6 +138,50 @@ class ConvertConfig:
             )
 
 
+# the modules that hold E / F: per layer (`attention.self.*`), or one per encoder under layerwise sharing
+PROJECTION_MODULES = ("key_projection", "value_projection", "kv_projection", "encoder.projection")
+
+
+def is_projection_key(name: str) -> bool:
+    """Whether a state-dict key belongs to a projection E / F (what conversion adds; all else is copied)."""
+    return any(f"{module}." in name for module in PROJECTION_MODULES)
+
+
+def with_linformer_options(
+    model: LinformerPreTrainedModel,
+    projected_length: int | list[int] | None,
+    sharing: Sharing,
+    projection: ProjectionKind,
+    projection_init: ProjectionInit = "window",
+) -> tuple[LinformerPreTrainedModel, list[str]]:
+    """The same Linformer (same head) with other Linformer options, e.g. its full-attention baseline at k = 64.
+
+    Every tensor whose name and shape match is copied; the projections that are new (or changed
+    shape) start per `projection_init`. Returns the model, in eval mode, and the names of the new
+    tensors (empty when the options are the model's own: then the model itself is returned).
+    """
+    if projection_init not in PROJECTION_INITS:
+        raise ValueError(f"projection_init must be one of {PROJECTION_INITS}, got {projection_init!r}")
+    options = dict(projected_length=projected_length, sharing=sharing, projection=projection)
+    if all(getattr(model.config, key) == value for key, value in options.items()):
+        return model, []
+    config = copy.deepcopy(model.config)
+    for key, value in options.items():
+        setattr(config, key, value)
+    config._validate_linformer()  # k against the model's longest input, window kinds, ...
+    target = type(model)(config)
+    target_state = target.state_dict()
+    matching = {
+        name: tensor
+        for name, tensor in model.state_dict().items()
+        if name in target_state and target_state[name].shape == tensor.shape
+    }
+    target.load_state_dict(matching, strict=False)
+    new = sorted(set(target_state) - set(matching))
+    _init_projections(target, projection_init, new)
+    return target.eval(), new
+
+
 def from_roberta(
     model_or_path: PreTrainedModel | str | Path,
     projected_length: int | list[int] | None = 256,
@@ -173,7 +224,17 @@ def convert_checkpoint(config: ConvertConfig) -> Path:
         for name in TOKENIZER_FILES:
             if (Path(config.source) / name).is_file():
                 shutil.copy2(Path(config.source) / name, staging / name)
+        _limit_saved_tokenizer(staging / "tokenizer_config.json", model.config.max_seq_len)
     return Path(config.output_dir)
+
+
+def _limit_saved_tokenizer(path: Path, limit: int) -> None:
+    """model_max_length = the model's longest input at most, so `truncation=True` truncates to what runs."""
+    if not path.is_file():
+        return
+    settings = json.loads(path.read_text())
+    settings["model_max_length"] = min(settings.get("model_max_length", limit), limit)
+    path.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
 
 
 # --- the steps -------------------------------------------------------------------------------------
@@ -197,10 +258,17 @@ def _convert(
     config = converted_config(source.config, family, projected_length, sharing, projection)
     target = TARGETS[name](config)
     _copy_weights(source, target, family)
-    for module in target.modules():
-        if isinstance(module, SequenceProjection) and projection_init == "window":
-            window_init(module)
+    _init_projections(target, projection_init, [key for key in target.state_dict() if is_projection_key(key)])
     return target.eval()
+
+
+def _init_projections(model: nn.Module, projection_init: ProjectionInit, new: list[str]) -> None:
+    """Initialise the projections that own one of the `new` state-dict keys (conversion's E/F init)."""
+    if projection_init == "default":
+        return  # the constructor's `SequenceProjection.reset_parameters`
+    for name, module in model.named_modules():
+        if isinstance(module, SequenceProjection) and any(key.startswith(f"{name}.") for key in new):
+            window_init(module)
 
 
 def _load_source_config(path: str | Path) -> PreTrainedConfig:
@@ -278,8 +346,7 @@ def _copy_weights(source: PreTrainedModel, target: LinformerPreTrainedModel, fam
     unexpected = [
         key for key in result.unexpected_keys if not key.endswith(("position_ids", "token_type_ids"))
     ]
-    new = ("key_projection", "value_projection", "kv_projection", "encoder.projection")
-    missing = [key for key in result.missing_keys if not any(part in key for part in new)]
+    missing = [key for key in result.missing_keys if not is_projection_key(key)]
     if unexpected or missing:
         raise ValueError(f"weights do not map onto the Linformer: unexpected {unexpected}, missing {missing}")
 
@@ -306,5 +373,7 @@ __all__ = [
     "convert_checkpoint",
     "from_bert",
     "from_roberta",
+    "is_projection_key",
     "window_init",
+    "with_linformer_options",
 ]

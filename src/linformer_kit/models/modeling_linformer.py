@@ -283,12 +283,7 @@ class LinformerPreTrainedModel(PreTrainedModel):
         if isinstance(module, LinformerLMHead):
             init.zeros_(module.bias)
         elif isinstance(module, SequenceProjection):
-            # The nn/ initialisation: N(0, 1/n) keeps projected keys at the scale of single keys;
-            # conv starts as mean pooling. mean/max have no weights.
-            if module.kind in ("linear", "random"):
-                init.normal_(module.weight, mean=0.0, std=module.max_seq_len**-0.5)
-            elif module.kind == "conv":
-                init.constant_(module.weight, 1.0 / module.window)
+            module.reset_parameters()  # E, F: the layer's own init (transformers skips loaded weights)
 
 
 LINFORMER_OPTIONS = ("projected_length", "sharing", "projection", "max_position_embeddings", "position_style")

@@ -20,7 +20,6 @@ from typing import Literal, get_args
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 from linformer_kit.nn.backends import ATTENTION_BACKENDS, BACKENDS, AttentionBackend
 from linformer_kit.nn.projection import (
@@ -293,7 +292,7 @@ def project_pair(
     n, k = x.shape[-2], e.projected_length
     if n > e.max_seq_len:
         raise ValueError(f"sequence length {n} exceeds the projection's max_seq_len={e.max_seq_len}")
-    weight = torch.cat([e.weight[:, :n], f.weight[:, :n]]).to(x.dtype)  # (2k, n)
+    weight = torch.cat([e.dense_weight(n, x.dtype), f.dense_weight(n, x.dtype)])  # (2k, n)
     key_slots = dense_slot_mask(weight[:k], mask, e.max_seq_len)  # (b, k): the keys decide which slots count
     values, row_weight = dense_project(weight, x, mask)  # (b, 2k, D), (b, 2k, 1)
     if e.scaling == "length":
@@ -313,12 +312,17 @@ def _slot_attention_mask(slot_mask: torch.Tensor | None) -> torch.Tensor | None:
     return slot_mask[:, :, None, :]  # (b, h, 1, k)
 
 
-def _linear_rows(projected: Projected, linear: nn.Linear) -> torch.Tensor:
-    """Apply `linear` to projected rows: E(XWᵀ + 1bᵀ) = (EX)Wᵀ + (E1)bᵀ, with E m in place of E 1."""
-    out = F.linear(projected.values, linear.weight)
-    if linear.bias is None:
-        return out
-    return out + projected.row_weight * linear.bias
+def _linear_rows(projected: Projected, linear: nn.Module) -> torch.Tensor:
+    """The key/value linear f(x) = xWᵀ + b applied after the projection: E(m * f(X)) = f(E(m X)) + (E m − 1) f(0).
+
+    E m is `row_weight` (E 1 without padding), and f(0) = b. Going through the module itself, not
+    its weight, is what lets anything that wraps or hooks it work in the fast order as in the paper's:
+    a LoRA adapter (f(x) = xWᵀ + b + s·xAᵀBᵀ is still affine), dynamic quantization, forward hooks.
+    Cost: one (1, 1, D) row more than the k rows. Hooks see that row as a call of its own, first.
+    """
+    values = projected.values  # (b, k, D)
+    bias = linear(values.new_zeros(1, 1, values.shape[-1]))  # f(0) = b (zero without a bias): (1, 1, D)
+    return linear(values) + (projected.row_weight - 1) * bias  # (b, k, D)
 
 
 def _validate(

@@ -144,12 +144,12 @@ class SequenceProjection(nn.Module):
         # N(0, 1/n): a projected row then has the expected norm of one input row, so attention
         # logits keep the scale they have in full attention whatever n and k are. The paper's
         # JL construction uses N(0, 1/k), which only rescales the logits by sqrt(n/k).
+        # Through `nn.init`, which transformers guards while it loads weights: the models' init of
+        # E and F is this one, and it never overwrites a loaded checkpoint.
         if self.kind in ("linear", "random"):
-            with torch.no_grad():
-                self.weight.normal_(0.0, 1.0 / math.sqrt(self.max_seq_len))
+            nn.init.normal_(self.weight, 0.0, 1.0 / math.sqrt(self.max_seq_len))
         elif self.kind == "conv":
-            with torch.no_grad():
-                self.weight.fill_(1.0 / self.window)  # starts as mean pooling
+            nn.init.constant_(self.weight, 1.0 / self.window)  # starts as mean pooling
 
     def extra_repr(self) -> str:
         heads = f", num_heads={self.num_heads}" if self.num_heads > 1 else ""
@@ -168,9 +168,20 @@ class SequenceProjection(nn.Module):
             return self._pool(x, mask)
         return self._dense(x, mask)
 
+    def dense_weight(self, n: int, dtype: torch.dtype) -> torch.Tensor:
+        """E[..., :n] (*h, k, n) in `dtype`: the length contract, a shorter input uses the first n columns.
+
+        With a symbolic n (torch.export with a dynamic length, dynamic torch.compile) the columns are
+        gathered, not sliced: a slice is contiguous exactly when n = max_seq_len, and tracing that
+        would pin the graph to one side of n = max_seq_len.
+        """
+        if isinstance(n, int):
+            return self.weight[..., :n].to(dtype)
+        return self.weight.index_select(-1, torch.arange(n, device=self.weight.device)).to(dtype)
+
     def _dense(self, x: torch.Tensor, mask: torch.Tensor | None) -> Projected:
         n = x.shape[-2]
-        weight = self.weight[..., :n].to(x.dtype)  # (*h, k, n): length contract, slice to n
+        weight = self.dense_weight(n, x.dtype)  # (*h, k, n)
         values, row_weight = dense_project(weight, x, mask)
         if self.scaling == "length":
             values, row_weight = length_scaled(values, row_weight, mask, n, self.max_seq_len)
@@ -182,13 +193,12 @@ class SequenceProjection(nn.Module):
         if mask is None:
             mask = torch.ones(x.shape[0], n, dtype=torch.bool, device=x.device)
         # Pad to max_seq_len so position t always falls in window t // w; the padding is masked.
+        # (Unconditionally: a branch on pad == 0 would pin an exported graph to one side of n = max.)
         pad = self.max_seq_len - n
         m = _mask_like(x, mask)  # (b, *, n, 1) bool
-        x = _drop_padding(x, m)
-        if pad:
-            x = nn.functional.pad(x, (0, 0, 0, pad))
-            m = nn.functional.pad(m, (0, 0, 0, pad))  # False past the end
-        xw = x.reshape(*lead, k, w, c)  # (b, *, k, w, c), pad rows 0
+        x = nn.functional.pad(_drop_padding(x, m), (0, 0, 0, pad))  # (b, *, max_seq_len, c), pad rows 0
+        m = nn.functional.pad(m, (0, 0, 0, pad))  # (b, *, max_seq_len, 1), False past the end
+        xw = x.reshape(*lead, k, w, c)  # (b, *, k, w, c)
         mw = m.reshape(*m.shape[:-2], k, w, 1).to(x.dtype)  # (b, *, k, w, 1)
         count = mw.sum(-2)  # (b, *, k, 1) real tokens per window
         slot_mask = nn.functional.pad(mask, (0, pad)).view(mask.shape[0], k, w).any(-1)  # (b, k)
@@ -219,7 +229,9 @@ def dense_slot_mask(weight: torch.Tensor, mask: torch.Tensor | None, max_seq_len
     exactly like the pooling it starts as. Full-length unpadded input needs no mask (None).
     """
     n = weight.shape[-1]
-    if mask is None and n == max_seq_len:
+    # A symbolic n (torch.export with a dynamic length, or dynamic torch.compile) takes the general
+    # path: one graph must serve every n up to max_seq_len, and the reach test is exact at n = max too.
+    if mask is None and isinstance(n, int) and n == max_seq_len:
         return None
     real = (
         torch.ones(1, n, dtype=weight.dtype, device=weight.device) if mask is None else mask.to(weight.dtype)

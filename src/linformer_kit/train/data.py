@@ -202,7 +202,8 @@ def pack_blocks(
     bos, eos = tokenizer.bos_token_id, tokenizer.eos_token_id
 
     def tokenize_and_pack(batch: dict[str, list]) -> dict[str, list[list[int]]]:
-        ids = tokenizer(batch["text"], add_special_tokens=False)["input_ids"]
+        # whole documents, cut into blocks below: no "longer than model_max_length" warning
+        ids = tokenizer(batch["text"], add_special_tokens=False, verbose=False)["input_ids"]
         stream: list[int] = []
         for piece, ends_document in zip(ids, batch["ends_document"]):
             stream.extend(piece)

@@ -2,7 +2,7 @@
 
     CSV / TSV / JSONL files, a Hub dataset or a GLUE task ──▶ Dataset[text(, pair), label]
         ──model's tokenizer (truncate to max_length)──▶ DataCollatorWithPadding ──▶ Trainer
-        ──▶ output_dir/{model.safetensors, config.json, tokenizer, metrics.json}
+        ──▶ output_dir/{model.safetensors, config.json, tokenizer, metrics.json, README.md}
 
 The classification head is new (`AutoModelForSequenceClassification.from_pretrained` on an MLM
 directory drops the LM head and initialises the classifier); batches are padded to their longest
@@ -42,7 +42,7 @@ from linformer_kit.train.files import (
     line_of_row,
     peek_columns,
 )
-from linformer_kit.train.pretrain import write_metrics
+from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.throughput import ThroughputCallback
 
 GlueTask = Literal["sst2", "cola", "mrpc", "qnli", "qqp", "rte", "mnli", "wnli"]
@@ -364,6 +364,7 @@ def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) 
         label2id={v: k for k, v in id2label.items()},
         problem_type="regression" if regression else "single_label_classification",
     )  # every encoder weight from the checkpoint: a config.json of another model type is an error
+    limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
     throughput = ThroughputCallback()
     trainer = Trainer(
         model=model,
@@ -394,8 +395,8 @@ def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) 
         pearson=metrics.get("eval_pearson"),
         spearman=metrics.get("eval_spearman"),
     )
+    publish(trainer, "text-classification", asdict(result), config.to_dict())  # metrics.json, README.md
     if trainer.is_world_process_zero():
-        write_metrics(config.output_dir, asdict(result), config.to_dict())
         write_predictions(config.output_dir, dev, prediction, regression)
     return result
 

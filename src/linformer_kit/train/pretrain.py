@@ -4,7 +4,7 @@
         ──(tokenizer given? else train byte-level BPE)──▶ pack_blocks ──▶ Dataset["input_ids"] (N, seq_len)
         ──DataCollatorForLanguageModeling (15 %: 80 % <mask>, 10 % random, 10 % kept; masks seeded
           per batch, see ResumableMaskingCollator)──▶ Trainer
-        ──▶ output_dir/{model.safetensors, config.json, tokenizer.json, ..., metrics.json}
+        ──▶ output_dir/{model.safetensors, config.json, tokenizer.json, ..., metrics.json, README.md}
 
 No training loop, masking, checkpoint format or launcher of our own: `Trainer` does all of it, so
 `torchrun --nproc_per_node N` / `accelerate launch` run the same function on N processes, and
@@ -17,9 +17,7 @@ and every other Trainer option work as they do in any Hugging Face script.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
-import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -61,6 +59,7 @@ from linformer_kit.train.data import (
     train_tokenizer,
 )
 from linformer_kit.train.files import has_suffix
+from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.throughput import ThroughputCallback
 
 Preset = Literal["tiny", "small", "base"]
@@ -459,6 +458,7 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
             f"the tokenizer has {len(tokenizer)} tokens but the model's vocab_size is {model.config.vocab_size}: "
             f"pass the tokenizer the model was trained with (--tokenizer)"
         )
+    limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
     collator = ResumableMaskingCollator(tokenizer, mlm_probability=config.mlm_probability, seed=config.seed)
     throughput = ThroughputCallback()
     trainer = Trainer(
@@ -489,14 +489,7 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
         train_blocks=len(train_blocks),
         reinitialized=reinitialized,
     )
-    if trainer.is_world_process_zero():
-        # log_history: training loss and (with eval_strategy="steps") validation loss by step
-        metrics = {**asdict(result), "log_history": trainer.state.log_history}
-        write_metrics(config.output_dir, metrics, config.to_dict())
+    # log_history: training loss and (with eval_strategy="steps") validation loss by step
+    metrics = {**asdict(result), "log_history": trainer.state.log_history}
+    publish(trainer, "fill-mask", metrics, config.to_dict())  # metrics.json, README.md; no pickle
     return result
-
-
-def write_metrics(output_dir: str, result: dict, config: dict) -> None:
-    os.makedirs(output_dir, exist_ok=True)
-    with open(Path(output_dir) / "metrics.json", "w") as f:
-        json.dump({**result, "config": config}, f, indent=2, default=repr)
