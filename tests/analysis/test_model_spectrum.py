@@ -110,11 +110,9 @@ def test_non_module_and_bad_index_are_refused(model_and_tokenizer) -> None:
 
 
 def test_inputs_longer_than_the_model_are_refused(tiny_roberta_dir: Path, text_file: Path) -> None:
-    from linformer_kit.analysis import spectrum_from_pretrained
-
-    config = SpectrumConfig(model=str(tiny_roberta_dir), text_file=str(text_file), seq_len=40, index=1)
+    # refused by the config, from config.json, before the model is loaded
     with pytest.raises(ValueError, match=r"seq_len=40 exceeds the model's longest input 32"):
-        spectrum_from_pretrained(config)
+        SpectrumConfig(model=str(tiny_roberta_dir), text_file=str(text_file), seq_len=40, index=1)
 
 
 def test_truncated_randomized_curve_says_keep_was_not_reached(model_and_tokenizer, text_file: Path) -> None:

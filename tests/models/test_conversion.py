@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from tests.models.tiny_models import HEADS, N, main_output, padded_batch, tiny_source
+from tests.models.tiny_models import HEADS, N, main_output, padded_batch, tiny_linformer_config, tiny_source
 from torch.testing import assert_close
 
 from linformer_kit.models import (
@@ -12,8 +12,11 @@ from linformer_kit.models import (
     LinformerModel,
     from_bert,
     from_roberta,
+    is_projection_key,
+    window_init,
+    with_linformer_options,
 )
-from linformer_kit.nn import SequenceProjection
+from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES, SequenceProjection
 
 CONVERTERS = {"roberta": from_roberta, "bert": from_bert}
 TARGETS = {
@@ -117,3 +120,46 @@ def test_wrong_family_or_class_raises():
 def test_conversion_validates_k_against_the_source_positions():
     with pytest.raises(ValueError, match=rf"projected_length \(k={N + 1}\).*max_seq_len={N}"):
         from_roberta(tiny_source("roberta", "Model"), projected_length=N + 1)
+
+
+@pytest.mark.parametrize("sharing", SHARING_MODES)
+@pytest.mark.parametrize("projection", PROJECTION_KINDS)
+def test_is_projection_key_names_exactly_the_projection_tensors(sharing, projection):
+    model = LinformerForMaskedLM(tiny_linformer_config(sharing=sharing, projection=projection))
+    owned = {
+        f"{name}.{key}"
+        for name, module in model.named_modules()
+        if isinstance(module, SequenceProjection)
+        for key in module.state_dict()
+    }
+    keys = set(model.state_dict())
+    assert {key for key in keys if is_projection_key(key)} == owned & keys
+
+
+@pytest.mark.parametrize("sharing", ["headwise", "layerwise"])
+def test_with_linformer_options_copies_every_shared_weight_and_window_inits_the_new(sharing):
+    full = LinformerForSequenceClassification(tiny_linformer_config(projected_length=None)).eval()
+    converted, new = with_linformer_options(full, 8, sharing, "linear")
+
+    assert type(converted) is LinformerForSequenceClassification
+    assert new == sorted(key for key in converted.state_dict() if is_projection_key(key))
+    assert new  # the projections, and nothing else, are new
+    target = converted.state_dict()
+    for name, tensor in full.state_dict().items():
+        assert_close(target[name], tensor)
+    for module in converted.modules():
+        if isinstance(module, SequenceProjection):
+            expected = SequenceProjection(N, 8)
+            window_init(expected)
+            assert_close(module.weight, expected.weight.expand_as(module.weight))
+    assert with_linformer_options(converted, 8, sharing, "linear") == (converted, [])
+
+
+def test_models_initialise_projections_with_the_layers_own_init():
+    # N(0, 1/n) for linear / random E; conv starts as mean pooling (SequenceProjection.reset_parameters)
+    linear = LinformerForMaskedLM(tiny_linformer_config(sharing="none"))
+    weights = torch.cat([p.flatten() for name, p in linear.named_parameters() if is_projection_key(name)])
+    assert weights.std().item() == pytest.approx(N**-0.5, rel=0.1)
+    conv = LinformerForMaskedLM(tiny_linformer_config(projection="conv"))
+    kernel = conv.linformer.encoder.layer[0].attention.self.key_projection.weight
+    assert_close(kernel, torch.full_like(kernel, 8 / N))

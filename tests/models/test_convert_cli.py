@@ -4,25 +4,18 @@ import json
 
 import pytest
 import torch
-from tests.models.tiny_models import padded_batch, tiny_source
+from tests.models.tiny_models import padded_batch, tiny_source, write_tokenizer
 from torch.testing import assert_close
 from transformers import (
     AutoModelForMaskedLM,
     AutoModelForSequenceClassification,
     AutoTokenizer,
-    BertTokenizer,
 )
 
 from linformer_kit.cli import convert as convert_cli
 from linformer_kit.cli.main import main
 from linformer_kit.models import PROJECTION_INITS, ConvertConfig, from_roberta, parse_projected_length
 from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES
-
-
-def write_tokenizer(directory) -> None:
-    vocab = directory / "vocab.txt"
-    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world"]) + "\n")
-    BertTokenizer(vocab_file=str(vocab)).save_pretrained(directory)
 
 
 def test_convert_roberta_directory(tmp_path, capsys):
@@ -47,7 +40,9 @@ def test_convert_roberta_directory(tmp_path, capsys):
     assert (dst / "model.safetensors").is_file()
     assert (dst / "tokenizer_config.json").is_file()
     assert (dst / "vocab.txt").is_file()
-    assert AutoTokenizer.from_pretrained(dst)("hello world")["input_ids"][0] == 2  # [CLS]
+    tokenizer = AutoTokenizer.from_pretrained(dst)
+    assert tokenizer("hello world")["input_ids"][0] == 2  # [CLS]
+    assert tokenizer.model_max_length == source.config.max_position_embeddings - 2  # the longest input
 
     loaded = AutoModelForMaskedLM.from_pretrained(dst)
     expected = from_roberta(source, projected_length=8, sharing="kv")
@@ -93,10 +88,15 @@ def test_projected_length_parsing(capsys):
     assert "expected an int, a comma-separated list of ints or 'none', got 'big'" in capsys.readouterr().err
 
 
-def test_cli_defaults_and_choices_are_the_configs():
+def test_cli_defaults_and_choices_are_the_configs(tmp_path):
     """One source: the parser reads ConvertConfig's defaults and the library's Literal choices."""
+    tiny_source("roberta", "Model").save_pretrained(tmp_path / "a")  # the config checks the source's files
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
     parser = convert_cli.build_parser()
-    assert ConvertConfig(**vars(parser.parse_args(["a", "b"]))) == ConvertConfig(source="a", output_dir="b")
+    parsed = vars(
+        parser.parse_args([a, b, "--projected-length", "8"])
+    )  # the default 256 > the tiny model's 32
+    assert ConvertConfig(**parsed) == ConvertConfig(source=a, output_dir=b, projected_length=8)
     choices = {action.dest: action.choices for action in parser._actions if action.choices}
     assert choices == {
         "sharing": SHARING_MODES,

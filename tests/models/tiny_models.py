@@ -1,5 +1,7 @@
 """Tiny random RoBERTa / BERT / Linformer models built from configs (nothing is downloaded)."""
 
+from pathlib import Path
+
 import torch
 import transformers
 
@@ -48,3 +50,17 @@ def padded_batch(pad_token_id: int, n: int = 16) -> tuple[torch.Tensor, torch.Te
 def main_output(output) -> torch.Tensor:
     """The tensor to compare: logits for heads, hidden states for the base model."""
     return output.logits if hasattr(output, "logits") else output.last_hidden_state
+
+
+def write_tokenizer(directory: Path) -> None:
+    """A 7-word BERT WordPiece tokenizer saved into `directory` (what a model directory carries)."""
+    vocab = directory / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world"]) + "\n")
+    transformers.BertTokenizer(vocab_file=str(vocab)).save_pretrained(directory)
+
+
+def save_tiny_source(directory: Path, family: str = "roberta", head: str = "ForMaskedLM") -> Path:
+    """A tiny RoBERTa / BERT model directory (safetensors + tokenizer), as `linformer convert` reads it."""
+    tiny_source(family, head).save_pretrained(directory)
+    write_tokenizer(directory)
+    return directory

@@ -47,7 +47,7 @@ def test_causal_linformer_is_refused() -> None:
         ({"projected_length": 17}, r"k=17\) must be between 1 and max_seq_len=16"),
         ({"projected_length": 0}, r"k=0\) must be between 1 and max_seq_len=16"),
         ({"sharing": "heads"}, r"sharing must be one of .* got 'heads'"),
-        ({"projection": "pool"}, r"projection kind must be one of .* got 'pool'"),
+        ({"projection": "pool"}, r"projection must be one of .* got 'pool'"),
         ({"projection": "mean", "projected_length": 5}, r"k=5 must divide max_seq_len=16"),
         ({"backend": "flash"}, r"backend must be one of .* got 'flash'"),
         ({"dropout": 1.0}, r"dropout must be in \[0, 1\), got 1.0"),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from linformer_kit.cli.main import main
-from linformer_kit.train import FinetuneConfig, PretrainConfig, finetune, pretrain
+from linformer_kit.train import FinetuneConfig, PretrainConfig, pretrain
 
 
 def test_missing_training_file_is_named(tmp_path: Path) -> None:
@@ -66,11 +66,10 @@ def test_tokenizer_folder_must_hold_a_tokenizer(corpus: Path, tmp_path: Path) ->
 
 
 def test_label_column_absent(tiny_model_dir: Path, sentiment_csv: Path, tmp_path: Path) -> None:
-    config = FinetuneConfig(model=str(tiny_model_dir), train=str(sentiment_csv / "train.csv"),
-                            validation=str(sentiment_csv / "dev.csv"), output_dir=str(tmp_path / "out"),
-                            label_column="sentiment", disable_tqdm=True)  # fmt: skip
     with pytest.raises(ValueError, match=r"train: no column \['sentiment'\] .*--label-column"):
-        finetune(config)
+        FinetuneConfig(model=str(tiny_model_dir), train=str(sentiment_csv / "train.csv"),
+                       validation=str(sentiment_csv / "dev.csv"), output_dir=str(tmp_path / "out"),
+                       label_column="sentiment", disable_tqdm=True)  # fmt: skip
 
 
 def test_finetune_needs_train_and_validation(

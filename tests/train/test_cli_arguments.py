@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 from torch import nn
 from transformers import TrainerCallback, TrainingArguments
 
@@ -36,7 +36,7 @@ def test_pretrain_flags_reach_the_config(corpus: Path, tiny_model_dir: Path, tmp
     """The flag spellings scripts already use, and Trainer options under the Trainer's names."""
     config = parse("pretrain", [
         "--train", str(corpus / "train.txt"), "--validation", str(corpus / "valid.txt"),
-        "--output-dir", str(tmp_path / "out"), "--preset", "tiny", "--seq-len", "32", "--projected-length", "8",
+        "--output-dir", str(tmp_path / "out"), "--seq-len", "32", "--projected-length", "8",
         "--sharing", "kv", "--projection", "mean", "--tokenizer", str(tiny_model_dir), "--init-from", str(tiny_model_dir),
         "--max-train-documents", "5", "--max-eval-blocks", "4", "--max-steps", "7", "--batch-size", "4",
         "--learning-rate", "1e-3", "--save-steps", "3", "--logging-steps", "2", "--seed", "7", "--no-progress",
@@ -48,8 +48,12 @@ def test_pretrain_flags_reach_the_config(corpus: Path, tiny_model_dir: Path, tmp
     assert config.train == [str(corpus / "train.txt")]
     assert config.validation == [str(corpus / "valid.txt")]
     assert (config.preset, config.seq_len, config.projected_length, config.sharing, config.projection) == (
-        "tiny", 32, 8, "kv", "mean"
-    )  # fmt: skip
+        None,
+        32,
+        8,
+        "kv",
+        "mean",
+    )  # fmt: skip  (no --preset: init_from gives the shape, and a preset next to it is an error)
     assert (config.tokenizer, config.init_from) == (str(tiny_model_dir), str(tiny_model_dir))
     assert (config.max_train_documents, config.max_eval_blocks, config.max_steps) == (5, 4, 7)
     assert (config.per_device_train_batch_size, config.per_device_eval_batch_size) == (4, 4)
@@ -87,11 +91,13 @@ def test_one_grammar_for_k(text: str, expected, corpus: Path, tmp_path: Path) ->
         str(tmp_path),
         "--seq-len",
         "32",
+        "--preset",
+        "tiny",  # 2 layers: "8,4" is one k per layer
         "--projected-length",
         text,
     ]
     assert parse("pretrain", argv).projected_length == expected
-    assert PretrainConfig(train=[str(corpus)], output_dir=str(tmp_path), seq_len=32, projected_length=text).projected_length == expected  # fmt: skip
+    assert PretrainConfig(train=[str(corpus)], output_dir=str(tmp_path), seq_len=32, preset="tiny", projected_length=text).projected_length == expected  # fmt: skip
 
 
 def test_bad_k_text_is_named(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -170,10 +176,18 @@ def test_finetune_flags_reach_the_config(tiny_model_dir: Path, sentiment_csv: Pa
     )  # fmt: skip
     with pytest.raises(ValueError, match=r"holds no checkpoint-\* folder to resume from"):
         parse("finetune", [*argv, "--resume"])
-    (out / "checkpoint-4").mkdir(parents=True)
+    checkpoint = out / "checkpoint-4"
+    checkpoint.mkdir(parents=True)
     with pytest.raises(ValueError, match="already holds checkpoints: pass --resume"):
         parse("finetune", argv)
-    assert parse("finetune", [*argv, "--resume"]).resume_from_checkpoint == str(out / "checkpoint-4")
+    with pytest.raises(ValueError, match=r"no complete checkpoint .*checkpoint-4: config\.json is missing"):
+        parse("finetune", [*argv, "--resume"])
+    for name in ("config.json", "trainer_state.json"):  # the files a resume reads, complete
+        (checkpoint / name).write_text("{}")
+    save_file({"weight": torch.zeros(2)}, checkpoint / "model.safetensors")
+    for name in ("optimizer.pt", "scheduler.pt", "rng_state.pth"):
+        torch.save({}, checkpoint / name)
+    assert parse("finetune", [*argv, "--resume"]).resume_from_checkpoint == str(checkpoint)
 
 
 class LinearOutputDtypes:

@@ -16,7 +16,9 @@ Computing lives here; figures in `analysis/plot.py`; the CLI in `cli/spectrum.py
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,15 +36,20 @@ DType = Literal["float32", "float64"]
 
 @dataclass
 class SpectrumConfig:
-    """What to analyse and how. Validated once, here."""
+    """What to analyse and how. Validated once, here, before any model is loaded: the options, the
+    output directory, the device, the text file, and (for a local model directory) its files and its
+    config.json (a Linformer with projected_length=k has no n x n maps; seq_len and index must fit)."""
 
     model: str = ""  # model directory or Hub name (loading only; unused by `compute_spectrum`)
     text_file: str = ""  # UTF-8 text, cut into chunks of `seq_len` tokens (loading only)
+    output_dir: str | None = None  # where `write_spectrum_report` goes; checked here when given
     seq_len: int | None = None  # tokens per input, special tokens included; None = the model's maximum
     max_inputs: int = 64  # bounds the work: at most this many chunks of the text
     batch_size: int = 8
     keep: float = 0.9  # share of the spectrum the recommended k must keep
-    index: int = 128  # heatmap at c(index) (the paper: the 128th of 512)
+    index: int | None = (
+        None  # heatmap at c(index); None: the paper's 128th (of 512), or a quarter of a shorter curve
+    )
     thresholds: tuple[float, ...] = (0.9, 0.99)  # effective rank reported at each
     normalization: Normalization = "singular"
     method: SvdMethod = "exact"
@@ -54,13 +61,26 @@ class SpectrumConfig:
     progress: bool = True
 
     def __post_init__(self) -> None:
+        if self.output_dir is not None:
+            from linformer_kit.output_dir import check_output_dir
+
+            check_output_dir(self.output_dir)
+        self._check_options()
+        if self.device is not None:
+            check_device(self.device)
+        if self.text_file:
+            check_text_file(self.text_file)
+        if self.model and _is_local(self.model):
+            self._check_model_dir()
+
+    def _check_options(self) -> None:
         self.thresholds = tuple(float(t) for t in self.thresholds)
-        if not 0.0 < self.keep <= 1.0:
+        if not 0.0 < self.keep <= 1.0:  # also refuses NaN
             raise ValueError(f"keep={self.keep} must be in (0, 1]")
         for t in self.thresholds:
             if not 0.0 < t <= 1.0:
                 raise ValueError(f"threshold {t} must be in (0, 1]")
-        if self.index < 1:
+        if self.index is not None and self.index < 1:
             raise ValueError(f"index={self.index} must be >= 1 (1-based, like 'the 128th singular value')")
         if self.seq_len is not None and self.seq_len < 2:
             raise ValueError(f"seq_len={self.seq_len} must be >= 2")
@@ -75,6 +95,103 @@ class SpectrumConfig:
         ):
             if getattr(self, name) not in choices:
                 raise ValueError(f"{name}={getattr(self, name)!r} must be one of {choices}")
+
+    def _check_model_dir(self) -> None:
+        """From the files alone: weights, tokenizer, full attention, and the lengths that fit."""
+        from linformer_kit.models.loading import check_model_dir, read_config_json
+
+        folder = check_model_dir(self.model, "model", tokenizer=True)
+        config = read_config_json(folder)
+        ks = config.get("projected_length")
+        if config["model_type"] == "linformer" and any(
+            k is not None for k in (ks if isinstance(ks, list) else [ks])
+        ):
+            raise ValueError(
+                f"model: {self.model!r} is a Linformer with projected_length={ks}: its attention maps are "
+                "(n x k), and the spectrum needs the full (n x n) maps; use a full-attention model "
+                "(projected_length=None, e.g. `linformer pretrain --projected-length none`)"
+            )
+        limit = _longest_input(config, folder)
+        seq_len = self.seq_len or limit
+        if seq_len > limit:
+            raise ValueError(f"seq_len={seq_len} exceeds the model's longest input {limit}")
+        width = seq_len if self.method == "exact" else min(self.rank, seq_len)
+        if self.index is not None and self.index > width:
+            raise ValueError(
+                f"index={self.index} exceeds the curve length {width} (seq_len={seq_len}, "
+                f"method={self.method!r}); pass a smaller --index"
+            )
+
+
+def default_index(width: int) -> int:
+    """The paper's c(128) of 512; on a shorter curve the same place, a quarter of the way."""
+    return min(128, max(1, width // 4))
+
+
+def check_device(device: str) -> None:
+    """ValueError unless `device` names a torch device that is there."""
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(f"device={device!r} is not a torch device (cpu, cuda, cuda:1, mps, ...)") from None
+    if parsed.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(
+            f"device={device!r}: CUDA is not available here (torch.cuda.is_available() is False)"
+        )
+    if parsed.type == "cuda" and parsed.index is not None and parsed.index >= torch.cuda.device_count():
+        raise ValueError(f"device={device!r}: there are {torch.cuda.device_count()} CUDA devices")
+    if parsed.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"device={device!r}: MPS is not available here")
+
+
+def check_text_file(path: str) -> None:
+    """The text must be a readable, non-blank UTF-8 file (the whole file is read later anyway)."""
+    file = Path(path)
+    if file.is_dir():
+        raise ValueError(f"text_file: {path!r} is a directory; give a UTF-8 text file")
+    if not file.is_file():
+        raise ValueError(f"text_file: no such file: {path!r}")
+    data = file.read_bytes()
+    if not data:
+        raise ValueError(f"text_file: {path!r} is empty (0 bytes)")
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise ValueError(f"text_file: {path!r}, line {line}: looks binary (a NUL byte), not text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise ValueError(
+            f"text_file: {path!r}, line {line}: is not UTF-8 text; re-encode it as UTF-8"
+        ) from None
+    if not text.strip():
+        raise ValueError(f"text_file: {path!r} holds no text (only whitespace)")
+
+
+# position ids start after the pad id in these (fairseq style): the longest input is shorter by pad + 1
+_PAD_OFFSET_TYPES = ("roberta", "xlm-roberta", "camembert", "roberta-prelayernorm", "data2vec-text")
+
+
+def _longest_input(config: dict, folder: Path) -> int:
+    """The longest input from config.json (and tokenizer_config.json's model_max_length if smaller)."""
+    limit = int(config.get("max_position_embeddings", 512))
+    offset = config["model_type"] in _PAD_OFFSET_TYPES or (
+        config["model_type"] == "linformer" and config.get("position_style", "roberta") == "roberta"
+    )
+    if offset:
+        limit -= int(config.get("pad_token_id") or 0) + 1
+    try:
+        tokenizer_limit = json.loads((folder / "tokenizer_config.json").read_text()).get("model_max_length")
+    except (OSError, ValueError):
+        tokenizer_limit = None
+    if isinstance(tokenizer_limit, int) and 0 < tokenizer_limit < limit:
+        limit = tokenizer_limit
+    return limit
+
+
+def _is_local(model: str) -> bool:
+    """A path (it exists, or is written like one) rather than a Hub id ('roberta-base', 'org/name')."""
+    return os.path.exists(model) or model.startswith((".", "/", "~")) or model.count("/") > 1 or "\\" in model
 
 
 # ----------------------------------------------------------------------------- curves and ranks
@@ -311,6 +428,8 @@ def compute_spectrum(
     device = torch.device(next(model.parameters()).device)
     max_len = max(len(ids) for ids in inputs)
     width = max_len if config.method == "exact" else min(config.rank, max_len)
+    if config.index is None:
+        config = dataclasses.replace(config, index=default_index(width))
     if config.index > width:
         raise ValueError(
             f"index={config.index} exceeds the curve length {width} "
@@ -425,9 +544,16 @@ def load_encoder(path: str, device: str | None = None) -> tuple[nn.Module, Any]:
     from transformers import AutoModel, AutoTokenizer
 
     import linformer_kit  # noqa: F401  (registers model_type="linformer" with the Auto classes)
+    from linformer_kit.models.loading import load_pretrained
 
-    model = AutoModel.from_pretrained(path, attn_implementation="eager")
-    tokenizer = AutoTokenizer.from_pretrained(path)
+    # every encoder weight from the checkpoint (a config.json of another model type is an error)
+    model = load_pretrained(AutoModel, path, "model", attn_implementation="eager")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+    except (OSError, ValueError) as error:
+        raise ValueError(
+            f"model: cannot load the tokenizer of {path!r}: {str(error).splitlines()[0]}"
+        ) from None
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     return model.to(device).eval(), tokenizer
 

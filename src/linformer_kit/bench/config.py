@@ -7,8 +7,11 @@ are measured once per n; peers (other PyPI Linformers) are measured at layer sco
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Literal, get_args
+
+from linformer_kit.output_dir import check_output_dir
 
 Method = Literal[
     "linformer-none",  # E_i, F_i per head (paper order)
@@ -62,6 +65,7 @@ class BenchmarkConfig:
     time_cap_s: float = 60.0  # predicted (warmup + 1) calls longer than this: the case is skipped
     measure_memory: bool = True  # CPU: fresh subprocess per case; CUDA: max_memory_allocated
     matmul_size: int = 2048  # the (m x m) @ (m x m) GEMM whose rate achieved FLOP/s is compared to
+    output_dir: str | None = None  # where the report goes (`write_report`); checked before any measuring
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -105,6 +109,8 @@ def preset(name: Preset) -> BenchmarkConfig:
 
 
 def _validate(c: BenchmarkConfig) -> None:
+    if c.output_dir is not None:  # first: a report that cannot be written must not cost a sweep
+        check_output_dir(c.output_dir)
     _check_choices("methods", c.methods, METHODS)
     _check_choices("scopes", c.scopes, SCOPES)
     _check_choices("passes", c.passes, PASS_TYPES)
@@ -112,22 +118,49 @@ def _validate(c: BenchmarkConfig) -> None:
         raise ValueError(f"device must be one of {DEVICES}, got {c.device!r}")
     if c.dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, got {c.dtype!r}")
-    if not c.seq_lens or min(c.seq_lens) < 1:
+    if not c.seq_lens or not all(_is_int(n) and n >= 1 for n in c.seq_lens):
         raise ValueError(f"seq_lens must be a non-empty list of lengths >= 1, got {c.seq_lens}")
     needs_k = any(m.startswith(("linformer-", "peer-")) for m in c.methods)
-    if needs_k and (not c.projected_lengths or min(c.projected_lengths) < 1):
+    if needs_k and (not c.projected_lengths or not all(_is_int(k) and k >= 1 for k in c.projected_lengths)):
         raise ValueError(f"projected_lengths must be a non-empty list of k >= 1, got {c.projected_lengths}")
-    if c.hidden_size < 1 or c.num_heads < 1 or c.hidden_size % c.num_heads:
+    if needs_k and min(c.projected_lengths) > max(c.seq_lens):
+        raise ValueError(
+            f"projected_lengths {c.projected_lengths} are all above the longest seq_len {max(c.seq_lens)}: "
+            "no Linformer case could run (k must be <= n)"
+        )
+    for name in (
+        "hidden_size",
+        "num_heads",
+        "batch_size",
+        "num_layers",
+        "intermediate_size",
+        "rounds",
+        "matmul_size",
+    ):
+        if not _is_int(getattr(c, name)) or getattr(c, name) < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {getattr(c, name)!r}")
+    if c.hidden_size % c.num_heads:
         raise ValueError(f"hidden_size={c.hidden_size} must be divisible by num_heads={c.num_heads}")
-    for name in ("batch_size", "num_layers", "intermediate_size", "rounds", "matmul_size"):
-        if getattr(c, name) < 1:
-            raise ValueError(f"{name} must be >= 1, got {getattr(c, name)}")
-    if c.warmup < 0:
-        raise ValueError(f"warmup must be >= 0, got {c.warmup}")
-    if c.threads is not None and c.threads < 1:
-        raise ValueError(f"threads must be >= 1 or None, got {c.threads}")
-    if c.time_cap_s <= 0 or c.min_time_s < 0:
-        raise ValueError(f"time_cap_s must be > 0 and min_time_s >= 0, got {c.time_cap_s}, {c.min_time_s}")
+    if not _is_int(c.warmup) or c.warmup < 0:
+        raise ValueError(f"warmup must be an int >= 0, got {c.warmup!r}")
+    if c.threads is not None and (not _is_int(c.threads) or c.threads < 1):
+        raise ValueError(f"threads must be >= 1 or None, got {c.threads!r}")
+    if not (math.isfinite(c.time_cap_s) and c.time_cap_s > 0):
+        raise ValueError(f"time_cap_s must be a finite number of seconds > 0, got {c.time_cap_s}")
+    if not (math.isfinite(c.min_time_s) and c.min_time_s >= 0):
+        raise ValueError(f"min_time_s must be a finite number of seconds >= 0, got {c.min_time_s}")
+    if c.device == "cuda" and not torch_cuda_available():
+        raise ValueError("device='cuda' was requested but torch.cuda.is_available() is False")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def torch_cuda_available() -> bool:
+    import torch  # here, not at the top: `linformer benchmark --help` stays fast
+
+    return torch.cuda.is_available()
 
 
 def _check_choices(name: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> None:

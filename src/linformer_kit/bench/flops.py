@@ -10,6 +10,7 @@ b batch, n length, k projected length, D model dim, I FFN width, L layers.
     Linformer, fast order (headwise, kv, layerwise: E shared by all heads, projected before W_k, W_v)
                        E X (and F X)          2 p b k n D      p = 2 (headwise: E and F), 1 (kv, layerwise)
                        K, V linears on k rows 4 b k D^2
+                       K, V biases f(0)       4 D^2            one zero row through each module: the bias term
                        Q K~^T and P V~        4 b n k D
     Linformer, paper order (none, and both PyPI peers: project the keys/values after W_k, W_v)
                        K, V linears           4 b n D^2
@@ -38,7 +39,7 @@ def attention_flops(method: str, *, batch: int, n: int, k: int | None, hidden: i
     mix = 4 * b * n * k * D  # Q K~^T and P V~
     if method in FAST_ORDER_PROJECTIONS:
         p = FAST_ORDER_PROJECTIONS[method]
-        return qo + 2 * p * b * k * n * D + 4 * b * k * D * D + mix
+        return qo + 2 * p * b * k * n * D + 4 * b * k * D * D + 4 * D * D + mix
     if method in PAPER_ORDER_METHODS:
         return qo + 4 * b * n * D * D + 4 * b * k * n * D + mix
     raise ValueError(f"no FLOP formula for method {method!r}")

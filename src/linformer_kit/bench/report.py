@@ -33,7 +33,8 @@ def format_header(result: BenchmarkResult) -> str:
         f"Device {cfg['device']} ({env['device_name']}), dtype {cfg['dtype']}, torch {env['torch_version']}, "
         f"{env['threads']} threads, batch {cfg['batch_size']}, d={cfg['hidden_size']}, {cfg['num_heads']} heads "
         f"(encoder: {cfg['num_layers']} layers, FFN {cfg['intermediate_size']}), {env['date_utc']}.\n"
-        f"Matmul rate of this run ({cfg['matmul_size']}^3 GEMM): {result.matmul_flops_per_s / 1e9:.1f} GFLOP/s. "
+        f"Matmul rate of this run ({result.matmul_reference or str(cfg['matmul_size']) + '^3 GEMM'}): "
+        f"{result.matmul_flops_per_s / 1e9:.1f} GFLOP/s. "
         f"Run took {result.elapsed_s:.0f} s."
     )
 

@@ -73,6 +73,7 @@ def main(argv: list[str]) -> int:
     changes = {field: value for field, value in changes.items() if value is not None}
     if args.no_memory:
         changes["measure_memory"] = False
+    changes["output_dir"] = args.output_dir  # checked with the rest, before anything is measured
     config = config.replace(**changes)
     result = run_benchmark(config, progress=not args.no_progress)
     print(format_report(result))

@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="initial E/F: 'window' = mean of n/k consecutive positions (identity when k = n), "
         "'default' = the from-scratch N(0, 1/n)",
     )  # fmt: skip
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace DST if it exists and is not empty (all of it)"
+    )
     return p
 
 

@@ -34,11 +34,10 @@ def main(argv: list[str]) -> int:
     result = finetune(parse_config(build_parser(), argv))
     if os.environ.get("RANK", "0") != "0":  # under torchrun / accelerate, one summary line
         return 0
-    f1 = f", F1 {result.f1:.4f}" if result.f1 is not None else ""
     speed = f"{result.tokens_per_second:,.0f} tokens/s" if result.tokens_per_second else "tokens/s n/a"
     print(
         f"finetune done: {result.steps} steps, train loss {result.train_loss:.3f}, "
-        f"dev accuracy {result.accuracy:.4f}{f1} ({result.eval_examples} examples), {speed}; "
+        f"{result.metrics_text()} ({result.eval_examples} examples), {speed}; "
         f"model saved to {result.output_dir}"
     )
     return 0

@@ -29,7 +29,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--keep", type=float, default=default["keep"], help="share of the spectrum k must keep"
     )
-    parser.add_argument("--index", type=int, default=default["index"], help="heatmap at this 1-based index")
+    parser.add_argument(
+        "--index",
+        type=int,
+        default=default["index"],
+        help="heatmap at this 1-based index (None: 128, or n/4 if shorter)",
+    )
     parser.add_argument(
         "--seq-len", type=int, default=default["seq_len"], help="tokens per input (None: model max)"
     )
@@ -60,6 +65,7 @@ def main(argv: list[str]) -> int:
     config = SpectrumConfig(
         model=args.model,
         text_file=args.text,
+        output_dir=args.output_dir,
         seq_len=args.seq_len,
         max_inputs=args.max_inputs,
         batch_size=args.batch_size,
@@ -82,7 +88,8 @@ def main(argv: list[str]) -> int:
         ranks = result.effective_rank_mean[t].mean(-1)  # (L,) head-averaged
         print(f"effective rank at {t:g} per layer (mean over heads): " + " ".join(f"{r:.0f}" for r in ranks))
     print(
-        f"c({config.index}) per layer (mean over heads): " + " ".join(f"{v:.3f}" for v in at_index.mean(-1))
+        f"c({result.config.index}) per layer (mean over heads): "
+        + " ".join(f"{v:.3f}" for v in at_index.mean(-1))
     )
     print(f"recommended projected_length (keep={config.keep:g}): {result.recommended_projected_length}")
     for note in result.notes:

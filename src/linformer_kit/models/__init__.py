@@ -25,7 +25,9 @@ from linformer_kit.models.convert import (
     convert_checkpoint,
     from_bert,
     from_roberta,
+    is_projection_key,
     window_init,
+    with_linformer_options,
 )
 from linformer_kit.models.modeling_linformer import (
     LinformerForMaskedLM,
@@ -57,6 +59,8 @@ __all__ = [
     "convert_checkpoint",
     "from_bert",
     "from_roberta",
+    "is_projection_key",
     "parse_projected_length",
     "window_init",
+    "with_linformer_options",
 ]

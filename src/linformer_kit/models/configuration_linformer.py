@@ -20,10 +20,13 @@ own exception type, and callers here rely on `ValueError`.)
 
 from __future__ import annotations
 
+import os
 from typing import Literal, get_args
 
 from transformers import PreTrainedConfig
+from transformers.activations import ACT2FN
 
+from linformer_kit.models.remote_code import write_remote_code
 from linformer_kit.nn import (
     PROJECTION_KINDS,
     PROJECTION_SCALINGS,
@@ -32,10 +35,16 @@ from linformer_kit.nn import (
     ProjectionScaling,
     Sharing,
 )
+from linformer_kit.nn.projection import WINDOW_KINDS
+
+POSITIVE_INTS = (
+    "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+    "max_position_embeddings", "type_vocab_size",
+)  # fmt: skip
+PROBABILITIES = ("hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout")
 
 PositionStyle = Literal["roberta", "bert"]
 POSITION_STYLES: tuple[str, ...] = get_args(PositionStyle)
-WINDOW_KINDS = ("mean", "max", "conv")
 
 
 def parse_projected_length(text: str) -> int | list[int] | None:
@@ -107,8 +116,19 @@ class LinformerConfig(PreTrainedConfig):
             return list(self.projected_length)
         return [self.projected_length] * self.num_hidden_layers
 
+    def save_pretrained(self, save_directory: str | os.PathLike, push_to_hub: bool = False, **kwargs) -> None:
+        """config.json plus the model's code as one file (`modeling_linformer.py`) and an `auto_map`.
+
+        `model.save_pretrained` saves its config through here, so every saved directory (checkpoints
+        included) loads with `AutoModel*.from_pretrained(dir, trust_remote_code=True)` where
+        linformer-kit is not installed. See `linformer_kit.models.remote_code`.
+        """
+        self.auto_map = write_remote_code(save_directory)
+        super().save_pretrained(save_directory, push_to_hub=push_to_hub, **kwargs)
+
     def _validate_linformer(self) -> None:
-        if self.num_attention_heads < 1 or self.hidden_size % self.num_attention_heads:
+        self._validate_encoder()
+        if self.hidden_size % self.num_attention_heads:
             raise ValueError(
                 f"hidden_size={self.hidden_size} must be divisible by num_attention_heads={self.num_attention_heads}"
             )
@@ -137,6 +157,32 @@ class LinformerConfig(PreTrainedConfig):
                 f"not projection={self.projection!r}"
             )
         self._validate_projected_length()
+
+    def _validate_encoder(self) -> None:
+        """RoBERTa's fields: positive sizes, probabilities in [0, 1), a known activation."""
+        for name in POSITIVE_INTS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        for name in PROBABILITIES:
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, (int, float)) and 0.0 <= value < 1.0):
+                raise ValueError(f"{name} must be in [0, 1), got {value!r}")
+        if not callable(self.hidden_act) and self.hidden_act not in ACT2FN:
+            raise ValueError(
+                f"hidden_act={self.hidden_act!r} is not an activation of transformers.activations.ACT2FN "
+                "(e.g. 'gelu', 'relu', 'silu')"
+            )
+        if not (isinstance(self.layer_norm_eps, (int, float)) and self.layer_norm_eps > 0):
+            raise ValueError(f"layer_norm_eps must be > 0, got {self.layer_norm_eps!r}")
+        if not (isinstance(self.initializer_range, (int, float)) and self.initializer_range >= 0):
+            raise ValueError(f"initializer_range must be >= 0, got {self.initializer_range!r}")
+        if self.pad_token_id is not None and not 0 <= self.pad_token_id < self.vocab_size:
+            raise ValueError(
+                f"pad_token_id={self.pad_token_id} must be a token id in [0, vocab_size={self.vocab_size})"
+            )
+        if self.num_labels < 1:
+            raise ValueError(f"num_labels must be >= 1, got {self.num_labels}")
 
     def _validate_projected_length(self) -> None:
         k = self.projected_length

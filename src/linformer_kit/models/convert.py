@@ -26,10 +26,17 @@ New projections (E, F), `projection_init`:
               the pooling kinds ("mean", "conv") mask empty windows; finetune, or use those kinds,
               for short inputs.
     "default" the from-scratch initialisation (`SequenceProjection`: N(0, 1/n)).
+
+A Linformer converts to other Linformer options the same way (`with_linformer_options`, used by
+`linformer pretrain --init-from`): a Linformer and its full-attention baseline share every weight but
+E and F, so the target copies every tensor whose name and shape match and initialises the new
+projections as above.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +48,7 @@ from torch import nn
 from transformers import PreTrainedConfig, PreTrainedModel
 
 from linformer_kit.models.configuration_linformer import LinformerConfig, PositionStyle
+from linformer_kit.models.loading import check_model_dir, load_pretrained, read_config_json
 from linformer_kit.models.modeling_linformer import (
     LinformerForMaskedLM,
     LinformerForSequenceClassification,
@@ -49,6 +57,7 @@ from linformer_kit.models.modeling_linformer import (
     LinformerPreTrainedModel,
 )
 from linformer_kit.nn import ProjectionKind, SequenceProjection, Sharing
+from linformer_kit.output_dir import check_output_dir, is_same_or_inside, saved_files, staged_output_dir
 
 ProjectionInit = Literal["window", "default"]
 PROJECTION_INITS: tuple[str, ...] = get_args(ProjectionInit)
@@ -87,7 +96,13 @@ COPIED_FIELDS = (
 
 @dataclass
 class ConvertConfig:
-    """What `linformer convert` does: read `source`, write a ready-to-use model directory to `output_dir`."""
+    """What `linformer convert` does: read `source`, write a ready-to-use model directory to `output_dir`.
+
+    Checked on construction, before any weight is read: `source` is a RoBERTa / BERT directory with
+    safetensors weights, the Linformer options fit its config, and `output_dir` is new or empty
+    (`overwrite=True` replaces a whole existing directory, once the new one is complete). Writing
+    into the source directory is refused even with `overwrite`.
+    """
 
     source: str
     output_dir: str
@@ -95,6 +110,76 @@ class ConvertConfig:
     sharing: Sharing = "headwise"
     projection: ProjectionKind = "linear"
     projection_init: ProjectionInit = "window"
+    overwrite: bool = False  # replace an existing, non-empty output_dir
+
+    def __post_init__(self) -> None:
+        check_model_dir(self.source, "source")
+        model_type = read_config_json(self.source, "source")["model_type"]
+        if model_type not in ("roberta", "bert"):
+            raise ValueError(f"source: can convert model_type 'roberta' or 'bert', got {model_type!r}")
+        if self.projection_init not in PROJECTION_INITS:
+            raise ValueError(
+                f"projection_init must be one of {PROJECTION_INITS}, got {self.projection_init!r}"
+            )
+        # the target config from the source config.json: k, sharing and projection checked before loading weights
+        converted_config(_load_source_config(self.source), model_type, self.projected_length, self.sharing,
+                          self.projection)  # fmt: skip
+        out = check_output_dir(self.output_dir, "output_dir")
+        if is_same_or_inside(self.source, out):
+            raise ValueError(
+                f"output_dir {self.output_dir!r} is (or contains) the source directory {self.source!r}: "
+                "writing there would overwrite or delete the model being converted; choose another output_dir"
+            )
+        if out.is_dir() and any(out.iterdir()) and not self.overwrite:
+            held = saved_files(out) or sorted(p.name for p in out.iterdir())[:5]
+            raise ValueError(
+                f"output_dir {self.output_dir!r} is not empty (it holds {', '.join(held)}): choose a new "
+                "directory, or pass --overwrite to replace all of it"
+            )
+
+
+# the modules that hold E / F: per layer (`attention.self.*`), or one per encoder under layerwise sharing
+PROJECTION_MODULES = ("key_projection", "value_projection", "kv_projection", "encoder.projection")
+
+
+def is_projection_key(name: str) -> bool:
+    """Whether a state-dict key belongs to a projection E / F (what conversion adds; all else is copied)."""
+    return any(f"{module}." in name for module in PROJECTION_MODULES)
+
+
+def with_linformer_options(
+    model: LinformerPreTrainedModel,
+    projected_length: int | list[int] | None,
+    sharing: Sharing,
+    projection: ProjectionKind,
+    projection_init: ProjectionInit = "window",
+) -> tuple[LinformerPreTrainedModel, list[str]]:
+    """The same Linformer (same head) with other Linformer options, e.g. its full-attention baseline at k = 64.
+
+    Every tensor whose name and shape match is copied; the projections that are new (or changed
+    shape) start per `projection_init`. Returns the model, in eval mode, and the names of the new
+    tensors (empty when the options are the model's own: then the model itself is returned).
+    """
+    if projection_init not in PROJECTION_INITS:
+        raise ValueError(f"projection_init must be one of {PROJECTION_INITS}, got {projection_init!r}")
+    options = dict(projected_length=projected_length, sharing=sharing, projection=projection)
+    if all(getattr(model.config, key) == value for key, value in options.items()):
+        return model, []
+    config = copy.deepcopy(model.config)
+    for key, value in options.items():
+        setattr(config, key, value)
+    config._validate_linformer()  # k against the model's longest input, window kinds, ...
+    target = type(model)(config)
+    target_state = target.state_dict()
+    matching = {
+        name: tensor
+        for name, tensor in model.state_dict().items()
+        if name in target_state and target_state[name].shape == tensor.shape
+    }
+    target.load_state_dict(matching, strict=False)
+    new = sorted(set(target_state) - set(matching))
+    _init_projections(target, projection_init, new)
+    return target.eval(), new
 
 
 def from_roberta(
@@ -125,18 +210,31 @@ def from_bert(
 
 
 def convert_checkpoint(config: ConvertConfig) -> Path:
-    """Convert `config.source` (a RoBERTa or BERT directory) and write model + tokenizer to output_dir."""
+    """Convert `config.source` (a RoBERTa or BERT directory) and write model + tokenizer to output_dir.
+
+    The directory appears complete or not at all: it is written next to output_dir and renamed.
+    """
     family = _family(_load_source_config(config.source))
     convert = from_roberta if family == "roberta" else from_bert
     model = convert(
         config.source, config.projected_length, config.sharing, config.projection, config.projection_init
     )
-    out = Path(config.output_dir)
-    model.save_pretrained(out)  # safetensors
-    for name in TOKENIZER_FILES:
-        if (Path(config.source) / name).is_file():
-            shutil.copy2(Path(config.source) / name, out / name)
-    return out
+    with staged_output_dir(config.output_dir, replace=config.overwrite) as staging:
+        model.save_pretrained(staging)  # safetensors
+        for name in TOKENIZER_FILES:
+            if (Path(config.source) / name).is_file():
+                shutil.copy2(Path(config.source) / name, staging / name)
+        _limit_saved_tokenizer(staging / "tokenizer_config.json", model.config.max_seq_len)
+    return Path(config.output_dir)
+
+
+def _limit_saved_tokenizer(path: Path, limit: int) -> None:
+    """model_max_length = the model's longest input at most, so `truncation=True` truncates to what runs."""
+    if not path.is_file():
+        return
+    settings = json.loads(path.read_text())
+    settings["model_max_length"] = min(settings.get("model_max_length", limit), limit)
+    path.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
 
 
 # --- the steps -------------------------------------------------------------------------------------
@@ -157,16 +255,24 @@ def _convert(
     if name not in TARGETS or not name.lower().startswith(family):
         supported = [n for n in TARGETS if n.lower().startswith(family)]
         raise ValueError(f"cannot convert a {name} with from_{family}: supported classes are {supported}")
-    config = _linformer_config(source.config, family, projected_length, sharing, projection)
+    config = converted_config(source.config, family, projected_length, sharing, projection)
     target = TARGETS[name](config)
     _copy_weights(source, target, family)
-    for module in target.modules():
-        if isinstance(module, SequenceProjection) and projection_init == "window":
-            window_init(module)
+    _init_projections(target, projection_init, [key for key in target.state_dict() if is_projection_key(key)])
     return target.eval()
 
 
+def _init_projections(model: nn.Module, projection_init: ProjectionInit, new: list[str]) -> None:
+    """Initialise the projections that own one of the `new` state-dict keys (conversion's E/F init)."""
+    if projection_init == "default":
+        return  # the constructor's `SequenceProjection.reset_parameters`
+    for name, module in model.named_modules():
+        if isinstance(module, SequenceProjection) and any(key.startswith(f"{name}.") for key in new):
+            window_init(module)
+
+
 def _load_source_config(path: str | Path) -> PreTrainedConfig:
+    read_config_json(path, "source")  # a clear error for a missing or broken config.json
     return transformers.AutoConfig.from_pretrained(path)
 
 
@@ -178,27 +284,24 @@ def _family(config: PreTrainedConfig) -> SourceFamily:
 
 def _load_source(path: str | Path) -> PreTrainedModel:
     """Load a local RoBERTa/BERT with the class its config names; safetensors only (no unpickling)."""
+    check_model_dir(path, "source")
     config = _load_source_config(path)
     architectures = config.architectures or []
     name = next(
         (a for a in architectures if a in TARGETS),
         "RobertaModel" if config.model_type == "roberta" else "BertModel",
     )
-    if not any(Path(path).glob("*.safetensors")):
-        raise ValueError(
-            f"{path} has no .safetensors weights; linformer-kit never unpickles checkpoints. Convert it once "
-            "with transformers (`model.save_pretrained(dir)` writes safetensors) on a machine you trust."
-        )
-    return getattr(transformers, name).from_pretrained(path, use_safetensors=True)
+    return load_pretrained(getattr(transformers, name), path, "source")  # weights that fit config.json
 
 
-def _linformer_config(
+def converted_config(
     source: PreTrainedConfig,
     family: SourceFamily,
     projected_length: int | list[int] | None,
     sharing: Sharing,
     projection: ProjectionKind,
 ) -> LinformerConfig:
+    """The LinformerConfig a RoBERTa / BERT config converts to (validated; no weights involved)."""
     if getattr(source, "position_embedding_type", "absolute") not in ("absolute", None):
         raise ValueError(
             f"only absolute position embeddings convert, got position_embedding_type={source.position_embedding_type!r}"
@@ -243,8 +346,7 @@ def _copy_weights(source: PreTrainedModel, target: LinformerPreTrainedModel, fam
     unexpected = [
         key for key in result.unexpected_keys if not key.endswith(("position_ids", "token_type_ids"))
     ]
-    new = ("key_projection", "value_projection", "kv_projection", "encoder.projection")
-    missing = [key for key in result.missing_keys if not any(part in key for part in new)]
+    missing = [key for key in result.missing_keys if not is_projection_key(key)]
     if unexpected or missing:
         raise ValueError(f"weights do not map onto the Linformer: unexpected {unexpected}, missing {missing}")
 
@@ -271,5 +373,7 @@ __all__ = [
     "convert_checkpoint",
     "from_bert",
     "from_roberta",
+    "is_projection_key",
     "window_init",
+    "with_linformer_options",
 ]

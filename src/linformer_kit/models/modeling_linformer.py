@@ -18,9 +18,12 @@ softmax. `output_attentions=True` always takes the eager path, the only one that
 (b, h, n, k) maps ((b, h, n, n) in layers with projected_length=None).
 """
 
+import json
+from pathlib import Path
 from typing import ClassVar
 
 import torch
+from safetensors import SafetensorError
 from torch import nn
 from torch.nn import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
 from transformers import PreTrainedModel
@@ -36,6 +39,7 @@ from transformers.modeling_outputs import (
 )
 
 from linformer_kit.models.configuration_linformer import LinformerConfig
+from linformer_kit.models.loading import check_loading_info, check_safetensors
 from linformer_kit.nn import LinformerSelfAttention, SequenceProjection
 
 # --- embeddings ------------------------------------------------------------------------------------
@@ -241,13 +245,37 @@ class LinformerPreTrainedModel(PreTrainedModel):
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *model_args, **kwargs):
-        """`PreTrainedModel.from_pretrained` that reads safetensors only: a pickle is never loaded."""
+        """`PreTrainedModel.from_pretrained` that reads safetensors only (a pickle is never loaded) and
+        never re-initialises encoder weights silently.
+
+        New or dropped task-head weights are fine (a classifier on an MLM checkpoint). Anything else
+        the checkpoint lacks or holds unused is a ValueError: Linformer options other than the
+        checkpoint's (`from_pretrained(dir, sharing="kv")` on a headwise model would start E/F from
+        noise) are named in it. Changing k / sharing / projection of a trained model is a conversion:
+        `linformer pretrain --init-from DIR` (`linformer_kit.train.convert.linformer_from_checkpoint`).
+        """
         if kwargs.get("use_safetensors") is False:
             raise ValueError(
                 "use_safetensors=False: Linformer checkpoints load from safetensors only (no unpickling)"
             )
         kwargs["use_safetensors"] = True
-        return super().from_pretrained(pretrained_model_name_or_path, *model_args, **kwargs)
+        wants_info = kwargs.pop("output_loading_info", False)
+        path = pretrained_model_name_or_path
+        if Path(str(path)).is_dir():
+            check_safetensors(Path(str(path)), "from_pretrained")
+        try:
+            model, info = super().from_pretrained(path, *model_args, output_loading_info=True, **kwargs)
+        except SafetensorError as err:
+            raise ValueError(
+                f"cannot read the weights in {str(path)!r} (truncated or corrupt?): {err}"
+            ) from None
+        except RuntimeError as err:  # a weight of another shape (k changed) and ignore_mismatched_sizes=False
+            hint = _changed_options(path, kwargs) or str(err).splitlines()[0]
+            raise ValueError(
+                f"the weights in {str(path)!r} have other shapes than this model's. {hint}"
+            ) from None
+        check_loading_info(model, info, path, "from_pretrained", hint=_changed_options(path, kwargs))
+        return (model, info) if wants_info else model
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
@@ -255,12 +283,33 @@ class LinformerPreTrainedModel(PreTrainedModel):
         if isinstance(module, LinformerLMHead):
             init.zeros_(module.bias)
         elif isinstance(module, SequenceProjection):
-            # The nn/ initialisation: N(0, 1/n) keeps projected keys at the scale of single keys;
-            # conv starts as mean pooling. mean/max have no weights.
-            if module.kind in ("linear", "random"):
-                init.normal_(module.weight, mean=0.0, std=module.max_seq_len**-0.5)
-            elif module.kind == "conv":
-                init.constant_(module.weight, 1.0 / module.window)
+            module.reset_parameters()  # E, F: the layer's own init (transformers skips loaded weights)
+
+
+LINFORMER_OPTIONS = ("projected_length", "sharing", "projection", "max_position_embeddings", "position_style")
+
+
+def _changed_options(path: object, kwargs: dict) -> str:
+    """'sharing='kv' (the checkpoint has 'headwise')...' for the Linformer options `kwargs` change."""
+    try:
+        saved = json.loads((Path(str(path)) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    asked = dict(kwargs)
+    if isinstance(asked.get("config"), LinformerConfig):
+        asked.update({key: getattr(asked["config"], key) for key in LINFORMER_OPTIONS})
+    changed = [
+        f"{key}={asked[key]!r} (the checkpoint has {saved.get(key)!r})"
+        for key in LINFORMER_OPTIONS
+        if key in asked and key in saved and asked[key] != saved[key]
+    ]
+    if not changed:
+        return ""
+    return (
+        f"from_pretrained with {', '.join(changed)} would start E/F from random values; to change the "
+        "Linformer options of a trained model, convert it: `linformer pretrain --init-from DIR` "
+        "(linformer_kit.train.convert.linformer_from_checkpoint) starts new E/F from the old model"
+    )
 
 
 def _key_padding_mask(attention_mask: torch.Tensor | None) -> torch.Tensor | None:

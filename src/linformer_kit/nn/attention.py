@@ -20,14 +20,15 @@ from typing import Literal, get_args
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 from linformer_kit.nn.backends import ATTENTION_BACKENDS, BACKENDS, AttentionBackend
 from linformer_kit.nn.projection import (
+    PROJECTION_KINDS,
     Projected,
     ProjectionKind,
     ProjectionScaling,
     SequenceProjection,
+    as_size,
     dense_project,
     dense_slot_mask,
     length_scaled,
@@ -65,6 +66,7 @@ class LinformerSelfAttention(nn.Module):
 
     Raises:
         ValueError: on any inconsistent argument, naming the value and its limit.
+        TypeError: on an argument of the wrong type (a float k, a string for shared_projection).
     """
 
     def __init__(
@@ -86,8 +88,8 @@ class LinformerSelfAttention(nn.Module):
     ) -> None:
         super().__init__()
         _validate(
-            hidden_size, num_heads, max_seq_len, projected_length, sharing, dropout, backend,
-            projection_order, causal, shared_projection,
+            hidden_size, num_heads, max_seq_len, projected_length, sharing, projection, dropout, bias,
+            backend, projection_order, causal, shared_projection,
         )  # fmt: skip
         self.hidden_size = hidden_size
         self.num_heads = num_heads
@@ -209,6 +211,10 @@ class LinformerSelfAttention(nn.Module):
         v = self._split_heads(self.value(x))  # (b, h, n, d)
         if mask is None:
             return k, v, None, self.causal
+        # Pad keys and values become zeros by a select: a masked key still enters the matmuls, and
+        # NaN or inf there (garbage, fp16 overflow) would survive a zero attention weight.
+        pad = ~mask[:, None, :, None]  # (b, 1, n, 1)
+        k, v = k.masked_fill(pad, 0.0), v.masked_fill(pad, 0.0)
         n = x.shape[1]
         attn_mask = mask[:, None, None, :]  # (b, 1, 1, n)
         past = torch.ones(n, n, dtype=torch.bool, device=x.device).tril() if self.causal else None
@@ -245,6 +251,8 @@ class LinformerSelfAttention(nn.Module):
             raise ValueError(
                 f"expected input of shape (batch, seq_len, hidden_size={self.hidden_size}), got {tuple(x.shape)}"
             )
+        if not x.is_floating_point():
+            raise ValueError(f"expected a floating-point input (hidden states), got dtype {x.dtype}")
         if x.shape[1] > self.max_seq_len:
             raise ValueError(
                 f"sequence length {x.shape[1]} exceeds max_seq_len={self.max_seq_len}: "
@@ -284,7 +292,7 @@ def project_pair(
     n, k = x.shape[-2], e.projected_length
     if n > e.max_seq_len:
         raise ValueError(f"sequence length {n} exceeds the projection's max_seq_len={e.max_seq_len}")
-    weight = torch.cat([e.weight[:, :n], f.weight[:, :n]]).to(x.dtype)  # (2k, n)
+    weight = torch.cat([e.dense_weight(n, x.dtype), f.dense_weight(n, x.dtype)])  # (2k, n)
     key_slots = dense_slot_mask(weight[:k], mask, e.max_seq_len)  # (b, k): the keys decide which slots count
     values, row_weight = dense_project(weight, x, mask)  # (b, 2k, D), (b, 2k, 1)
     if e.scaling == "length":
@@ -304,12 +312,17 @@ def _slot_attention_mask(slot_mask: torch.Tensor | None) -> torch.Tensor | None:
     return slot_mask[:, :, None, :]  # (b, h, 1, k)
 
 
-def _linear_rows(projected: Projected, linear: nn.Linear) -> torch.Tensor:
-    """Apply `linear` to projected rows: E(XWᵀ + 1bᵀ) = (EX)Wᵀ + (E1)bᵀ, with E m in place of E 1."""
-    out = F.linear(projected.values, linear.weight)
-    if linear.bias is None:
-        return out
-    return out + projected.row_weight * linear.bias
+def _linear_rows(projected: Projected, linear: nn.Module) -> torch.Tensor:
+    """The key/value linear f(x) = xWᵀ + b applied after the projection: E(m * f(X)) = f(E(m X)) + (E m − 1) f(0).
+
+    E m is `row_weight` (E 1 without padding), and f(0) = b. Going through the module itself, not
+    its weight, is what lets anything that wraps or hooks it work in the fast order as in the paper's:
+    a LoRA adapter (f(x) = xWᵀ + b + s·xAᵀBᵀ is still affine), dynamic quantization, forward hooks.
+    Cost: one (1, 1, D) row more than the k rows. Hooks see that row as a call of its own, first.
+    """
+    values = projected.values  # (b, k, D)
+    bias = linear(values.new_zeros(1, 1, values.shape[-1]))  # f(0) = b (zero without a bias): (1, 1, D)
+    return linear(values) + (projected.row_weight - 1) * bias  # (b, k, D)
 
 
 def _validate(
@@ -318,32 +331,45 @@ def _validate(
     max_seq_len: int,
     projected_length: int | None,
     sharing: str,
+    projection: str,
     dropout: float,
+    bias: bool,
     backend: str,
     projection_order: str,
     causal: bool,
     shared_projection: SequenceProjection | None,
 ) -> None:
-    if num_heads < 1 or hidden_size % num_heads:
+    for name, value in (("hidden_size", hidden_size), ("num_heads", num_heads), ("max_seq_len", max_seq_len)):
+        if as_size(name, value) < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+    if hidden_size % num_heads:
         raise ValueError(f"hidden_size={hidden_size} must be divisible by num_heads={num_heads}")
-    if max_seq_len < 1:
-        raise ValueError(f"max_seq_len must be >= 1, got {max_seq_len}")
-    if projected_length is not None and not 1 <= projected_length <= max_seq_len:
+    if projected_length is not None and not 1 <= as_size("projected_length", projected_length) <= max_seq_len:
         raise ValueError(
             f"projected_length (k={projected_length}) must be between 1 and max_seq_len={max_seq_len}"
         )
-    if sharing not in SHARING_MODES:
-        raise ValueError(f"sharing must be one of {SHARING_MODES}, got {sharing!r}")
-    if not 0.0 <= dropout < 1.0:
+    for name, value, choices in (
+        ("sharing", sharing, SHARING_MODES),
+        ("projection", projection, PROJECTION_KINDS),
+        ("backend", backend, ATTENTION_BACKENDS),
+        ("projection_order", projection_order, PROJECTION_ORDERS),
+    ):
+        if value not in choices:
+            raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    if not 0.0 <= dropout < 1.0:  # also refuses NaN
         raise ValueError(f"dropout must be in [0, 1), got {dropout}")
-    if backend not in ATTENTION_BACKENDS:
-        raise ValueError(f"backend must be one of {ATTENTION_BACKENDS}, got {backend!r}")
-    if projection_order not in PROJECTION_ORDERS:
-        raise ValueError(f"projection_order must be one of {PROJECTION_ORDERS}, got {projection_order!r}")
+    for name, value in (("bias", bias), ("causal", causal)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be True or False, got {value!r}")
     if causal and projected_length is not None:
         raise ValueError(
             f"causal=True is not supported with projected_length={projected_length}: the projection E mixes all "
             "positions, so a causal mask after it leaks the future. Use projected_length=None for causal attention."
+        )
+    if shared_projection is not None and not isinstance(shared_projection, SequenceProjection):
+        raise TypeError(
+            f"shared_projection must be a SequenceProjection (or None), got {shared_projection!r} "
+            f"of type {type(shared_projection).__name__}"
         )
     if shared_projection is not None:
         if sharing != "layerwise":

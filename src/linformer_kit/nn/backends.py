@@ -32,10 +32,12 @@ def eager_attention(
     dropout_p: float = 0.0,
     causal: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Explicit softmax(q kᵀ * scale) v with scores and softmax in fp32; returns the weights too."""
-    # Scores and softmax in fp32 even under autocast, which would otherwise run the matmul in bf16/fp16.
+    """Explicit softmax(q kᵀ * scale) v with scores and softmax in fp32 or wider; returns the weights too."""
+    # Half precision is promoted to fp32 for the scores and softmax, even under autocast (which would
+    # otherwise run the matmul in bf16/fp16); fp32 and fp64 keep their precision.
+    dtype = torch.promote_types(q.dtype, torch.float32)
     with torch.autocast(device_type=q.device.type, enabled=False):
-        scores = torch.matmul(q.float(), k.float().transpose(-1, -2)) * scale  # (b, h, n, m)
+        scores = torch.matmul(q.to(dtype), k.to(dtype).transpose(-1, -2)) * scale  # (b, h, n, m)
     if causal:
         n, m = scores.shape[-2:]
         future = torch.ones(n, m, dtype=torch.bool, device=scores.device).triu(1)

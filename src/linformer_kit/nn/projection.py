@@ -25,6 +25,7 @@ the bias weight) by sqrt(N / n_real) restores the norm of a full-length input at
 from __future__ import annotations
 
 import math
+import operator
 from typing import Literal, NamedTuple, get_args
 
 import torch
@@ -35,6 +36,16 @@ PROJECTION_KINDS: tuple[str, ...] = get_args(ProjectionKind)
 ProjectionScaling = Literal["none", "length"]
 PROJECTION_SCALINGS: tuple[str, ...] = get_args(ProjectionScaling)
 WINDOW_KINDS = ("mean", "max", "conv")
+
+
+def as_size(name: str, value: object) -> int:
+    """`value` as an int, or a TypeError naming `name`: sizes are integers, and bool is not a size."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    try:
+        return operator.index(value)  # int, numpy and 0-d torch integers; not 32.0, not "32"
+    except TypeError:
+        raise TypeError(f"{name} must be an int, got {value!r} of type {type(value).__name__}") from None
 
 
 class Projected(NamedTuple):
@@ -73,6 +84,7 @@ class SequenceProjection(nn.Module):
     Raises:
         ValueError: on an unknown kind, k outside [1, max_seq_len], or a window kind whose k does
             not divide max_seq_len.
+        TypeError: on a size that is not an integer (a float k, say).
     """
 
     def __init__(
@@ -94,7 +106,9 @@ class SequenceProjection(nn.Module):
                 f"projection scaling 'length' applies to dense E (linear, random), not kind={kind!r}: "
                 "pooling already averages over the real tokens of a window"
             )
-        if not 1 <= projected_length <= max_seq_len:
+        if as_size("max_seq_len", max_seq_len) < 1:
+            raise ValueError(f"max_seq_len must be >= 1, got {max_seq_len}")
+        if not 1 <= as_size("projected_length", projected_length) <= max_seq_len:
             raise ValueError(
                 f"projected_length (k={projected_length}) must be between 1 and max_seq_len={max_seq_len}"
             )
@@ -103,7 +117,7 @@ class SequenceProjection(nn.Module):
                 f"projection {kind!r} pools windows of max_seq_len/k positions: k={projected_length} "
                 f"must divide max_seq_len={max_seq_len}"
             )
-        if num_heads < 1:
+        if as_size("num_heads", num_heads) < 1:
             raise ValueError(f"num_heads must be >= 1, got {num_heads}")
         self.max_seq_len = max_seq_len
         self.projected_length = projected_length
@@ -130,12 +144,12 @@ class SequenceProjection(nn.Module):
         # N(0, 1/n): a projected row then has the expected norm of one input row, so attention
         # logits keep the scale they have in full attention whatever n and k are. The paper's
         # JL construction uses N(0, 1/k), which only rescales the logits by sqrt(n/k).
+        # Through `nn.init`, which transformers guards while it loads weights: the models' init of
+        # E and F is this one, and it never overwrites a loaded checkpoint.
         if self.kind in ("linear", "random"):
-            with torch.no_grad():
-                self.weight.normal_(0.0, 1.0 / math.sqrt(self.max_seq_len))
+            nn.init.normal_(self.weight, 0.0, 1.0 / math.sqrt(self.max_seq_len))
         elif self.kind == "conv":
-            with torch.no_grad():
-                self.weight.fill_(1.0 / self.window)  # starts as mean pooling
+            nn.init.constant_(self.weight, 1.0 / self.window)  # starts as mean pooling
 
     def extra_repr(self) -> str:
         heads = f", num_heads={self.num_heads}" if self.num_heads > 1 else ""
@@ -154,9 +168,20 @@ class SequenceProjection(nn.Module):
             return self._pool(x, mask)
         return self._dense(x, mask)
 
+    def dense_weight(self, n: int, dtype: torch.dtype) -> torch.Tensor:
+        """E[..., :n] (*h, k, n) in `dtype`: the length contract, a shorter input uses the first n columns.
+
+        With a symbolic n (torch.export with a dynamic length, dynamic torch.compile) the columns are
+        gathered, not sliced: a slice is contiguous exactly when n = max_seq_len, and tracing that
+        would pin the graph to one side of n = max_seq_len.
+        """
+        if isinstance(n, int):
+            return self.weight[..., :n].to(dtype)
+        return self.weight.index_select(-1, torch.arange(n, device=self.weight.device)).to(dtype)
+
     def _dense(self, x: torch.Tensor, mask: torch.Tensor | None) -> Projected:
         n = x.shape[-2]
-        weight = self.weight[..., :n].to(x.dtype)  # (*h, k, n): length contract, slice to n
+        weight = self.dense_weight(n, x.dtype)  # (*h, k, n)
         values, row_weight = dense_project(weight, x, mask)
         if self.scaling == "length":
             values, row_weight = length_scaled(values, row_weight, mask, n, self.max_seq_len)
@@ -168,25 +193,25 @@ class SequenceProjection(nn.Module):
         if mask is None:
             mask = torch.ones(x.shape[0], n, dtype=torch.bool, device=x.device)
         # Pad to max_seq_len so position t always falls in window t // w; the padding is masked.
+        # (Unconditionally: a branch on pad == 0 would pin an exported graph to one side of n = max.)
         pad = self.max_seq_len - n
-        m = _mask_like(x, mask)  # (b, *, n, 1)
-        if pad:
-            x = nn.functional.pad(x, (0, 0, 0, pad))
-            m = nn.functional.pad(m, (0, 0, 0, pad))
+        m = _mask_like(x, mask)  # (b, *, n, 1) bool
+        x = nn.functional.pad(_drop_padding(x, m), (0, 0, 0, pad))  # (b, *, max_seq_len, c), pad rows 0
+        m = nn.functional.pad(m, (0, 0, 0, pad))  # (b, *, max_seq_len, 1), False past the end
         xw = x.reshape(*lead, k, w, c)  # (b, *, k, w, c)
-        mw = m.reshape(*m.shape[:-2], k, w, 1)  # (b, *, k, w, 1)
+        mw = m.reshape(*m.shape[:-2], k, w, 1).to(x.dtype)  # (b, *, k, w, 1)
         count = mw.sum(-2)  # (b, *, k, 1) real tokens per window
         slot_mask = nn.functional.pad(mask, (0, pad)).view(mask.shape[0], k, w).any(-1)  # (b, k)
         # A row with no real token at all keeps every slot: its (zero) keys then give finite output, not NaN.
         slot_mask = slot_mask | ~slot_mask.any(-1, keepdim=True)
 
         if self.kind == "mean":
-            values = (xw * mw).sum(-2) / count.clamp(min=1)
+            values = xw.sum(-2) / count.clamp(min=1)
             row_weight = (count > 0).to(x.dtype)
         elif self.kind == "conv":
             kernel = self.weight.to(x.dtype)
             kernel = kernel.view(*kernel.shape[:-1], 1, w, 1)  # (*h, 1, w, 1)
-            values = (xw * mw * kernel).sum(-2)
+            values = (xw * kernel).sum(-2)
             row_weight = (mw * kernel).sum(-2)
         else:  # max: empty windows give 0, not -inf
             filled = xw.masked_fill(mw == 0, float("-inf")).amax(-2)
@@ -204,7 +229,9 @@ def dense_slot_mask(weight: torch.Tensor, mask: torch.Tensor | None, max_seq_len
     exactly like the pooling it starts as. Full-length unpadded input needs no mask (None).
     """
     n = weight.shape[-1]
-    if mask is None and n == max_seq_len:
+    # A symbolic n (torch.export with a dynamic length, or dynamic torch.compile) takes the general
+    # path: one graph must serve every n up to max_seq_len, and the reach test is exact at n = max too.
+    if mask is None and isinstance(n, int) and n == max_seq_len:
         return None
     real = (
         torch.ones(1, n, dtype=weight.dtype, device=weight.device) if mask is None else mask.to(weight.dtype)
@@ -232,8 +259,13 @@ def length_scaled(
 
 
 def _mask_like(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """(b, n) bool -> (b, 1, ..., 1, n, 1) in x's dtype, broadcastable against x (b, *, n, c)."""
-    return mask.view(mask.shape[0], *([1] * (x.dim() - 3)), mask.shape[1], 1).to(x.dtype)
+    """(b, n) bool -> (b, 1, ..., 1, n, 1) bool, broadcastable against x (b, *, n, c)."""
+    return mask.view(mask.shape[0], *([1] * (x.dim() - 3)), mask.shape[1], 1)
+
+
+def _drop_padding(x: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+    """m * x as a select: a pad row becomes 0 even when it holds NaN or inf (0 * NaN is NaN)."""
+    return x.masked_fill(~m, 0.0)
 
 
 def dense_project(
@@ -244,4 +276,4 @@ def dense_project(
         values = torch.matmul(weight, x)  # (b, *, k, c)
         return values, weight.sum(-1, keepdim=True).expand(*values.shape[:-1], 1)
     m = _mask_like(x, mask)  # (b, *, n, 1)
-    return torch.matmul(weight, x * m), torch.matmul(weight, m)
+    return torch.matmul(weight, _drop_padding(x, m)), torch.matmul(weight, m.to(x.dtype))

@@ -70,7 +70,9 @@ def _model_fields(config: dict[str, Any] | None) -> dict[str, Any]:
 
 def _pretrain_record(o: Outcome, metrics: dict[str, Any] | None) -> dict[str, Any]:
     config = (metrics or {}).get("config") or _as_config(o.run.options)
-    record: dict[str, Any] = {"dataset": _dataset(config.get("train")), **_model_fields(config)}
+    # the recipe's path names the dataset: metrics.json keeps no absolute path (train/publish.py)
+    train = o.run.options.get("train") or config.get("train")
+    record: dict[str, Any] = {"dataset": _dataset(train), **_model_fields(config)}
     record["seed"] = config.get("seed", 42)
     if metrics:
         steps = metrics["steps"]

@@ -46,6 +46,11 @@ def command(recipe: Recipe, run: Run, tokenizer_from: Run | None) -> list[str]:
         options["model"] = str(Path(recipe.output_dir) / "pretrain" / str(run.model))
     elif tokenizer_from is not None and tokenizer_from != run:
         options["tokenizer"] = str(run_dir(recipe, tokenizer_from))
+        for key in (
+            "vocab_size",
+            "tokenizer_chars",
+        ):  # they size a tokenizer trained here; this run trains none
+            options.pop(key, None)
     argv = ["linformer", run.verb]
     for key, value in options.items():
         argv.append(f"--{key}")

@@ -16,18 +16,49 @@ starts), then the Trainer's.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import torch
 from transformers import TrainingArguments
-from transformers.trainer_utils import get_last_checkpoint
+
+from linformer_kit.output_dir import check_output_dir, saved_files
+from linformer_kit.train.checkpoints import checkpoint_folders, last_complete_checkpoint
 
 
 def trainer_default(name: str, default: Any) -> Any:
     """The `TrainingArguments` field `name`, help text included, with another default."""
     return dataclasses.field(default=default, metadata=TrainingArguments.__dataclass_fields__[name].metadata)
+
+
+def check_number(
+    name: str,
+    value: object,
+    minimum: float,
+    *,
+    integer: bool = False,
+    exclusive: bool = False,
+    below: float | None = None,
+    optional: bool = False,
+    why: str = "",
+) -> None:
+    """ValueError naming `name`, its value and the limit unless minimum <= value (< below); NaN fails."""
+    if value is None and optional:
+        return
+    kind = int if integer else (int, float)
+    ok = isinstance(value, kind) and not isinstance(value, bool) and math.isfinite(value)
+    ok = ok and (value > minimum if exclusive else value >= minimum) and (below is None or value < below)
+    if not ok:
+        lower = f"> {minimum}" if exclusive else f">= {minimum}"
+        limit = lower if below is None else f"{lower} and < {below}"
+        what = "an int" if integer else "a number"
+        raise ValueError(f"{name}={value!r} must be {what} {limit}" + (f" ({why})" if why else ""))
+
+
+def check_seed(seed: object) -> None:
+    check_number("seed", seed, 0, integer=True, below=2**32, why="numpy seeds are unsigned 32-bit")
 
 
 def has_accelerator() -> bool:
@@ -69,6 +100,9 @@ class LinformerTrainingArguments(TrainingArguments):
     def __post_init__(self) -> None:
         if self.output_dir is None:
             raise ValueError("output_dir: missing; give the directory to write the model to (--output-dir)")
+        check_output_dir(self.output_dir)  # a file, a path below a file, no write permission: fail now
+        self._check_trainer_numbers()
+        self._check_fields()
         self._check_checkpoints()
         if self.per_device_eval_batch_size is None:
             self.per_device_eval_batch_size = self.per_device_train_batch_size
@@ -76,21 +110,61 @@ class LinformerTrainingArguments(TrainingArguments):
             self.data_seed = self.seed  # data order from --seed unless --data_seed says otherwise
         if not has_accelerator():
             self.use_cpu = True
-        super().__post_init__()
+        super().__post_init__()  # the Trainer's own checks, after ours
+
+    def _check_fields(self) -> None:
+        """The verb's own fields (data, model); each config overrides this."""
+
+    def _check_trainer_numbers(self) -> None:
+        """The Trainer fields both verbs use: a clear error naming the value before the Trainer sees it."""
+        for name in ("per_device_train_batch_size", "gradient_accumulation_steps"):
+            check_number(name, getattr(self, name), 1, integer=True)
+        check_number("per_device_eval_batch_size", self.per_device_eval_batch_size, 1, integer=True,
+                     optional=True)  # fmt: skip
+        check_number("save_total_limit", self.save_total_limit, 1, integer=True, optional=True)
+        # save / logging steps: an int >= 1 is steps, a float in (0, 1) a fraction of the run (the Trainer's rule)
+        for name in ("save_steps", "logging_steps"):
+            check_number(name, getattr(self, name), 0, exclusive=True)
+        check_number("num_train_epochs", self.num_train_epochs, 0, exclusive=True)
+        check_number("learning_rate", self.learning_rate, 0, exclusive=True)
+        check_number("weight_decay", self.weight_decay, 0)
+        check_number("warmup_steps", self.warmup_steps, 0, why="a float < 1 is a fraction of the steps")
+        check_seed(self.seed)
 
     def _check_checkpoints(self) -> None:
-        """`resume` -> `resume_from_checkpoint` = the last checkpoint; never train over checkpoints silently."""
-        last = get_last_checkpoint(self.output_dir) if Path(self.output_dir).is_dir() else None
+        """`resume` -> `resume_from_checkpoint` = the newest *complete* checkpoint; never train over a run.
+
+        Without a resume, output_dir must hold no checkpoint and no saved model (they would mix with
+        this run's files); with `resume`, a checkpoint whose writing was cut off (a kill mid-save)
+        is skipped for the one before it.
+        """
+        out = Path(self.output_dir)
+        checkpoints = checkpoint_folders(out)
         if self.resume:
-            if last is None:
+            if not checkpoints:
                 raise ValueError(f"resume: {self.output_dir!r} holds no checkpoint-* folder to resume from")
-            self.resume_from_checkpoint = self.resume_from_checkpoint or last
-        if self.resume_from_checkpoint is not None and not Path(self.resume_from_checkpoint).is_dir():
-            raise ValueError(
-                f"resume_from_checkpoint: no such checkpoint folder: {self.resume_from_checkpoint!r}"
-            )
-        if last is not None and self.resume_from_checkpoint is None:
+            latest, broken = last_complete_checkpoint(out)
+            if latest is None:
+                problems = "; ".join(f"{name}: {problem}" for name, problem in broken.items())
+                raise ValueError(f"resume: no complete checkpoint in {self.output_dir!r} ({problems})")
+            self.resume_from_checkpoint = self.resume_from_checkpoint or str(latest)
+        if self.resume_from_checkpoint is not None:
+            if not Path(self.resume_from_checkpoint).is_dir():
+                raise ValueError(
+                    f"resume_from_checkpoint: no such checkpoint folder: {self.resume_from_checkpoint!r}"
+                )
+            return
+        if checkpoints:
             raise ValueError(
                 f"{self.output_dir!r} already holds checkpoints: pass --resume to continue that run, "
                 f"or choose another --output-dir"
             )
+        if saved_files(out):
+            raise ValueError(
+                f"output_dir {self.output_dir!r} already holds {', '.join(saved_files(out))} "
+                f"({self._what_output_dir_holds()}): choose another --output-dir"
+            )
+
+    def _what_output_dir_holds(self) -> str:
+        """How the message names the files already in output_dir."""
+        return "another model"

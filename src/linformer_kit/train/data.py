@@ -21,6 +21,8 @@ from tokenizers import ByteLevelBPETokenizer
 from tokenizers.processors import RobertaProcessing
 from transformers import PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
+from linformer_kit.train.files import check_data_file, explain_failure
+
 TEXT_SUFFIXES = (".txt", ".text")
 JSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")
 TABLE_SUFFIXES = (".csv", ".tsv", ".csv.gz", ".tsv.gz")
@@ -42,8 +44,12 @@ def is_hub_name(source: str) -> bool:
     return not os.path.exists(source) and not _looks_like_path(source)
 
 
-def expand_text_files(sources: Sequence[str], what: str) -> list[Path]:
-    """Local text sources → sorted list of readable files; raises ValueError saying what to fix."""
+def expand_text_files(sources: Sequence[str], what: str, text_column: str = "text") -> list[Path]:
+    """Local text sources → sorted list of readable files; raises ValueError saying what to fix.
+
+    Every file is checked from its first 64 KiB (`check_data_file`): empty, binary, not UTF-8, a
+    broken JSON line or JSON records without `text_column` are errors naming the file and line.
+    """
     files: list[Path] = []
     for source in sources:
         path = Path(source).expanduser()
@@ -63,47 +69,67 @@ def expand_text_files(sources: Sequence[str], what: str) -> list[Path]:
             files.append(path)
         else:
             raise ValueError(f"{what}: no such file or folder: {source!r}")
+    for file in files:
+        columns = (text_column,) if _has_suffix(file, JSON_SUFFIXES) else ()
+        check_data_file(file, what, columns, hint="pass --text-column to name the field that holds the text")
     return files
 
 
 def load_text(sources: Sequence[str], text_column: str, what: str, split: str = "train") -> datasets.Dataset:
     """Raw text from local files (or one Hub dataset) as a Dataset with one column, "text"."""
     if len(sources) == 1 and is_hub_name(sources[0]):
-        name, _, config = sources[0].partition(":")
-        dataset = datasets.load_dataset(name, config or None, split=split)
+        dataset = load_hub_dataset(sources[0], what, split=split)
+        if text_column not in dataset.column_names:
+            raise ValueError(
+                f"{what}: dataset has no {text_column!r} column (columns: {dataset.column_names})"
+            )
+        dataset = dataset.select_columns([text_column])
+        if text_column != "text":
+            dataset = dataset.rename_column(text_column, "text")
     else:
-        files = expand_text_files(sources, what)
+        files = expand_text_files(sources, what, text_column)
         parts = []
         plain = [str(f) for f in files if _has_suffix(f, TEXT_SUFFIXES)]
         if plain:  # one record per line; blank lines are paragraph breaks and are kept as such
-            parts.append(
-                datasets.load_dataset("text", data_files=plain, split="train", sample_by="paragraph")
-            )
+            parts.append(_load_local("text", plain, what, sample_by="paragraph"))
         structured = [str(f) for f in files if _has_suffix(f, JSON_SUFFIXES)]
-        if structured:
-            parts.append(datasets.load_dataset("json", data_files=structured, split="train"))
-        for part in parts:
-            if text_column not in part.column_names and "text" not in part.column_names:
+        if structured:  # the text is in `text_column`, checked to exist by expand_text_files
+            json_part = _load_local("json", structured, what)
+            if text_column not in json_part.column_names:
                 raise ValueError(
-                    f"{what}: records have no {text_column!r} field (fields: {part.column_names}); "
+                    f"{what}: records have no {text_column!r} field (fields: {json_part.column_names}); "
                     f"pass --text-column"
                 )
-        parts = [
-            p.rename_column(text_column, "text")
-            if text_column in p.column_names and text_column != "text"
-            else p
-            for p in parts
-        ]
+            json_part = json_part.select_columns([text_column])
+            parts.append(json_part.rename_column(text_column, "text") if text_column != "text" else json_part)
         parts = [p.select_columns(["text"]) for p in parts]
         dataset = datasets.concatenate_datasets(parts) if len(parts) > 1 else parts[0]
-    if text_column in dataset.column_names and text_column != "text":
-        dataset = dataset.rename_column(text_column, "text")
-    if "text" not in dataset.column_names:
-        raise ValueError(f"{what}: dataset has no {text_column!r} column (columns: {dataset.column_names})")
+    if getattr(dataset.features["text"], "dtype", None) not in ("string", "large_string"):
+        raise ValueError(f"{what}: the {text_column!r} field holds {dataset.features['text']}, not text")
     dataset = dataset.select_columns(["text"]).filter(lambda row: bool(row["text"] and row["text"].strip()))
     if len(dataset) == 0:
         raise ValueError(f"{what}: the corpus is empty (no non-blank text in {list(sources)})")
     return dataset
+
+
+def load_hub_dataset(source: str, what: str, **kwargs) -> datasets.Dataset | datasets.DatasetDict:
+    """The Hub dataset "NAME[:CONFIG]"; a ValueError naming it when it cannot be loaded (offline, typo)."""
+    name, _, config = source.partition(":")
+    try:
+        return datasets.load_dataset(name, config or None, **kwargs)
+    except Exception as error:  # offline, no such dataset, no such config or split: one message naming it
+        raise ValueError(
+            f"{what}: cannot load {source!r} (no such local file or folder, so read as a Hugging Face "
+            f"dataset NAME[:CONFIG]): {type(error).__name__}: {str(error).splitlines()[0][:300]}"
+        ) from error
+
+
+def _load_local(builder: str, files: list[str], what: str, **kwargs) -> datasets.Dataset:
+    """`datasets.load_dataset(builder, data_files=files)`, its failures explained by file and line."""
+    try:
+        return datasets.load_dataset(builder, data_files=files, split="train", **kwargs)
+    except Exception as error:  # DatasetGenerationError and friends name no file; explain_failure does
+        raise explain_failure(files, what, error) from error
 
 
 def train_tokenizer(texts: datasets.Dataset, vocab_size: int, sample_chars: int) -> PreTrainedTokenizerFast:
@@ -176,7 +202,8 @@ def pack_blocks(
     bos, eos = tokenizer.bos_token_id, tokenizer.eos_token_id
 
     def tokenize_and_pack(batch: dict[str, list]) -> dict[str, list[list[int]]]:
-        ids = tokenizer(batch["text"], add_special_tokens=False)["input_ids"]
+        # whole documents, cut into blocks below: no "longer than model_max_length" warning
+        ids = tokenizer(batch["text"], add_special_tokens=False, verbose=False)["input_ids"]
         stream: list[int] = []
         for piece, ends_document in zip(ids, batch["ends_document"]):
             stream.extend(piece)

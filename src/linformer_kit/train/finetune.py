@@ -2,7 +2,7 @@
 
     CSV / TSV / JSONL files, a Hub dataset or a GLUE task ──▶ Dataset[text(, pair), label]
         ──model's tokenizer (truncate to max_length)──▶ DataCollatorWithPadding ──▶ Trainer
-        ──▶ output_dir/{model.safetensors, config.json, tokenizer, metrics.json}
+        ──▶ output_dir/{model.safetensors, config.json, tokenizer, metrics.json, README.md}
 
 The classification head is new (`AutoModelForSequenceClassification.from_pretrained` on an MLM
 directory drops the LM head and initialises the classifier); batches are padded to their longest
@@ -12,6 +12,7 @@ member, which Linformer handles exactly (pads are masked before the E/F projecti
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -20,7 +21,6 @@ from typing import Literal
 import datasets
 import numpy as np
 from transformers import (
-    AutoConfig,
     AutoModelForSequenceClassification,
     AutoTokenizer,
     DataCollatorWithPadding,
@@ -30,9 +30,19 @@ from transformers import (
     set_seed,
 )
 
-from linformer_kit.train.arguments import LinformerTrainingArguments, trainer_default
-from linformer_kit.train.data import TABLE_SUFFIXES, _has_suffix
-from linformer_kit.train.pretrain import write_metrics
+from linformer_kit.models.loading import check_model_dir, load_pretrained, read_config_json
+from linformer_kit.output_dir import is_same_or_inside
+from linformer_kit.train.arguments import LinformerTrainingArguments, check_number, trainer_default
+from linformer_kit.train.data import TABLE_SUFFIXES, load_hub_dataset
+from linformer_kit.train.files import (
+    check_data_file,
+    explain_failure,
+    has_examples,
+    has_suffix,
+    line_of_row,
+    peek_columns,
+)
+from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.throughput import ThroughputCallback
 
 GlueTask = Literal["sst2", "cola", "mrpc", "qnli", "qqp", "rte", "mnli", "wnli"]
@@ -95,7 +105,8 @@ class FinetuneConfig(LinformerTrainingArguments):
         },
     )
 
-    def __post_init__(self) -> None:
+    def _check_fields(self) -> None:
+        """Ours, after output_dir and the Trainer numbers (`LinformerTrainingArguments.__post_init__`)."""
         if self.model is None:
             raise ValueError("model: missing; give the model directory to finetune (--model)")
         sources = [
@@ -107,39 +118,64 @@ class FinetuneConfig(LinformerTrainingArguments):
             raise ValueError(
                 "give the data one way: --train and --validation files, --dataset, or --glue-task"
             )
-        if sources[0]:
-            for what, path in (("train", self.train), ("validation", self.validation)):
-                if path is None:
-                    raise ValueError(f"{what}: missing; local data needs both --train and --validation")
-                if not Path(path).is_file():
-                    raise ValueError(f"{what}: no such file: {path!r}")
-                if not _has_suffix(path, LOCAL_SUFFIXES):
-                    raise ValueError(f"{what}: {path!r} is not a .csv / .tsv / .jsonl / .json file")
         if self.glue_task is not None:
             if self.glue_task not in GLUE_TASKS:
                 raise ValueError(f"glue_task must be one of {tuple(GLUE_TASKS)}, got {self.glue_task!r}")
             self.text_column, self.text_pair_column, _ = GLUE_TASKS[self.glue_task]
-        if not (Path(self.model) / "config.json").is_file():
-            raise ValueError(f"model: {self.model!r} is not a model directory (no config.json)")
+        self._check_numbers()
+        if self.label_column in (self.text_column, self.text_pair_column):
+            raise ValueError(
+                f"text_column={self.text_column!r}, text_pair_column={self.text_pair_column!r} and "
+                f"label_column={self.label_column!r} must be different columns"
+            )
+        if sources[0]:
+            self._check_files()
+        check_model_dir(self.model, "model", tokenizer=True)  # a model without tokenizer sees only [UNK]
         if self.max_length is not None:
-            model_config = AutoConfig.from_pretrained(self.model)
-            limit = model_config.max_position_embeddings - (model_config.pad_token_id or 0) - 1
+            limit = longest_input(self.model)
             if not 2 <= self.max_length <= limit:
                 raise ValueError(
                     f"max_length={self.max_length} must be between 2 and the model's longest input {limit}"
                 )
-        if self.max_steps == 0 or self.max_steps < -1:
-            raise ValueError(f"max_steps={self.max_steps} must be -1 (train num_train_epochs) or > 0")
-        if self.num_train_epochs <= 0 or self.per_device_train_batch_size < 1:
+
+    def _check_numbers(self) -> None:
+        if not isinstance(self.max_steps, int) or self.max_steps == 0 or self.max_steps < -1:
+            raise ValueError(f"max_steps={self.max_steps!r} must be -1 (train num_train_epochs) or > 0")
+        check_number("max_train_samples", self.max_train_samples, 1, integer=True, optional=True)
+        check_number("max_eval_samples", self.max_eval_samples, 1, integer=True, optional=True)
+
+    def _check_files(self) -> None:
+        """Both files exist, read as their suffix says, and hold the columns asked for."""
+        wanted = [self.text_column, self.label_column] + (
+            [self.text_pair_column] if self.text_pair_column else []
+        )
+        for what, path in (("train", self.train), ("validation", self.validation)):
+            if path is None:
+                raise ValueError(f"{what}: missing; local data needs both --train and --validation")
+            if Path(path).is_dir():
+                raise ValueError(f"{what}: {path!r} is a directory; give a .csv / .tsv / .jsonl file")
+            if not Path(path).is_file():
+                raise ValueError(f"{what}: no such file: {path!r}")
+            if not has_suffix(path, LOCAL_SUFFIXES):
+                raise ValueError(f"{what}: {path!r} is not a .csv / .tsv / .jsonl / .json file")
+            check_data_file(path, what)
+            if not has_examples(path):
+                raise ValueError(f"{what}: {path!r} holds no examples (a header at most)")
+            columns = peek_columns(path)
+            missing = [c for c in wanted if columns is not None and c not in columns]
+            if missing:
+                raise ValueError(
+                    f"{what}: no column {missing} in {path!r} (columns: {columns}); "
+                    f"set --text-column / --text-pair-column / --label-column"
+                )
+        if Path(self.train).resolve() == Path(self.validation).resolve():
             raise ValueError(
-                f"num_train_epochs={self.num_train_epochs} and per_device_train_batch_size="
-                f"{self.per_device_train_batch_size} must be > 0"
+                f"validation: {self.validation!r} is the training file: dev accuracy would be measured "
+                "on the examples the model trained on"
             )
-        if self.max_train_samples is not None and self.max_train_samples < 1:
-            raise ValueError(f"max_train_samples={self.max_train_samples} must be >= 1")
-        if self.max_eval_samples is not None and self.max_eval_samples < 1:
-            raise ValueError(f"max_eval_samples={self.max_eval_samples} must be >= 1")
-        super().__post_init__()  # output_dir, resume / checkpoints, then the Trainer's own checks
+
+    def _what_output_dir_holds(self) -> str:
+        return "the model to finetune" if is_same_or_inside(self.output_dir, self.model) else "another model"
 
 
 @dataclass
@@ -148,39 +184,55 @@ class FinetuneResult:
     steps: int
     train_loss: float
     eval_loss: float
-    accuracy: float  # on the validation (dev) split
+    accuracy: float | None  # on the validation (dev) split; None for regression
     f1: float | None  # binary tasks: F1 of label id 1
     tokens_per_second: float | None  # real (non-pad) training tokens per wall-clock second
-    num_labels: int
+    num_labels: int  # 1: regression
     train_examples: int
     eval_examples: int
+    pearson: float | None = None  # regression: correlation of predictions and dev scores
+    spearman: float | None = None
+
+    def metrics_text(self) -> str:
+        """'dev accuracy 0.9100, F1 0.9000' or, for regression, 'dev Pearson 0.8500, Spearman 0.8400'."""
+        if self.accuracy is None:
+            return f"dev Pearson {self.pearson:.4f}, Spearman {self.spearman:.4f}"
+        return f"dev accuracy {self.accuracy:.4f}" + (f", F1 {self.f1:.4f}" if self.f1 is not None else "")
 
 
 def load_splits(config: FinetuneConfig) -> tuple[datasets.Dataset, datasets.Dataset]:
     if config.glue_task is not None:
         dev_split = GLUE_TASKS[config.glue_task][2]
-        data = datasets.load_dataset("nyu-mll/glue", config.glue_task)
+        data = load_hub_dataset(f"nyu-mll/glue:{config.glue_task}", "glue_task")
         return data["train"], data[dev_split]
     if config.dataset is not None:
-        name, _, subset = config.dataset.partition(":")
-        data = datasets.load_dataset(name, subset or None)
+        data = load_hub_dataset(config.dataset, "dataset")
+        missing = [split for split in ("train", "validation") if split not in data]
+        if missing:
+            raise ValueError(f"dataset: {config.dataset!r} has no {missing} split (splits: {list(data)})")
         return data["train"], data["validation"]
     return _load_table(config.train, "train"), _load_table(config.validation, "validation")
 
 
 def _load_table(path: str, what: str) -> datasets.Dataset:
-    if _has_suffix(path, (".tsv", ".tsv.gz")):  # GLUE TSVs quote nothing: a " is just a character
-        return datasets.load_dataset("csv", data_files=path, delimiter="\t", quoting=3, split="train")
-    if _has_suffix(path, (".csv", ".csv.gz")):
-        return datasets.load_dataset("csv", data_files=path, split="train")
-    return datasets.load_dataset("json", data_files=path, split="train")
+    if has_suffix(path, (".tsv", ".tsv.gz")):  # GLUE TSVs quote nothing: a " is just a character
+        builder, options = "csv", {"delimiter": "\t", "quoting": 3}
+    elif has_suffix(path, (".csv", ".csv.gz")):
+        builder, options = "csv", {}
+    else:
+        builder, options = "json", {}
+    try:
+        return datasets.load_dataset(builder, data_files=path, split="train", **options)
+    except Exception as error:  # the loader names no file or line; explain_failure finds them
+        raise explain_failure([path], what, error) from error
 
 
 def check_columns(config: FinetuneConfig, train: datasets.Dataset, dev: datasets.Dataset) -> None:
+    """The columns asked for exist, and no example lacks its text or label (an empty cell, a null)."""
     wanted = [config.text_column, config.label_column] + (
         [config.text_pair_column] if config.text_pair_column else []
     )
-    for what, split in (("train", train), ("validation", dev)):
+    for what, split, path in (("train", train, config.train), ("validation", dev, config.validation)):
         missing = [column for column in wanted if column not in split.column_names]
         if missing:
             raise ValueError(
@@ -188,7 +240,27 @@ def check_columns(config: FinetuneConfig, train: datasets.Dataset, dev: datasets
                 f"set --text-column / --text-pair-column / --label-column"
             )
         if len(split) == 0:
-            raise ValueError(f"{what}: no examples")
+            raise ValueError(f"{what}: no examples" + (f" in {path!r}" if path else ""))
+        for column in wanted:
+            row = next((i for i, value in enumerate(split[column]) if _is_empty(value)), None)
+            if row is not None:
+                where = f"{path!r}, line {line_of_row(path, row)}" if path else f"example {row}"
+                raise ValueError(
+                    f"{what}: {where}: empty {column!r} (every example needs its text and label)"
+                )
+
+
+def _is_empty(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or (
+        isinstance(value, str) and not value.strip()
+    )  # fmt: skip
+
+
+def is_regression(config: FinetuneConfig, train: datasets.Dataset) -> bool:
+    """Scores (STS-B style: 0.0 .. 5.0) rather than classes: numeric labels, some not whole numbers."""
+    labels = train[config.label_column]
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in labels)
+    return numeric and any(float(v) != int(v) for v in labels)
 
 
 def label_mapping(config: FinetuneConfig, train: datasets.Dataset, dev: datasets.Dataset) -> dict:
@@ -216,6 +288,39 @@ def compute_metrics(prediction: EvalPrediction) -> dict[str, float]:
     return metrics
 
 
+def regression_metrics(prediction: EvalPrediction) -> dict[str, float]:
+    """Pearson and Spearman correlation (GLUE's STS-B metrics) and the mean squared error."""
+    predicted = np.asarray(prediction.predictions, dtype=np.float64).reshape(-1)
+    target = np.asarray(prediction.label_ids, dtype=np.float64).reshape(-1)
+    return {
+        "pearson": _correlation(predicted, target),
+        "spearman": _correlation(_ranks(predicted), _ranks(target)),
+        "mse": float(np.mean((predicted - target) ** 2)),
+    }
+
+
+def _correlation(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = a - a.mean(), b - b.mean()
+    denominator = float(np.sqrt((a * a).sum() * (b * b).sum()))
+    return float((a * b).sum() / denominator) if denominator > 0 else 0.0
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks, ties sharing their average rank (what Spearman's correlation ranks by)."""
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    return (ends - (counts - 1) / 2.0)[inverse]
+
+
+def longest_input(model: str) -> int:
+    """The longest input of the model in directory `model`, from its config.json."""
+    config = read_config_json(model)
+    bert_positions = config["model_type"] == "bert" or config.get("position_style") == "bert"
+    return config.get("max_position_embeddings", 512) - (
+        0 if bert_positions else (config.get("pad_token_id") or 0) + 1
+    )
+
+
 def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) -> FinetuneResult:
     """Finetune `config.model` for sequence classification; save it with metrics.json; return dev metrics.
 
@@ -223,34 +328,43 @@ def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) 
     """
     train, dev = load_splits(config)
     check_columns(config, train, dev)
-    label2id = label_mapping(config, train, dev)
+    regression = is_regression(config, train)  # float scores: one output, MSE loss, Pearson / Spearman
+    label2id = {} if regression else label_mapping(config, train, dev)
     if config.max_train_samples is not None and len(train) > config.max_train_samples:
         train = train.shuffle(seed=config.seed).select(range(config.max_train_samples))
     if config.max_eval_samples is not None and len(dev) > config.max_eval_samples:
         dev = dev.shuffle(seed=0).select(range(config.max_eval_samples))  # seed 0: one subset for all runs
 
-    tokenizer = AutoTokenizer.from_pretrained(config.model)
-    model_config = AutoConfig.from_pretrained(config.model)
-    longest = model_config.max_position_embeddings - (model_config.pad_token_id or 0) - 1
-    max_length = config.max_length or min(128, longest)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(config.model)
+    except (OSError, ValueError) as error:
+        raise ValueError(
+            f"model: cannot load the tokenizer in {config.model!r}: {str(error).splitlines()[0]}"
+        ) from None
+    max_length = config.max_length or min(128, longest_input(config.model))
 
     def encode(batch: dict[str, list]) -> dict[str, list]:
         pair = batch[config.text_pair_column] if config.text_pair_column else None
         encoded = tokenizer(batch[config.text_column], pair, truncation=True, max_length=max_length)
-        encoded["labels"] = [label2id[value] for value in batch[config.label_column]]
+        labels = batch[config.label_column]
+        encoded["labels"] = [float(v) for v in labels] if regression else [label2id[v] for v in labels]
         return encoded
 
     train = train.map(encode, batched=True, remove_columns=train.column_names, desc="tokenize train")
     dev = dev.map(encode, batched=True, remove_columns=dev.column_names, desc="tokenize validation")
 
-    id2label = {index: str(value) for value, index in label2id.items()}
+    id2label = {0: "score"} if regression else {index: str(value) for value, index in label2id.items()}
     set_seed(config.seed)  # the new classifier's initial weights
-    model = AutoModelForSequenceClassification.from_pretrained(
+    model = load_pretrained(
+        AutoModelForSequenceClassification,
         config.model,
-        num_labels=len(label2id),
+        "model",
+        num_labels=len(id2label),
         id2label=id2label,
         label2id={v: k for k, v in id2label.items()},
-    )
+        problem_type="regression" if regression else "single_label_classification",
+    )  # every encoder weight from the checkpoint: a config.json of another model type is an error
+    limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
     throughput = ThroughputCallback()
     trainer = Trainer(
         model=model,
@@ -259,7 +373,7 @@ def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) 
         train_dataset=train,
         eval_dataset=dev,
         processing_class=tokenizer,
-        compute_metrics=compute_metrics,
+        compute_metrics=regression_metrics if regression else compute_metrics,
         callbacks=[throughput, *callbacks],
     )
     train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss
@@ -272,25 +386,33 @@ def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) 
         steps=trainer.state.global_step,
         train_loss=train_loss,
         eval_loss=metrics["eval_loss"],
-        accuracy=metrics["eval_accuracy"],
+        accuracy=metrics.get("eval_accuracy"),
         f1=metrics.get("eval_f1"),
         tokens_per_second=throughput.tokens_per_second(),
-        num_labels=len(label2id),
+        num_labels=len(id2label),
         train_examples=len(train),
         eval_examples=len(dev),
+        pearson=metrics.get("eval_pearson"),
+        spearman=metrics.get("eval_spearman"),
     )
+    publish(trainer, "text-classification", asdict(result), config.to_dict())  # metrics.json, README.md
     if trainer.is_world_process_zero():
-        write_metrics(config.output_dir, asdict(result), config.to_dict())
-        write_predictions(config.output_dir, dev, prediction)
+        write_predictions(config.output_dir, dev, prediction, regression)
     return result
 
 
-def write_predictions(output_dir: str, dev: datasets.Dataset, prediction) -> None:
-    """eval_predictions.jsonl: per dev example its length in tokens, label id and predicted id.
+def write_predictions(output_dir: str, dev: datasets.Dataset, prediction, regression: bool = False) -> None:
+    """eval_predictions.jsonl: per dev example its length in tokens, label id and predicted id
+    (regression: the dev score and the predicted score).
 
     What accuracy-by-input-length needs (docs/reproduction.md), without running the model again.
     """
-    predicted = np.argmax(prediction.predictions, axis=-1)
+    if regression:
+        predicted = np.asarray(prediction.predictions, dtype=np.float64).reshape(-1)
+        labels = np.asarray(prediction.label_ids, dtype=np.float64).reshape(-1)
+        cast = float
+    else:
+        predicted, labels, cast = np.argmax(prediction.predictions, axis=-1), prediction.label_ids, int
     with open(Path(output_dir) / "eval_predictions.jsonl", "w") as f:
-        for ids, label, guess in zip(dev["input_ids"], prediction.label_ids, predicted):
-            f.write(json.dumps({"tokens": len(ids), "label": int(label), "predicted": int(guess)}) + "\n")
+        for ids, label, guess in zip(dev["input_ids"], labels, predicted):
+            f.write(json.dumps({"tokens": len(ids), "label": cast(label), "predicted": cast(guess)}) + "\n")

@@ -4,7 +4,7 @@
         ──(tokenizer given? else train byte-level BPE)──▶ pack_blocks ──▶ Dataset["input_ids"] (N, seq_len)
         ──DataCollatorForLanguageModeling (15 %: 80 % <mask>, 10 % random, 10 % kept; masks seeded
           per batch, see ResumableMaskingCollator)──▶ Trainer
-        ──▶ output_dir/{model.safetensors, config.json, tokenizer.json, ..., metrics.json}
+        ──▶ output_dir/{model.safetensors, config.json, tokenizer.json, ..., metrics.json, README.md}
 
 No training loop, masking, checkpoint format or launcher of our own: `Trainer` does all of it, so
 `torchrun --nproc_per_node N` / `accelerate launch` run the same function on N processes, and
@@ -17,9 +17,8 @@ and every other Trainer option work as they do in any Hugging Face script.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
-import os
+import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from transformers import (
     AutoConfig,
     AutoTokenizer,
     DataCollatorForLanguageModeling,
+    PreTrainedConfig,
     PreTrainedTokenizerBase,
     Trainer,
     TrainerCallback,
@@ -37,6 +37,7 @@ from transformers import (
 )
 
 from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, parse_projected_length
+from linformer_kit.models.loading import check_model_dir, read_config_json
 from linformer_kit.nn import (
     PROJECTION_KINDS,
     PROJECTION_SCALINGS,
@@ -45,12 +46,24 @@ from linformer_kit.nn import (
     ProjectionScaling,
     Sharing,
 )
-from linformer_kit.train.arguments import LinformerTrainingArguments, trainer_default
-from linformer_kit.train.convert import linformer_from_checkpoint
-from linformer_kit.train.data import expand_text_files, is_hub_name, load_text, pack_blocks, train_tokenizer
+from linformer_kit.output_dir import is_same_or_inside
+from linformer_kit.train.arguments import LinformerTrainingArguments, check_number, trainer_default
+from linformer_kit.train.convert import linformer_from_checkpoint, target_config
+from linformer_kit.train.data import (
+    SPECIAL_TOKENS,
+    TEXT_SUFFIXES,
+    expand_text_files,
+    is_hub_name,
+    load_text,
+    pack_blocks,
+    train_tokenizer,
+)
+from linformer_kit.train.files import has_suffix
+from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.throughput import ThroughputCallback
 
 Preset = Literal["tiny", "small", "base"]
+MIN_VOCAB = 256 + len(SPECIAL_TOKENS)  # a byte-level BPE: every byte, the special tokens, then merges
 
 # Encoder shapes. "base" is the paper's RoBERTa-base (Linformer §5: 12 layers, 768 wide, 12 heads).
 PRESETS: dict[str, dict[str, int]] = {
@@ -110,10 +123,14 @@ class PretrainConfig(LinformerTrainingArguments):
         metadata={"help": "evaluate on at most the first N validation blocks (the same for every run)"},
     )
     mlm_probability: float = field(default=0.15, metadata={"help": "share of tokens masked (80/10/10)"})
-    # model: a preset shape, or an existing checkpoint (its shape wins; the Linformer options below apply)
-    preset: Preset = field(
-        default="small",
-        metadata={"help": "encoder shape: tiny, small (256 wide, 4 layers) or base (RoBERTa-base)"},
+    # model: a preset shape (None: "small"), or an existing checkpoint (its shape; the Linformer options
+    # below apply; a preset is then an error, it would be ignored)
+    preset: Preset | None = field(
+        default=None,
+        metadata={
+            "help": "encoder shape: tiny, small (256 wide, 4 layers; the default) or base (RoBERTa-base); "
+            "not with init_from"
+        },
     )
     init_from: str | None = field(
         default=None,
@@ -150,20 +167,76 @@ class PretrainConfig(LinformerTrainingArguments):
         default=20_000_000, metadata={"help": "characters of train the BPE learns from"}
     )
 
-    def __post_init__(self) -> None:
+    @property
+    def shape(self) -> str:
+        """The preset whose shape a new model gets ("small" when none is given)."""
+        return self.preset or "small"
+
+    def _check_fields(self) -> None:
+        """Ours, after output_dir and the Trainer numbers (`LinformerTrainingArguments.__post_init__`)."""
         if isinstance(self.train, str):
             self.train = [self.train]
         if isinstance(self.validation, str):
             self.validation = [self.validation]
         if isinstance(self.projected_length, str):
             self.projected_length = parse_projected_length(self.projected_length)
+        self._check_numbers()
+        self._check_data()
+        self._check_model()
+
+    def _check_numbers(self) -> None:
+        check_number("seq_len", self.seq_len, 8, integer=True)  # a block needs room for <s>, text, </s>
+        check_number("tokenizer_chars", self.tokenizer_chars, 1, integer=True)
+        for name in ("max_train_documents", "max_eval_blocks"):
+            check_number(name, getattr(self, name), 1, integer=True, optional=True)
+        if not isinstance(self.max_steps, int) or self.max_steps < -1:
+            raise ValueError(
+                f"max_steps={self.max_steps!r} must be -1 (train num_train_epochs), 0 (only evaluate) or > 0"
+            )
+        check_number("vocab_size", self.vocab_size, MIN_VOCAB, integer=True, optional=True,
+                     why=f"a byte-level BPE holds 256 bytes and {len(SPECIAL_TOKENS)} special tokens")  # fmt: skip
+        check_number("mlm_probability", self.mlm_probability, 0, exclusive=True, below=1)
+        check_number("validation_percent", self.validation_percent, 0, exclusive=True, below=100)
+
+    def _check_data(self) -> None:
         if not self.train:
             raise ValueError("train: give at least one file, folder or dataset name (--train)")
-        for what, sources in (("train", self.train), ("validation", self.validation or [])):
-            if not (len(sources) == 1 and is_hub_name(sources[0])):
-                expand_text_files(sources, what)  # missing file / folder / wrong kind: fail now
-        if self.preset not in PRESETS:
+        local: dict[str, list[Path]] = {}
+        given = {"train": self.train, "validation": self.validation or []}
+        for what, sources in given.items():
+            if sources and not (len(sources) == 1 and is_hub_name(sources[0])):  # first 64 KiB of each file
+                local[what] = expand_text_files(sources, what, self.text_column)
+        structured = [f for files in local.values() for f in files if not has_suffix(f, TEXT_SUFFIXES)]
+        every_source_local = len(local) == sum(bool(sources) for sources in given.values())
+        if self.text_column != "text" and every_source_local and not structured:
+            raise ValueError(
+                f"text_column={self.text_column!r} names a field of JSON lines or Hub data, but every "
+                "--train / --validation file is plain .txt (one record per line, no fields)"
+            )
+        for what in local:
+            for source in given[what]:
+                if is_same_or_inside(self.output_dir, source) or is_same_or_inside(source, self.output_dir):
+                    raise ValueError(
+                        f"output_dir {self.output_dir!r} and the {what} data {source!r} overlap: checkpoints "
+                        "(JSON files) would become training text of the next run; choose another --output-dir"
+                    )
+        shared = {f.resolve() for f in local.get("train", [])} & {
+            f.resolve() for f in local.get("validation", [])
+        }
+        if shared:
+            raise ValueError(
+                f"validation: {sorted(map(str, shared))[0]!r} is also a training file: the held-out loss "
+                "would be measured on text the model trained on"
+            )
+
+    def _check_model(self) -> None:
+        if self.preset is not None and self.preset not in PRESETS:
             raise ValueError(f"preset must be one of {tuple(PRESETS)}, got {self.preset!r}")
+        if self.preset is not None and self.init_from is not None:
+            raise ValueError(
+                f"preset={self.preset!r} and init_from={self.init_from!r}: the model keeps the shape of "
+                "init_from; drop --preset"
+            )
         if self.sharing not in SHARING_MODES:
             raise ValueError(f"sharing must be one of {SHARING_MODES}, got {self.sharing!r}")
         if self.projection not in PROJECTION_KINDS:
@@ -177,43 +250,90 @@ class PretrainConfig(LinformerTrainingArguments):
                 f"projection_scaling={self.projection_scaling!r} applies to new models only; "
                 f"init_from={self.init_from!r} keeps its checkpoint's scaling"
             )
-        if self.max_train_documents is not None and self.max_train_documents < 1:
-            raise ValueError(f"max_train_documents={self.max_train_documents} must be >= 1")
-        if self.seq_len < 8:
-            raise ValueError(f"seq_len={self.seq_len} is too short: a block needs at least 8 tokens")
-        if self.max_steps < -1:
-            raise ValueError(
-                f"max_steps={self.max_steps} must be -1 (train num_train_epochs), 0 (only evaluate) or > 0"
-            )
-        if self.num_train_epochs <= 0 or self.per_device_train_batch_size < 1 or self.save_steps <= 0:
-            raise ValueError(
-                f"num_train_epochs={self.num_train_epochs}, per_device_train_batch_size="
-                f"{self.per_device_train_batch_size} and save_steps={self.save_steps} must be > 0"
-            )
-        if not 0 < self.mlm_probability < 1:
-            raise ValueError(f"mlm_probability={self.mlm_probability} must be in (0, 1)")
-        if not 0 < self.validation_percent < 100:
-            raise ValueError(f"validation_percent={self.validation_percent} must be in (0, 100)")
         if self.tokenizer is not None and not (Path(self.tokenizer) / "tokenizer_config.json").is_file():
             raise ValueError(
                 f"tokenizer: {self.tokenizer!r} is not a saved tokenizer folder (no tokenizer_config.json)"
             )
+        if self.init_from is not None:  # its tokenizer comes along, unless --tokenizer is given
+            check_model_dir(self.init_from, "init_from", tokenizer=self.tokenizer is None)
+        if self.vocab_size is not None and (self.tokenizer or self.init_from):
+            raise ValueError(
+                f"vocab_size={self.vocab_size} sizes a newly trained tokenizer, but the tokenizer of "
+                f"{self.tokenizer or self.init_from!r} is used: drop --vocab-size"
+            )
         if self.init_from is not None:
-            if not (Path(self.init_from) / "config.json").is_file():
-                raise ValueError(f"init_from: {self.init_from!r} is not a model directory (no config.json)")
-            source = AutoConfig.from_pretrained(self.init_from)
-            limit = source.max_position_embeddings - (source.pad_token_id or 0) - 1
-            if self.seq_len > limit:
-                raise ValueError(
-                    f"seq_len={self.seq_len} is above the longest input of {self.init_from!r} "
-                    f"({limit} tokens, max_position_embeddings={source.max_position_embeddings}); lower --seq-len"
-                )
+            self._check_seq_len_fits(read_config_json(self.init_from, "init_from"))
         for k in (
             self.projected_length if isinstance(self.projected_length, list) else [self.projected_length]
         ):
-            if k is not None and not 1 <= k <= self.seq_len:
+            if isinstance(k, int) and not 1 <= k <= self.seq_len:
                 raise ValueError(f"projected_length k={k} must be between 1 and seq_len={self.seq_len}")
-        super().__post_init__()  # output_dir, resume / checkpoints, then the Trainer's own checks
+        self.model_config()  # k per layer, sharing, projection against the model: LinformerConfig's checks
+
+    def _check_seq_len_fits(self, source: dict) -> None:
+        """seq_len within the longest input of the init_from model (config.json as a dict)."""
+        if source["model_type"] not in ("linformer", "roberta", "bert"):
+            raise ValueError(
+                f"init_from: {self.init_from!r} is a {source['model_type']!r} model; expected linformer, roberta or bert"
+            )
+        positions = source.get("max_position_embeddings", 512)
+        bert_positions = source["model_type"] == "bert" or source.get("position_style") == "bert"
+        limit = positions - (0 if bert_positions else (source.get("pad_token_id") or 0) + 1)
+        if self.seq_len > limit:
+            raise ValueError(
+                f"seq_len={self.seq_len} is above the longest input of {self.init_from!r} "
+                f"({limit} tokens, max_position_embeddings={positions}); lower --seq-len"
+            )
+
+    def _check_checkpoints(self) -> None:
+        """The base class's output_dir / resume rules, then: --resume must build the checkpoint's model."""
+        super()._check_checkpoints()
+        if self.resume_from_checkpoint is not None:
+            self._check_same_model(Path(self.resume_from_checkpoint))
+
+    def model_config(self, vocab_size: int | None = None, pad_token_id: int = 1) -> PreTrainedConfig:
+        """The config of the model this run trains (without weights): a preset shape, or init_from's."""
+        linformer = dict(
+            projected_length=self.projected_length, sharing=self.sharing, projection=self.projection
+        )
+        if self.init_from is None:
+            shape = {key: value for key, value in PRESETS[self.shape].items() if key != "vocab_size"}
+            return LinformerConfig(
+                vocab_size=vocab_size or self.vocab_size or PRESETS[self.shape]["vocab_size"],
+                max_position_embeddings=self.seq_len + pad_token_id + 1,  # RoBERTa positions: n = seq_len
+                pad_token_id=pad_token_id, projection_scaling=self.projection_scaling, **shape, **linformer,
+            )  # fmt: skip
+        return target_config(AutoConfig.from_pretrained(self.init_from), **linformer)
+
+    def _check_same_model(self, checkpoint: Path) -> None:
+        """--resume must build the model the checkpoint holds: name the option that differs."""
+        saved = read_config_json(checkpoint, "resume")
+        wanted = self.model_config(
+            vocab_size=saved.get("vocab_size"), pad_token_id=saved.get("pad_token_id", 1)
+        )
+        layers = saved.get("num_hidden_layers", 0)
+        for name in ("projected_length", "sharing", "projection", "projection_scaling"):
+            mine, theirs = getattr(wanted, name, "none"), saved.get(name, "none")
+            if name == "projected_length":  # 8 and [8, 8] are the same model
+                mine, theirs = (v if isinstance(v, list) else [v] * layers for v in (mine, theirs))
+            if mine != theirs:
+                raise ValueError(
+                    f"resume: {name}={getattr(self, name)!r} differs from the checkpoint's {name}={saved.get(name)!r} "
+                    f"({checkpoint / 'config.json'}): resume with the options of the run that wrote it"
+                )
+        if self.init_from is None:
+            shape = {key: saved.get(key) for key in PRESETS[self.shape] if key != "vocab_size"}
+            if shape != {key: getattr(wanted, key) for key in shape}:
+                raise ValueError(
+                    f"resume: preset={self.shape!r} differs from the checkpoint's shape {shape} "
+                    f"({checkpoint / 'config.json'}): resume with the options of the run that wrote it"
+                )
+            if wanted.max_position_embeddings != saved.get("max_position_embeddings"):
+                raise ValueError(
+                    f"resume: seq_len={self.seq_len} differs from the checkpoint's longest input "
+                    f"{saved.get('max_position_embeddings', 0) - saved.get('pad_token_id', 1) - 1} "
+                    f"({checkpoint / 'config.json'}): resume with the options of the run that wrote it"
+                )
 
 
 @dataclass
@@ -231,41 +351,44 @@ class PretrainResult:
 
 
 def build_tokenizer(config: PretrainConfig, train_text) -> PreTrainedTokenizerBase:
-    """The given tokenizer, the one saved by an earlier (resumed) run, or a fresh byte-level BPE."""
-    saved = Path(config.output_dir) / "tokenizer"
-    source = config.tokenizer or config.init_from  # a model directory carries its tokenizer
-    if source and (Path(source) / "tokenizer_config.json").is_file():
+    """The given tokenizer, init_from's, the resumed checkpoint's, or a fresh byte-level BPE.
+
+    A trained tokenizer is never kept on its own in output_dir, where a later run (another corpus,
+    another vocabulary) could pick it up: the Trainer saves it with the model into every checkpoint
+    (so a resume finds it) and into output_dir at the end.
+    """
+    source = config.tokenizer or config.init_from or config.resume_from_checkpoint  # a model carries its own
+    if source:
         return AutoTokenizer.from_pretrained(source)
-    with config.main_process_first(desc="train tokenizer"):  # rank 0 trains and saves, the others load
-        if not (saved / "tokenizer_config.json").is_file():
-            vocab_size = config.vocab_size or PRESETS[config.preset]["vocab_size"]
+    vocab_size = config.vocab_size or PRESETS[config.shape]["vocab_size"]
+    if config.world_size == 1:
+        return train_tokenizer(train_text, vocab_size, config.tokenizer_chars)
+    # Several processes: rank 0 trains it and hands it over through a folder that this run alone
+    # writes before anyone reads it, and removes once every rank holds the tokenizer (see pretrain).
+    with config.main_process_first(desc="train tokenizer", local=False):
+        if config.process_index == 0:
             tokenizer = train_tokenizer(train_text, vocab_size, config.tokenizer_chars)
-            if config.process_index == 0:
-                tokenizer.save_pretrained(saved)
+            shutil.rmtree(_tokenizer_handover(config), ignore_errors=True)
+            tokenizer.save_pretrained(_tokenizer_handover(config))
             return tokenizer
-        return AutoTokenizer.from_pretrained(saved)
+        return AutoTokenizer.from_pretrained(_tokenizer_handover(config))
+
+
+def _tokenizer_handover(config: PretrainConfig) -> Path:
+    return Path(config.output_dir) / ".tokenizer-handover"
 
 
 def build_model(
     config: PretrainConfig, tokenizer: PreTrainedTokenizerBase
 ) -> tuple[LinformerForMaskedLM, list[str]]:
     """A fresh model of the preset's shape, or `init_from` with this config's Linformer options."""
-    linformer = dict(
-        projected_length=config.projected_length, sharing=config.sharing, projection=config.projection
-    )
     if config.init_from is not None:
+        linformer = dict(
+            projected_length=config.projected_length, sharing=config.sharing, projection=config.projection
+        )
         return linformer_from_checkpoint(config.init_from, **linformer)
-    linformer["projection_scaling"] = config.projection_scaling
-    shape = {key: value for key, value in PRESETS[config.preset].items() if key != "vocab_size"}
-    model_config = LinformerConfig(
-        vocab_size=len(tokenizer),
-        max_position_embeddings=config.seq_len + tokenizer.pad_token_id + 1,  # RoBERTa positions: n = seq_len
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        **shape,
-        **linformer,
-    )
+    model_config = config.model_config(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id)
+    model_config.bos_token_id, model_config.eos_token_id = tokenizer.bos_token_id, tokenizer.eos_token_id
     return LinformerForMaskedLM(model_config), []
 
 
@@ -296,7 +419,16 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
     if config.max_train_documents is not None and len(train_text) > config.max_train_documents:
         train_text = train_text.select(range(config.max_train_documents))
     tokenizer = build_tokenizer(config, train_text)
-    with config.main_process_first(desc="tokenize and pack"):
+    missing = [
+        name
+        for name in ("mask_token", "pad_token", "bos_token", "eos_token")
+        if getattr(tokenizer, name) is None
+    ]
+    if missing:  # masking and packing need them; a GPT-2 style tokenizer lacks <mask> and <pad>
+        raise ValueError(
+            f"tokenizer: {config.tokenizer or config.init_from!r} has no {missing}: masked-LM pretraining needs them"
+        )
+    with config.main_process_first(desc="tokenize and pack", local=False):
         train_blocks = pack_blocks(train_text, tokenizer, config.seq_len, "pack train blocks")
         if config.validation:
             eval_text = load_text(config.validation, config.text_column, "validation", split="validation")
@@ -304,6 +436,10 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
         else:
             split = train_blocks.train_test_split(test_size=config.validation_percent / 100, seed=config.seed)
             train_blocks, eval_blocks = split["train"], split["test"]
+    if (
+        config.process_index == 0
+    ):  # every rank has loaded the tokenizer by now (the block above ends in a barrier)
+        shutil.rmtree(_tokenizer_handover(config), ignore_errors=True)
     if len(train_blocks) == 0 or len(eval_blocks) == 0:
         raise ValueError(
             f"the corpus is too short for one block of seq_len={config.seq_len} tokens "
@@ -322,6 +458,7 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
             f"the tokenizer has {len(tokenizer)} tokens but the model's vocab_size is {model.config.vocab_size}: "
             f"pass the tokenizer the model was trained with (--tokenizer)"
         )
+    limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
     collator = ResumableMaskingCollator(tokenizer, mlm_probability=config.mlm_probability, seed=config.seed)
     throughput = ThroughputCallback()
     trainer = Trainer(
@@ -352,14 +489,7 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
         train_blocks=len(train_blocks),
         reinitialized=reinitialized,
     )
-    if trainer.is_world_process_zero():
-        # log_history: training loss and (with eval_strategy="steps") validation loss by step
-        metrics = {**asdict(result), "log_history": trainer.state.log_history}
-        write_metrics(config.output_dir, metrics, config.to_dict())
+    # log_history: training loss and (with eval_strategy="steps") validation loss by step
+    metrics = {**asdict(result), "log_history": trainer.state.log_history}
+    publish(trainer, "fill-mask", metrics, config.to_dict())  # metrics.json, README.md; no pickle
     return result
-
-
-def write_metrics(output_dir: str, result: dict, config: dict) -> None:
-    os.makedirs(output_dir, exist_ok=True)
-    with open(Path(output_dir) / "metrics.json", "w") as f:
-        json.dump({**result, "config": config}, f, indent=2, default=repr)

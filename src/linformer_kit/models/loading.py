@@ -1,0 +1,136 @@
+"""Loading saved weights without silent re-initialisation, and with errors that name the file.
+
+`from_pretrained` fills every weight the checkpoint lacks with fresh random values and only logs a
+report. That is right for a new task head (a classifier on top of an MLM checkpoint) and wrong
+everywhere else: a config.json whose model_type disagrees with the weights, or Linformer options
+(k, sharing, projection) that differ from the checkpoint's, would give a random encoder that
+trains without complaint. `check_loading_info` lets head weights be new or dropped (and the
+pooler be new) and refuses every other missing or unused weight.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from safetensors import SafetensorError
+from transformers import PreTrainedModel
+
+# Where a saved model keeps its weights; pickled checkpoints (pytorch_model.bin) are never loaded.
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
+VOCABULARY_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "sentencepiece.bpe.model", "spiece.model")
+
+
+def check_model_dir(path: str | Path, what: str = "model", *, tokenizer: bool = False) -> Path:
+    """A local model folder with config.json and safetensors weights (and tokenizer files if asked).
+
+    Raises ValueError naming the folder and what it lacks; reads nothing but the file names.
+    """
+    folder = Path(path).expanduser()
+    if not folder.exists():
+        raise ValueError(f"{what}: no such directory: {str(path)!r}")
+    if not folder.is_dir():
+        raise ValueError(f"{what}: {str(path)!r} is a file; give the model's directory")
+    if not (folder / "config.json").is_file():
+        raise ValueError(f"{what}: {str(path)!r} is not a model directory (no config.json)")
+    check_safetensors(folder, what)
+    if tokenizer and not any((folder / name).is_file() for name in VOCABULARY_FILES):
+        raise ValueError(
+            f"{what}: {str(path)!r} has no tokenizer files ({', '.join(VOCABULARY_FILES)}): its text would "
+            "be tokenized with nothing but unknown tokens; copy the tokenizer the model was trained with "
+            "into it (`tokenizer.save_pretrained(dir)`)"
+        )
+    return folder
+
+
+def check_safetensors(folder: Path, what: str = "model") -> None:
+    """ValueError unless the folder holds safetensors weights (pickled ones are named, never loaded)."""
+    if any((folder / name).is_file() for name in WEIGHT_FILES):
+        return
+    pickled = sorted(p.name for p in (*folder.glob("*.bin"), *folder.glob("*.pt")))
+    also = f" (only pickled {pickled})" if pickled else ""
+    raise ValueError(
+        f"{what}: {str(folder)!r} has no .safetensors weights{also}; linformer-kit never unpickles "
+        "checkpoints. Convert it once with transformers (`model.save_pretrained(dir)` writes "
+        "safetensors) on a machine you trust"
+    )
+
+
+def read_config_json(path: str | Path, what: str = "model") -> dict[str, Any]:
+    """config.json of a model folder as a dict; ValueError naming the file if it is not JSON."""
+    file = Path(path).expanduser() / "config.json"
+    try:
+        config = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{what}: cannot read {str(file)!r}: {err}") from None
+    if not isinstance(config, dict) or "model_type" not in config:
+        raise ValueError(f"{what}: {str(file)!r} names no model_type")
+    return config
+
+
+def load_pretrained(
+    model_class: Any, path: str | Path, what: str = "model", **kwargs: Any
+) -> PreTrainedModel:
+    """`model_class.from_pretrained(path, **kwargs)` from safetensors, refusing silent re-initialisation.
+
+    `model_class` is a model class or an `AutoModel*` class. Errors are ValueErrors naming `path`.
+    """
+    kwargs = {**kwargs, "use_safetensors": True, "output_loading_info": True}
+    try:
+        model, info = model_class.from_pretrained(path, **kwargs)
+    except SafetensorError as err:
+        raise ValueError(
+            f"{what}: cannot read the weights in {str(path)!r} (truncated or corrupt?): {err}"
+        ) from None
+    except (OSError, RuntimeError) as err:
+        raise ValueError(f"{what}: cannot load {str(path)!r}: {str(err).splitlines()[0]}") from None
+    check_loading_info(model, info, path, what)
+    return model
+
+
+def check_loading_info(
+    model: PreTrainedModel, info: dict, path: str | Path, what: str = "model", hint: str = ""
+) -> None:
+    """Refuse encoder weights that the checkpoint lacks, holds unused, or holds in another shape."""
+    missing = encoder_keys(model, info.get("missing_keys", ()))
+    unused = encoder_keys(model, info.get("unexpected_keys", ()))
+    if not (missing or unused):
+        return
+    problems = []
+    if missing:
+        problems.append(
+            f"{len(missing)} weights are not in the checkpoint and would be randomly initialised ({_some(missing)})"
+        )
+    if unused:
+        problems.append(f"{len(unused)} weights of the checkpoint would be dropped ({_some(unused)})")
+    model_type = getattr(model.config, "model_type", "?")
+    raise ValueError(
+        f"{what}: the weights in {str(path)!r} do not fit a {type(model).__name__} built from its config "
+        f"(model_type={model_type!r}): "
+        + "; ".join(problems)
+        + (f". {hint}" if hint else ". Check that config.json belongs to these weights")
+    )
+
+
+def encoder_keys(model: PreTrainedModel, keys: Any) -> list[str]:
+    """The keys that belong to the encoder, not to a task head (new or dropped) or the pooler (new)."""
+    prefix = model.base_model_prefix
+    is_base = model.base_model is model
+    encoder_modules = {name for name, _ in model.base_model.named_children()}
+    found = []
+    for key in sorted(keys):
+        if key.startswith(f"{prefix}."):
+            inner = key[len(prefix) + 1 :]
+        elif is_base and key.split(".")[0] in encoder_modules:
+            inner = key
+        else:
+            continue  # a head's weight: a new classifier, or the MLM head of a checkpoint
+        if not inner.startswith("pooler."):
+            found.append(key)
+    return found
+
+
+def _some(keys: list[str], shown: int = 3) -> str:
+    more = f", ... {len(keys) - shown} more" if len(keys) > shown else ""
+    return ", ".join(keys[:shown]) + more

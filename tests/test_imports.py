@@ -1,0 +1,49 @@
+"""What importing each part of the package pulls in, each case in a fresh interpreter."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+def run_python(code: str) -> None:
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_importing_nn_does_not_import_transformers() -> None:
+    pytest.importorskip("transformers")  # installed, and still not imported
+    run_python(
+        "import sys, torch\n"
+        "import linformer_kit.nn\n"
+        "y = linformer_kit.nn.LinformerSelfAttention(16, 2, 8, 4)(torch.randn(1, 8, 16))\n"
+        "assert 'transformers' not in sys.modules, 'linformer_kit.nn imported transformers'\n"
+        "assert 'linformer_kit.models' not in sys.modules\n"
+    )
+
+
+@pytest.mark.parametrize("first", ["linformer_kit", "transformers"])
+def test_importing_linformer_kit_registers_the_auto_classes(first: str) -> None:
+    """Either import order: linformer_kit first (registers when transformers is imported) or second."""
+    second = "transformers" if first == "linformer_kit" else "linformer_kit"
+    run_python(
+        f"import {first}\nimport {second}\n"
+        "from transformers import AutoConfig, AutoModelForMaskedLM\n"
+        "config = AutoConfig.for_model('linformer', hidden_size=32, num_attention_heads=2, num_hidden_layers=1,\n"
+        "                              intermediate_size=64, vocab_size=50, max_position_embeddings=18,\n"
+        "                              projected_length=4)\n"
+        "assert type(config).__module__ == 'linformer_kit.models.configuration_linformer', type(config)\n"
+        "model = AutoModelForMaskedLM.from_config(config)\n"
+        "assert type(model).__name__ == 'LinformerForMaskedLM'\n"
+    )
+
+
+def test_subpackages_load_on_first_use() -> None:
+    run_python(
+        "import sys\nimport linformer_kit\n"
+        "assert 'linformer_kit.models' not in sys.modules\n"
+        "assert linformer_kit.models.LinformerConfig.model_type == 'linformer'\n"
+        "assert linformer_kit.nn.LinformerSelfAttention is not None\n"
+    )
