@@ -82,6 +82,7 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Pa
         vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
         intermediate_size=64, max_position_embeddings=34, projected_length=8,
     )  # fmt: skip
+    torch.manual_seed(0)  # the same tiny model every session: tests that finetune it are repeatable
     LinformerForMaskedLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
