@@ -7,6 +7,7 @@ settings throughout, so that even a case that is wrongly accepted finishes in se
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -706,3 +707,19 @@ def test_trainer_option_typo(
     check_cli(
         argv, r"learning_rate_schedule", capsys, watch=[tmp_path, corpus, tiny_model_dir, sentiment_csv]
     )
+
+
+def test_a_json_line_longer_than_the_sniffed_head_is_not_called_broken(tmp_path: Path) -> None:
+    # Seen on the real Gutenberg corpus (one book per JSON line, ~400 KB): the 64 KiB head cut the
+    # first line, and the check called it "not valid JSON".
+    from linformer_kit.train.files import HEAD_BYTES, check_data_file
+
+    book = json.dumps({"title": "a book", "text": "word " * HEAD_BYTES}) + "\n"
+    path = tmp_path / "books.jsonl.gz"
+    with gzip.open(path, "wt") as f:
+        f.write(book * 2)
+    check_data_file(path, "train", columns=["text"])  # no error
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(book[: HEAD_BYTES * 2] + "\n")
+    with pytest.raises(ValueError, match=r"broken\.jsonl.*line 1.*not valid JSON"):
+        check_data_file(broken, "train", columns=["text"])

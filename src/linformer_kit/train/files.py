@@ -1,6 +1,7 @@
 """Local data files: cheap checks before any work, and errors that name the file and the line.
 
-`check_data_file` runs when a config is built. It reads at most the first 64 KiB of each file, so a
+`check_data_file` runs when a config is built. It reads the first 64 KiB of each file (and the rest
+of the line they end in), so a
 folder of books costs little: empty files, binary files, text that is not UTF-8, a gzip suffix on
 a plain file, a broken JSON line or a missing column are errors before a tokenizer or a model is
 built. A bad line further into a big file still makes a `datasets` loader fail; `explain_failure`
@@ -124,7 +125,10 @@ def _open_text(path: Path) -> io.TextIOBase:
 def _head(path: Path, what: str) -> bytes:
     try:
         with _open_binary(path) as f:
-            return f.read(HEAD_BYTES)
+            head = f.read(HEAD_BYTES)
+            if len(head) == HEAD_BYTES and not head.endswith(b"\n"):
+                head += f.readline()  # finish the cut line (a book is one JSON line): cut is not broken
+            return head
     except (OSError, EOFError, zlib.error) as err:  # gzip.BadGzipFile is an OSError
         raise ValueError(f"{what}: {str(path)!r} is not a readable gzip file ({err})") from None
 
