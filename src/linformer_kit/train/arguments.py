@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -67,6 +68,44 @@ def has_accelerator() -> bool:
     return accelerator.is_available() if accelerator is not None else torch.cuda.is_available()
 
 
+# /proc/cpuinfo flags of CPUs whose bf16 / fp16 matrix products run in hardware (AVX512-bf16, AMX, ...)
+NATIVE_HALF_FLAGS = {
+    "bf16": ("avx512_bf16", "amx_bf16"),
+    "fp16": ("avx512_fp16", "amx_fp16"),
+}
+
+
+def cpu_flags(cpuinfo: str = "/proc/cpuinfo") -> set[str] | None:
+    """The CPU's feature flags (Linux), or None where they cannot be read."""
+    try:
+        with open(cpuinfo) as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.partition(":")[2].split())
+    except OSError:
+        return None
+    return None
+
+
+def warn_if_no_native_half_matmul(precision: str, flags: set[str] | None = None) -> bool:
+    """Warn (and return True) when --bf16 / --fp16 autocast would run on a CPU without hardware for it.
+
+    Without AVX512-bf16 / AMX, torch emulates half-precision matrix products: measured on an AVX2-only
+    EPYC, a 2048³ bf16 GEMM ran at 0.2 GFLOP/s against 43 in fp32, so a `--bf16` run is ~200x slower,
+    not faster. It still computes the right thing, so this is a warning, not an error.
+    """
+    flags = cpu_flags() if flags is None else flags
+    if flags is None or any(flag in flags for flag in NATIVE_HALF_FLAGS[precision]):
+        return False
+    warnings.warn(
+        f"--{precision} on a CPU without native {precision} matrix products (none of "
+        f"{', '.join(NATIVE_HALF_FLAGS[precision])} in /proc/cpuinfo): autocast will emulate them and "
+        f"train far slower than float32; drop --{precision} on this machine",
+        stacklevel=3,
+    )
+    return True
+
+
 @dataclass
 class LinformerTrainingArguments(TrainingArguments):
     """`TrainingArguments` with the defaults both verbs share, `resume`, and CPU-only machines handled.
@@ -110,6 +149,8 @@ class LinformerTrainingArguments(TrainingArguments):
             self.data_seed = self.seed  # data order from --seed unless --data_seed says otherwise
         if not has_accelerator():
             self.use_cpu = True
+            if self.bf16 or self.fp16:
+                warn_if_no_native_half_matmul("bf16" if self.bf16 else "fp16")
         super().__post_init__()  # the Trainer's own checks, after ours
 
     def _check_fields(self) -> None:
