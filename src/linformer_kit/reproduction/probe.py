@@ -14,7 +14,6 @@ import math
 from typing import Any
 
 import torch
-from torch.nn import functional as F
 
 from linformer_kit.nn import LinformerSelfAttention
 
@@ -68,16 +67,14 @@ def _normalised_entropy(p: torch.Tensor) -> float:
 
 
 def _norm_ratios(module: LinformerSelfAttention, x: torch.Tensor, mask: torch.Tensor | None) -> dict:
-    tokens_k, tokens_v = module.key(x).norm(dim=-1).mean(), module.value(x).norm(dim=-1).mean()
-    projections = module.projections()
-    if projections is None or projections[0].num_heads > 1 or not projections[0].is_linear:
-        ratio = 1.0 if projections is None else None  # full attention: keys are the tokens' own
-        return {"key_norm_ratio": ratio, "value_norm_ratio": ratio}
-    e, f = projections
-    pe, pf = e(x, mask), f(x, mask)
-    keys = F.linear(pe.values, module.key.weight) + pe.row_weight * module.key.bias
-    values = F.linear(pf.values, module.value.weight) + pf.row_weight * module.value.bias
+    """Projected key (value) row norms over token key (value) norms, through the layer's own fast path."""
+    if module.projections() is None:  # full attention: keys are the tokens' own
+        return {"key_norm_ratio": 1.0, "value_norm_ratio": 1.0}
+    if not module.uses_fast_order:  # per-head or max-pooled E: projected rows are per head, not comparable
+        return {"key_norm_ratio": None, "value_norm_ratio": None}
+    keys, values, _ = module._fast_keys_values(x, mask)  # (b, h, k, d) each, exactly as forward uses them
+    rows = lambda t: t.transpose(1, 2).flatten(2).norm(dim=-1).mean()  # noqa: E731  (b, k, D) row norms
     return {
-        "key_norm_ratio": float(keys.norm(dim=-1).mean() / tokens_k),
-        "value_norm_ratio": float(values.norm(dim=-1).mean() / tokens_v),
+        "key_norm_ratio": float(rows(keys) / module.key(x).norm(dim=-1).mean()),
+        "value_norm_ratio": float(rows(values) / module.value(x).norm(dim=-1).mean()),
     }
