@@ -53,6 +53,8 @@ OPTIONS = {
     "time-cap inf": (["--time-cap", "inf"], r"time_cap_s.*inf"),
     "method unknown": (["--methods", "linformer-E"], r"'linformer-E'"),
     "dtype float8": (["--dtype", "float8"], r"'float8'"),
+    "train_step at layer scope": (["--passes", "train_step"], r"'train_step' needs scopes.*'layer'"),
+    "preset targets": (["--preset", "targets"], r"'targets'"),
 }
 
 
@@ -92,6 +94,10 @@ CONFIGS = {
     "seq_lens empty": ({"seq_lens": ()}, r"seq_lens.*\(\)"),
     "methods empty": ({"methods": ()}, r"methods must not be empty"),
     "scopes unknown": ({"scopes": ("model",)}, r"scopes.*'model'"),
+    "train_step at layer scope": (
+        {"scopes": ("layer", "encoder"), "passes": ("train_step",)},
+        r"'train_step' needs scopes \('encoder',\) only, got scopes \('layer', 'encoder'\)",
+    ),
     "hidden_size float": ({"hidden_size": 64.0, "num_heads": 4}, r"hidden_size.*64\.0"),
 }
 

@@ -52,6 +52,8 @@ class Case:
 
 def build_step(case: Case) -> Callable[[], None]:
     """Build the module and input of `case` on its device; return a call that runs one pass."""
+    if case.pass_type == "train_step":
+        return _train_step(case)
     dtype = getattr(torch, case.dtype)
     module = build_module(case).to(device=case.device, dtype=dtype).eval()  # eval: no dropout
     x = torch.randn(case.batch_size, case.n, case.hidden_size, device=case.device, dtype=dtype)  # (b, n, D)
@@ -69,6 +71,34 @@ def build_step(case: Case) -> Callable[[], None]:
         module(x).float().sum().backward()
 
     return forward_backward
+
+
+def _train_step(case: Case) -> Callable[[], None]:
+    module = build_module(case).to(device=case.device)  # fp32 weights (see `train_step`)
+    x = torch.randn(case.batch_size, case.n, case.hidden_size, device=case.device)  # (b, n, D)
+    return train_step(module, x, getattr(torch, case.dtype))
+
+
+def train_step(module: nn.Module, x: torch.Tensor, dtype: torch.dtype) -> Callable[[], None]:
+    """One optimizer step of `module` on `x`: forward, backward, AdamW (torch's default implementation).
+
+    Weights, gradients and optimizer state stay fp32 and a bf16/fp16 `dtype` runs under autocast, as
+    mixed-precision training does (`linformer pretrain --bf16`): AdamW on half-precision weights would
+    lose updates below their resolution, so it is not a training step anyone runs. The benchmark's
+    dropout is 0, so train mode changes nothing but is what training runs in.
+    """
+    module.train()
+    optimizer = torch.optim.AdamW(module.parameters(), lr=1e-5)  # small: weights stay near their init
+    device = x.device.type
+
+    def step() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast(device, dtype=dtype, enabled=dtype != torch.float32):
+            loss = module(x).float().sum()
+        loss.backward()
+        optimizer.step()
+
+    return step
 
 
 def build_module(case: Case) -> nn.Module:

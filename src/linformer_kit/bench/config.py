@@ -1,7 +1,8 @@
 """What a benchmark sweep measures: one typed config, validated once, and the named presets.
 
 A sweep is the product  n x k x method x scope x pass.  Full-attention methods do not depend on k and
-are measured once per n; peers (other PyPI Linformers) are measured at layer scope only.
+are measured once per n; peers (other PyPI Linformers) are measured at layer scope only; a training
+step (pass "train_step") is measured at encoder scope only.
 """
 
 from __future__ import annotations
@@ -32,13 +33,17 @@ Scope = Literal[
     "layer", "encoder"
 ]  # one attention layer, or an encoder of num_layers blocks (attention + FFN)
 SCOPES: tuple[str, ...] = get_args(Scope)
-PassType = Literal["forward", "forward+backward"]
+PassType = Literal[
+    "forward",  # under torch.inference_mode
+    "forward+backward",  # backpropagate out.sum() into every parameter
+    "train_step",  # forward + backward + AdamW step of the encoder, mixed precision for bf16/fp16
+]
 PASS_TYPES: tuple[str, ...] = get_args(PassType)
 Device = Literal["cpu", "cuda"]
 DEVICES: tuple[str, ...] = get_args(Device)
 DType = Literal["float32", "bfloat16", "float16"]
 DTYPES: tuple[str, ...] = get_args(DType)
-Preset = Literal["quick", "full", "targets"]
+Preset = Literal["quick", "full", "training"]
 PRESETS: tuple[str, ...] = get_args(Preset)
 
 
@@ -84,7 +89,7 @@ def preset(name: Preset) -> BenchmarkConfig:
             rounds=3,
             time_cap_s=10.0,
         )
-    if name == "full":  # the docs/benchmarks.md sweep (the encoder rows come from "targets")
+    if name == "full":  # the docs/benchmarks.md sweep (one dtype per run: add --dtype bfloat16 for bf16)
         return BenchmarkConfig(
             seq_lens=(512, 1024, 2048, 4096, 8192, 16384),
             projected_lengths=(128, 256),
@@ -94,16 +99,20 @@ def preset(name: Preset) -> BenchmarkConfig:
             rounds=3,
             time_cap_s=45.0,
         )
-    if name == "targets":  # exactly the rows of the issue's targets
+    if name == "training":  # encoder training steps at the `linformer pretrain --preset small` shape
         return BenchmarkConfig(
-            seq_lens=(4096, 16384),
-            projected_lengths=(256,),
-            methods=("linformer-headwise", "linformer-kv", "full-sdpa", "peer-linformer"),
-            scopes=("layer", "encoder"),
-            passes=("forward",),
-            threads=2,
+            seq_lens=(512, 1024, 2048, 4096),
+            projected_lengths=(128,),
+            methods=("linformer-headwise", "full-sdpa"),
+            scopes=("encoder",),
+            passes=("train_step",),
+            batch_size=2,
+            hidden_size=256,
+            num_heads=4,
+            num_layers=4,
+            intermediate_size=1024,
             rounds=3,
-            time_cap_s=250.0,
+            time_cap_s=45.0,
         )
     raise ValueError(f"preset must be one of {PRESETS}, got {name!r}")
 
@@ -114,6 +123,9 @@ def _validate(c: BenchmarkConfig) -> None:
     _check_choices("methods", c.methods, METHODS)
     _check_choices("scopes", c.scopes, SCOPES)
     _check_choices("passes", c.passes, PASS_TYPES)
+    if "train_step" in c.passes and c.scopes != ("encoder",):
+        # an optimizer step of one attention layer is not a training step of any model
+        raise ValueError(f"passes 'train_step' needs scopes ('encoder',) only, got scopes {c.scopes}")
     if c.device not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, got {c.device!r}")
     if c.dtype not in DTYPES:

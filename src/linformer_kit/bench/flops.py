@@ -18,6 +18,9 @@ b batch, n length, k projected length, D model dim, I FFN width, L layers.
                        Q K~^T and P V~        4 b n k D
     encoder block      attention + FFN        + 4 b n D I,     times L blocks
     forward+backward   3 x forward            (the backward pass costs two products per forward product)
+    train_step         3 x forward            the AdamW step is elementwise, about 15 FLOPs per parameter:
+                                              under 1% of 6 b n FLOPs per weight of forward+backward
+                                              once b n >= 256, so it is not counted
 """
 
 from __future__ import annotations
@@ -57,8 +60,8 @@ def case_flops(
     layers: int,
     intermediate: int,
 ) -> int:
-    """FLOPs of one timed call: a layer or an L-block encoder, forward or forward+backward."""
+    """FLOPs of one timed call: a layer or an L-block encoder; forward, forward+backward or a train step."""
     flops = attention_flops(method, batch=batch, n=n, k=k, hidden=hidden)
     if scope == "encoder":
         flops = layers * (flops + 4 * batch * n * hidden * intermediate)
-    return 3 * flops if pass_type == "forward+backward" else flops
+    return flops if pass_type == "forward" else 3 * flops

@@ -2,7 +2,9 @@
 
 How it measures (DESIGN.md, Benchmarks):
 - the fp32/bf16 matmul rate of this machine: a (m x m) @ (m x m) GEMM timed in the same run, once per
-  round between the cases (its median over the run is the reported rate);
+  round between the cases; each record's "% of matmul" uses the median of the GEMM samples of the
+  rounds in which that case was timed (the machine state of its own time), and the median over the
+  whole run is the run's rate (the report's header);
 - cases are grouped by (scope, pass, n); every method and k of a group is built, warmed up, and then
   timed in rounds that visit the cases round-robin (A/B alternation), the order rotating each round,
   so slow drift of a shared machine hits every method alike;
@@ -62,6 +64,8 @@ class BenchmarkRecord:
     time_max_s: float | None = None
     samples: int = 0
     achieved_flops_per_s: float | None = None  # flops / time_median_s
+    tokens_per_s: float | None = None  # batch_size * n / time_median_s (None: not measured)
+    matmul_flops_per_s: float | None = None  # reference GEMM rate sampled in this case's rounds
     peak_memory_bytes: int | None = None
     memory_delta_bytes: int | None = None  # peak minus memory held after building module and input
     skipped: str | None = None  # why the case was not measured (None = measured)
@@ -71,7 +75,7 @@ class BenchmarkRecord:
 class BenchmarkResult:
     config: dict[str, object]
     environment: dict[str, object]
-    matmul_flops_per_s: float  # rate of the reference GEMM measured in this run
+    matmul_flops_per_s: float  # rate of the reference GEMM over the whole run (each record has its own)
     records: list[BenchmarkRecord] = field(default_factory=list)
     elapsed_s: float = 0.0
     matmul_reference: str = ""  # which GEMM gave that rate ("float32 2048^3 GEMM"); see _Reference
@@ -113,7 +117,8 @@ def matmul_rate(size: int, device: str, dtype: torch.dtype, repeats: int = 5) ->
 
 class _Gemm:
     """One reference GEMM. It is also sampled once per round of every group, alternating with the
-    cases, so its rate (the median of all samples) sees the same machine state as they do."""
+    cases, so its rate sees the same machine state as they do: over a case's own rounds (the rate
+    its record is compared with) or over the whole run (the run's rate)."""
 
     def __init__(self, size: int, device: str, dtype: torch.dtype, repeats: int = 5) -> None:
         self.a = torch.randn(size, size, device=device, dtype=dtype)
@@ -124,11 +129,14 @@ class _Gemm:
     def step(self) -> None:
         torch.matmul(self.a, self.b)
 
-    def sample(self) -> None:
-        self.samples += _sample(self.step, self.device, warmup=0, repeats=1, number=1)
+    def sample(self) -> float:
+        seconds = _sample(self.step, self.device, warmup=0, repeats=1, number=1)[0]
+        self.samples.append(seconds)
+        return seconds
 
-    def rate(self) -> float:
-        return 2 * self.size**3 / statistics.median(self.samples)
+    def rate(self, samples: list[float] | None = None) -> float:
+        """FLOP/s at the median of `samples` (default: every sample of the run)."""
+        return 2 * self.size**3 / statistics.median(self.samples if samples is None else samples)
 
 
 class _Reference:
@@ -155,9 +163,13 @@ class _Reference:
             size = gemm_size(config.matmul_size, config.device, dtype, budget)
             self.gemms.append(_Gemm(size, config.device, dtype))
 
-    def sample(self) -> None:
-        for gemm in self.gemms:
-            gemm.sample()
+    def sample(self) -> list[float]:
+        """One sample of every GEMM: seconds per call, in the order of `self.gemms`."""
+        return [gemm.sample() for gemm in self.gemms]
+
+    def rate_of(self, rounds: list[list[float]]) -> float:
+        """The fastest GEMM's rate over the samples of `rounds` (each a return value of `sample`)."""
+        return max(gemm.rate([r[i] for r in rounds]) for i, gemm in enumerate(self.gemms))
 
     def fastest(self) -> _Gemm:
         return max(self.gemms, key=lambda gemm: gemm.rate())
@@ -236,15 +248,17 @@ def _measure_group(
             history[_key(case)] = (case.n, None)
             bar.update(1)  # type: ignore[attr-defined]
 
+    reference: list[list[float]] = []  # GEMM samples of each round
     for r in range(max((c.rounds for c in live), default=0)):
         order = live[r % len(live) :] + live[: r % len(live)]  # rotate: no method always goes first
         for c in order:
             if r < c.rounds:
                 c.samples += _sample(c.step, config.device, warmup=0, repeats=1, number=c.number)
-        gemm.sample()
+        reference.append(gemm.sample())
 
     for c in live:
         _summarise(c)
+        c.record.matmul_flops_per_s = gemm.rate_of(reference[: c.rounds])  # the rounds it was timed in
         history[_key(c.case)] = (c.case.n, c.record.time_median_s)
         if config.measure_memory:
             _measure_memory(c, config)
@@ -272,6 +286,7 @@ def _summarise(c: _Live) -> None:
     c.record.time_median_s, c.record.time_q1_s, c.record.time_q3_s = median, q1, q3
     c.record.time_min_s, c.record.time_max_s, c.record.samples = s[0], s[-1], len(s)
     c.record.achieved_flops_per_s = c.case.flops / median
+    c.record.tokens_per_s = c.case.batch_size * c.case.n / median
 
 
 def _measure_memory(c: _Live, config: BenchmarkConfig) -> None:
@@ -348,12 +363,13 @@ def _predicted_memory(case: Case) -> int:
         case.hidden_size,
         torch.finfo(getattr(torch, case.dtype)).bits // 8,
     )
-    kept = case.num_layers if case.pass_type == "forward+backward" else 1  # activations kept for backward
+    backward = case.pass_type != "forward"
+    kept = case.num_layers if backward else 1  # activations kept for backward
     activations = 8 * b * n * (D + case.intermediate_size) * elem * kept
     if case.method in ("full-eager", "peer-linformer-pytorch", "peer-linformer"):
         width = n if case.method == "full-eager" else (case.k or n)
         scores = 2 * b * case.num_heads * n * width * 4  # fp32 scores + softmax
-        return activations + scores * (2 * kept if case.pass_type == "forward+backward" else 1)
+        return activations + scores * (2 * kept if backward else 1)
     return activations
 
 

@@ -1,7 +1,7 @@
 """`linformer benchmark`: speed and memory of Linformer vs full attention (the paper's Table 3).
 
     linformer benchmark --quick --output-dir runs/benchmark            # ~1 minute on a laptop CPU
-    linformer benchmark --preset targets --output-dir runs/targets     # the issue's target rows
+    linformer benchmark --preset training --output-dir runs/training   # encoder training steps, tokens/s
     linformer benchmark --device cuda --dtype bfloat16 --output-dir runs/gpu
 
 A preset gives the sweep; any flag given explicitly overrides that field of it.
@@ -26,6 +26,7 @@ OVERRIDES = {
     "hidden_size": "hidden_size",
     "num_heads": "num_heads",
     "num_layers": "num_layers",
+    "intermediate_size": "intermediate_size",
     "threads": "threads",
     "rounds": "rounds",
     "time_cap": "time_cap_s",
@@ -50,11 +51,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--methods", nargs="+", choices=METHODS, metavar="METHOD", help=f"from {', '.join(METHODS)}"
     )
     p.add_argument("--scopes", nargs="+", choices=SCOPES, help="one attention layer and/or the encoder stack")
-    p.add_argument("--passes", nargs="+", choices=PASS_TYPES)
+    p.add_argument(
+        "--passes",
+        nargs="+",
+        choices=PASS_TYPES,
+        help="train_step: forward + backward + AdamW (encoder scope)",
+    )
     p.add_argument("--batch-size", type=int)
     p.add_argument("--hidden-size", type=int, help="model dim D (default 768)")
     p.add_argument("--num-heads", type=int, help="attention heads (default 12)")
     p.add_argument("--num-layers", type=int, help="encoder blocks (default 12)")
+    p.add_argument("--intermediate-size", type=int, help="encoder FFN width (default 3072)")
     p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's default)")
     p.add_argument("--rounds", type=int, help="timed rounds per case")
     p.add_argument("--time-cap", type=float, metavar="SECONDS", help="skip cases predicted slower per call")
