@@ -1,0 +1,160 @@
+"""Which pretraining recipe leaves the masked-LM unigram plateau? A/B on the real books, one process.
+
+Every variant trains on the same blocks (same BPE, same masks, same order, same seed) with the
+Hugging Face Trainer and is evaluated on the same validation blocks every `--eval-steps`; the
+script prints one line per evaluation and writes everything to `--out` (JSON). Variants:
+
+    ours            LinformerForMaskedLM, full attention (post-LayerNorm, as RoBERTa)
+    roberta         transformers' RobertaForMaskedLM of the same shape (is it our model?)
+    roberta-preln   transformers' RobertaPreLayerNormForMaskedLM (does pre-LN leave it sooner?)
+
+Each variant is `NAME[/MOD...][@lr][+warmup]` e.g. `ours@1e-3`, `roberta-preln/sin@2e-3`. MODs:
+
+    sin             learned position embeddings *initialised* with sinusoids (Vaswani et al.), scaled
+                    to the std of the other embeddings: relative offsets are linear maps from step 0
+    nodrop          no dropout
+    stdX            initializer_range X instead of RoBERTa's 0.02 (e.g. std0.125 = 1/sqrt(64))
+
+    python scripts/cpu/plateau_ab.py --data ../shared/data --steps 1500 \
+        --variants ours roberta roberta-preln --out runs/plateau_ab.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+import torch
+from transformers import (
+    RobertaConfig,
+    RobertaForMaskedLM,
+    RobertaPreLayerNormConfig,
+    RobertaPreLayerNormForMaskedLM,
+    Trainer,
+    TrainerCallback,
+    TrainingArguments,
+    set_seed,
+)
+
+from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
+from linformer_kit.train.data import load_text, pack_blocks, train_tokenizer
+from linformer_kit.train.pretrain import PRESETS, ResumableMaskingCollator
+
+
+def sinusoids(positions: int, width: int) -> torch.Tensor:
+    """(positions, width): sin/cos of position / 10000^(2i/width), every entry of RMS 1/sqrt(2)."""
+    position = torch.arange(positions, dtype=torch.float64)[:, None]
+    frequency = torch.exp(-math.log(10000.0) * torch.arange(0, width, 2, dtype=torch.float64) / width)
+    table = torch.zeros(positions, width, dtype=torch.float64)
+    table[:, 0::2], table[:, 1::2] = torch.sin(position * frequency), torch.cos(position * frequency)
+    return table.float()
+
+
+def modify(model: torch.nn.Module, mods: list[str]) -> None:
+    std = model.config.initializer_range
+    for mod in mods:
+        if mod == "sin":
+            positions = next(m for name, m in model.named_modules() if name.endswith("position_embeddings"))
+            with torch.no_grad():
+                positions.weight.copy_(sinusoids(*positions.weight.shape) * std * math.sqrt(2))
+        elif mod != "nodrop" and not mod.startswith("std"):
+            raise ValueError(f"unknown modifier {mod!r}")
+
+
+def build(name: str, shape: dict, vocab: int, seq_len: int, tokenizer, mods: list[str]) -> torch.nn.Module:
+    dropout = 0.0 if "nodrop" in mods else 0.1
+    std = next((float(mod[3:]) for mod in mods if mod.startswith("std")), 0.02)
+    common = dict(
+        initializer_range=std,
+        hidden_dropout_prob=dropout,
+        attention_probs_dropout_prob=dropout,
+        vocab_size=vocab,
+        hidden_size=shape["hidden_size"],
+        num_hidden_layers=shape["num_hidden_layers"],
+        num_attention_heads=shape["num_attention_heads"],
+        intermediate_size=shape["intermediate_size"],
+        max_position_embeddings=seq_len + 2,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        type_vocab_size=1,
+    )
+    if name == "ours":
+        return LinformerForMaskedLM(LinformerConfig(projected_length=None, **common))
+    if name.startswith("ours-k"):
+        return LinformerForMaskedLM(LinformerConfig(projected_length=int(name[6:]), **common))
+    if name == "roberta":
+        return RobertaForMaskedLM(RobertaConfig(**common))
+    if name == "roberta-preln":
+        return RobertaPreLayerNormForMaskedLM(RobertaPreLayerNormConfig(**common))
+    raise ValueError(f"unknown variant {name!r}")
+
+
+class EvalLog(TrainerCallback):
+    def __init__(self, label: str, rows: list) -> None:
+        self.label, self.rows, self.start = label, rows, time.perf_counter()
+
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        loss = metrics["eval_loss"]
+        row = dict(step=state.global_step, eval_loss=loss, perplexity=math.exp(loss),
+                   seconds=round(time.perf_counter() - self.start, 1))  # fmt: skip
+        self.rows.append(row)
+        line = f"{self.label:28s} step {row['step']:6d}  ppl {row['perplexity']:9.2f}  {row['seconds']:7.1f}s"
+        print(line, flush=True)  # noqa: T201
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--preset", default="tiny", choices=tuple(PRESETS))
+    parser.add_argument("--vocab", type=int, default=1024)
+    parser.add_argument("--seq-len", type=int, default=128)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--steps", type=int, default=1500)
+    parser.add_argument("--eval-steps", type=int, default=250)
+    parser.add_argument("--documents", type=int, default=40)
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--warmup", type=float, default=0.06)
+    parser.add_argument("--variants", nargs="+", default=["ours", "roberta", "roberta-preln"])
+    parser.add_argument("--out", default="runs/plateau_ab.json")
+    args = parser.parse_args()
+
+    train_text = load_text([f"{args.data}/gutenberg/train.jsonl.gz"], "text", "train")
+    train_text = train_text.select(range(min(args.documents, len(train_text))))
+    tokenizer = train_tokenizer(train_text, args.vocab, 100_000_000)
+    train = pack_blocks(train_text, tokenizer, args.seq_len, "train")
+    valid_text = load_text([f"{args.data}/gutenberg/valid.jsonl.gz"], "text", "validation")
+    valid = pack_blocks(valid_text, tokenizer, args.seq_len, "valid").select(range(256))
+    collator = ResumableMaskingCollator(tokenizer, mlm_probability=0.15, seed=42)
+    shape = PRESETS[args.preset]
+    results = {"args": vars(args), "runs": {}}
+    for variant in args.variants:
+        name, _, lr = variant.partition("@")
+        name, *mods = name.split("/")
+        lr, _, warmup = lr.partition("+")
+        lr = float(lr) if lr else args.lr
+        warmup = float(warmup) if warmup else args.warmup
+        set_seed(42)
+        model = build(name, shape, len(tokenizer), args.seq_len, tokenizer, mods)
+        modify(model, mods)
+        rows: list = []
+        training = TrainingArguments(
+            output_dir=f"runs/plateau_ab/{variant.replace('/', '-')}", max_steps=args.steps, per_device_train_batch_size=args.batch,
+            per_device_eval_batch_size=64, learning_rate=lr, warmup_steps=warmup, adam_beta2=0.98,
+            weight_decay=0.01, eval_strategy="steps", eval_steps=args.eval_steps, logging_steps=args.eval_steps,
+            save_strategy="no", report_to=[], disable_tqdm=True, seed=42, dataloader_num_workers=0,
+        )  # fmt: skip
+        trainer = Trainer(model=model, args=training, data_collator=collator, train_dataset=train,
+                          eval_dataset=valid, callbacks=[EvalLog(variant, rows)])  # fmt: skip
+        trainer.evaluate()
+        trainer.train()
+        results["runs"][variant] = rows
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
