@@ -14,6 +14,9 @@ Each variant is `NAME[/MOD...][@lr][+warmup]` e.g. `ours@1e-3`, `roberta-preln/s
                     to the std of the other embeddings: relative offsets are linear maps from step 0
     nodrop          no dropout
     stdX            initializer_range X instead of RoBERTa's 0.02 (e.g. std0.125 = 1/sqrt(64))
+    shortN          curriculum: first `--short-steps` steps on N-token blocks, each at a random offset
+                    in the position table (so every position embedding takes part), then the main
+                    steps on full blocks; the step counts printed are the main phase's
 
     python scripts/cpu/plateau_ab.py --data ../shared/data --steps 1500 \
         --variants ours roberta roberta-preln --out runs/plateau_ab.json
@@ -60,7 +63,7 @@ def modify(model: torch.nn.Module, mods: list[str]) -> None:
             positions = next(m for name, m in model.named_modules() if name.endswith("position_embeddings"))
             with torch.no_grad():
                 positions.weight.copy_(sinusoids(*positions.weight.shape) * std * math.sqrt(2))
-        elif mod != "nodrop" and not mod.startswith("std"):
+        elif mod != "nodrop" and not mod.startswith(("std", "short")):
             raise ValueError(f"unknown modifier {mod!r}")
 
 
@@ -106,6 +109,21 @@ class EvalLog(TrainerCallback):
         print(line, flush=True)  # noqa: T201
 
 
+class RandomOffsets:
+    """Wraps a collator: short blocks get RoBERTa position ids at a random offset (seeded)."""
+
+    def __init__(self, collator, seq_len: int, pad: int, seed: int = 0) -> None:
+        self.collator, self.seq_len, self.pad = collator, seq_len, pad
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def __call__(self, features):
+        batch = self.collator(features)
+        b, n = batch["input_ids"].shape
+        offsets = torch.randint(0, self.seq_len - n + 1, (b, 1), generator=self.generator)
+        batch["position_ids"] = self.pad + 1 + offsets + torch.arange(n)  # (b, n)
+        return batch
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="../shared/data")
@@ -118,6 +136,7 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=40)
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--warmup", type=float, default=0.06)
+    parser.add_argument("--short-steps", type=int, default=1000)
     parser.add_argument("--variants", nargs="+", default=["ours", "roberta", "roberta-preln"])
     parser.add_argument("--out", default="runs/plateau_ab.json")
     args = parser.parse_args()
@@ -147,6 +166,16 @@ def main() -> None:
             weight_decay=0.01, eval_strategy="steps", eval_steps=args.eval_steps, logging_steps=args.eval_steps,
             save_strategy="no", report_to=[], disable_tqdm=True, seed=42, dataloader_num_workers=0,
         )  # fmt: skip
+        short = next((int(mod[5:]) for mod in mods if mod.startswith("short")), None)
+        if short is not None:
+            blocks = pack_blocks(train_text, tokenizer, short, f"train {short}")
+            phase = TrainingArguments(
+                output_dir=training.output_dir, max_steps=args.short_steps, per_device_train_batch_size=args.batch,
+                learning_rate=lr, warmup_steps=warmup, adam_beta2=0.98, weight_decay=0.01, logging_steps=500,
+                save_strategy="no", report_to=[], disable_tqdm=True, seed=42, dataloader_num_workers=0,
+            )  # fmt: skip
+            offsets = RandomOffsets(collator, args.seq_len, tokenizer.pad_token_id)
+            Trainer(model=model, args=phase, data_collator=offsets, train_dataset=blocks).train()
         trainer = Trainer(model=model, args=training, data_collator=collator, train_dataset=train,
                           eval_dataset=valid, callbacks=[EvalLog(variant, rows)])  # fmt: skip
         trainer.evaluate()

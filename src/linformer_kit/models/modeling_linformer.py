@@ -20,7 +20,7 @@ softmax. `output_attentions=True` always takes the eager path, the only one that
 
 import json
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal, get_args
 
 import torch
 from safetensors import SafetensorError
@@ -402,7 +402,20 @@ class LinformerLMHead(nn.Module):
         return self.decoder(x)  # (b, n, vocab)
 
 
+LogitsFor = Literal["all", "labelled"]
+LOGITS_FOR: tuple[str, ...] = get_args(LogitsFor)
+
+
 class LinformerForMaskedLM(LinformerPreTrainedModel):
+    """RoBERTa's masked LM on the Linformer encoder.
+
+    `logits_for="labelled"` runs the LM head only at the positions that have a label (15% in
+    pretraining) and returns logits of shape (m, vocab) for those m positions, as fairseq's RoBERTa
+    does with `masked_tokens`: the head (d x vocab, the largest matmul of a small model) then costs
+    0.15x, and the loss is the same number as `logits_for="all"` (tests/models/test_masked_lm_head.py).
+    `linformer pretrain` trains with it; the default keeps Hugging Face's (b, n, vocab) logits.
+    """
+
     _tied_weights_keys: ClassVar[dict[str, str]] = {
         "lm_head.decoder.weight": "linformer.embeddings.word_embeddings.weight",
         "lm_head.decoder.bias": "lm_head.bias",
@@ -431,14 +444,25 @@ class LinformerForMaskedLM(LinformerPreTrainedModel):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        logits_for: LogitsFor = "all",
     ) -> MaskedLMOutput | tuple:
-        """labels (b, n): token ids to predict, -100 where there is nothing to predict."""
+        """labels (b, n): token ids to predict, -100 where there is nothing to predict.
+        logits_for: "all" -> logits (b, n, vocab); "labelled" -> logits (m, vocab) at the m positions
+        with a label, in row-major order (needs labels)."""
+        if logits_for not in LOGITS_FOR:
+            raise ValueError(f"logits_for must be one of {LOGITS_FOR}, got {logits_for!r}")
+        if logits_for == "labelled" and labels is None:
+            raise ValueError('logits_for="labelled" needs labels: they say which positions to predict')
         return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.linformer(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
             output_attentions, output_hidden_states, return_dict=True,
         )  # fmt: skip
-        logits = self.lm_head(outputs.last_hidden_state)  # (b, n, vocab)
+        hidden = outputs.last_hidden_state  # (b, n, D)
+        if logits_for == "labelled":
+            labelled = labels.to(hidden.device).ne(-100)  # (b, n)
+            hidden, labels = hidden[labelled], labels.to(hidden.device)[labelled]  # (m, D), (m,)
+        logits = self.lm_head(hidden)  # (b, n, vocab) or (m, vocab)
         loss = None
         if labels is not None:
             loss = CrossEntropyLoss()(

@@ -410,6 +410,18 @@ class ResumableMaskingCollator(DataCollatorForLanguageModeling):
         return super().__call__(features, return_tensors)
 
 
+class MaskedLMTrainer(Trainer):
+    """`Trainer` whose loss runs the LM head only at the masked positions (`logits_for="labelled"`).
+
+    Same loss as the model's default call, 1/0.15 less head work (the head is ~40% of a `small`
+    training step at n = 512). Through `model(...)`, so DDP / accelerate wrappers still see the call.
+    """
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        inputs = {**inputs, "logits_for": "labelled"} if "labels" in inputs else inputs
+        return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+
+
 def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) -> PretrainResult:
     """Train (or continue) a masked LM as configured; save it with its tokenizer and metrics.json.
 
@@ -461,7 +473,7 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
     limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
     collator = ResumableMaskingCollator(tokenizer, mlm_probability=config.mlm_probability, seed=config.seed)
     throughput = ThroughputCallback()
-    trainer = Trainer(
+    trainer = MaskedLMTrainer(
         model=model,
         args=config,
         data_collator=collator,
