@@ -80,6 +80,9 @@ PRETRAIN_OPTIONS = {
     "vocab-size -1": (["--vocab-size", "-1"], r"vocab_size.*-1"),
     "vocab-size below the byte alphabet": (["--vocab-size", "100"], r"vocab_size.*100.*261"),
     "seed -1": (["--seed", "-1"], r"seed.*-1"),
+    "sharing unknown": (["--sharing", "rowwise"], r"sharing.*'rowwise'"),
+    "projection unknown": (["--projection", "fourier"], r"projection.*'fourier'"),
+    "projection-scaling unknown": (["--projection-scaling", "sqrt"], r"projection_scaling.*'sqrt'"),
 }
 
 
@@ -87,6 +90,16 @@ PRETRAIN_OPTIONS = {
 def test_pretrain_option(case: str, corpus: Path, tmp_path: Path, capsys) -> None:
     extra, match = PRETRAIN_OPTIONS[case]
     check_cli(pretrain_argv(corpus, tmp_path / "out", *extra), match, capsys, watch=[tmp_path, corpus])
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("sharing", "rowwise"), ("projection", "fourier"), ("projection_scaling", "sqrt")]
+)
+def test_pretrain_config_unknown_choice(field: str, value: str, corpus: Path, tmp_path: Path) -> None:
+    """The Python API gets LinformerConfig's own message (the CLI's argparse choices never reach it)."""
+    with pytest.raises(ValueError, match=rf"{field} must be one of .* got '{value}'"):
+        PretrainConfig(train=[str(corpus / "train.txt")], output_dir=str(tmp_path / "out"), **{field: value})
+    assert not (tmp_path / "out").exists()
 
 
 # --- pretrain: data files and folders --------------------------------------------------------------------

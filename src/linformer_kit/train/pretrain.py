@@ -39,9 +39,6 @@ from transformers import (
 from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, parse_projected_length
 from linformer_kit.models.loading import check_model_dir, read_config_json
 from linformer_kit.nn import (
-    PROJECTION_KINDS,
-    PROJECTION_SCALINGS,
-    SHARING_MODES,
     ProjectionKind,
     ProjectionScaling,
     Sharing,
@@ -237,14 +234,7 @@ class PretrainConfig(LinformerTrainingArguments):
                 f"preset={self.preset!r} and init_from={self.init_from!r}: the model keeps the shape of "
                 "init_from; drop --preset"
             )
-        if self.sharing not in SHARING_MODES:
-            raise ValueError(f"sharing must be one of {SHARING_MODES}, got {self.sharing!r}")
-        if self.projection not in PROJECTION_KINDS:
-            raise ValueError(f"projection must be one of {PROJECTION_KINDS}, got {self.projection!r}")
-        if self.projection_scaling not in PROJECTION_SCALINGS:
-            raise ValueError(
-                f"projection_scaling must be one of {PROJECTION_SCALINGS}, got {self.projection_scaling!r}"
-            )
+        # sharing / projection / projection_scaling choices: LinformerConfig's checks (model_config below)
         if self.projection_scaling != "none" and self.init_from is not None:
             raise ValueError(
                 f"projection_scaling={self.projection_scaling!r} applies to new models only; "
