@@ -313,22 +313,14 @@ def _changed_options(path: object, kwargs: dict) -> str:
 
 
 def _key_padding_mask(attention_mask: torch.Tensor | None) -> torch.Tensor | None:
-    """HF's (b, n) attention_mask, 1 = real token, -> the layer's bool mask, True = real token.
-
-    A mask without padding (every packed pretraining block) is dropped: it changes no number, but a
-    mask keeps SDPA off its fused kernels (on CPU the masked call runs the math path: 1.6x slower
-    full-attention training steps at n = 4096, `scripts/cpu/mask_ab.py`). Not while compiling or
-    exporting, where the branch would be traced for the example input.
-    """
+    """HF's (b, n) attention_mask, 1 = real token, -> the layer's bool mask, True = real token."""
     if attention_mask is None:
         return None
     if attention_mask.dim() != 2:
         raise ValueError(
             f"attention_mask must have shape (batch, seq_len) with 1 = real token, got {tuple(attention_mask.shape)}"
         )
-    mask = attention_mask.bool()
-    tracing = torch.compiler.is_compiling() or torch.compiler.is_exporting() or torch.jit.is_tracing()
-    return None if not tracing and bool(mask.all()) else mask
+    return attention_mask.bool()
 
 
 # --- the base model -------------------------------------------------------------------------------------
