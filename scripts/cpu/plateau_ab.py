@@ -25,6 +25,7 @@ Each variant is `NAME[/MOD...][@lr][+warmup]` e.g. `ours@1e-3`, `roberta-preln/s
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import time
@@ -169,11 +170,8 @@ def main() -> None:
         short = next((int(mod[5:]) for mod in mods if mod.startswith("short")), None)
         if short is not None:
             blocks = pack_blocks(train_text, tokenizer, short, f"train {short}")
-            phase = TrainingArguments(
-                output_dir=training.output_dir, max_steps=args.short_steps, per_device_train_batch_size=args.batch,
-                learning_rate=lr, warmup_steps=warmup, adam_beta2=0.98, weight_decay=0.01, logging_steps=500,
-                save_strategy="no", report_to=[], disable_tqdm=True, seed=42, dataloader_num_workers=0,
-            )  # fmt: skip
+            # the main phase's arguments, shorter, without evaluation (short blocks are not scored)
+            phase = dataclasses.replace(training, max_steps=args.short_steps, eval_strategy="no")
             offsets = RandomOffsets(collator, args.seq_len, tokenizer.pad_token_id)
             Trainer(model=model, args=phase, data_collator=offsets, train_dataset=blocks).train()
         trainer = Trainer(model=model, args=training, data_collator=collator, train_dataset=train,

@@ -83,7 +83,7 @@ def format_training_table(result: BenchmarkResult) -> str:
     if not records:
         return ""
     full = {(r.n, r.method): r for r in records if r.method in FULL_METHODS}
-    bases = [m for m in FULL_METHODS if any(method == m for _, method in full)]
+    bases = [m for m in FULL_METHODS if any(r.method == m for r in records)]
     header = ["n", "method", "k", "tokens/s", *[f"speed-up over {b}" for b in bases], "% matmul", "note"]
     rows = []
     for r in sorted(records, key=lambda r: (r.n, METHODS.index(r.method), r.k or 0)):
@@ -186,12 +186,11 @@ def _speedup(base: BenchmarkRecord | None, r: BenchmarkRecord) -> str:
 
 
 def _ratio_cell(base: BenchmarkRecord, r: BenchmarkRecord) -> str:
-    if r.time_median_s is None or base.time_median_s is None:
-        return "–"
-    cell = f"{base.time_median_s / r.time_median_s:.2f}x"
-    if base.memory_delta_bytes and r.memory_delta_bytes:
-        cell += f" / {base.memory_delta_bytes / r.memory_delta_bytes:.1f}x"
-    return cell
+    """The speed-up, then ' / memory saving' where both memory deltas were measured."""
+    cell = _speedup(base, r)
+    if cell == "–" or not (base.memory_delta_bytes and r.memory_delta_bytes):
+        return cell
+    return f"{cell} / {base.memory_delta_bytes / r.memory_delta_bytes:.1f}x"
 
 
 def _column_order(column: tuple[str, int | None]) -> tuple[int, int]:

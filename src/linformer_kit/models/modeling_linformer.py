@@ -460,8 +460,9 @@ class LinformerForMaskedLM(LinformerPreTrainedModel):
         )  # fmt: skip
         hidden = outputs.last_hidden_state  # (b, n, D)
         if logits_for == "labelled":
-            labelled = labels.to(hidden.device).ne(-100)  # (b, n)
-            hidden, labels = hidden[labelled], labels.to(hidden.device)[labelled]  # (m, D), (m,)
+            labels = labels.to(hidden.device)
+            labelled = labels.ne(-100)  # (b, n)
+            hidden, labels = hidden[labelled], labels[labelled]  # (m, D), (m,)
         logits = self.lm_head(hidden)  # (b, n, vocab) or (m, vocab)
         loss = None
         if labels is not None:
