@@ -12,11 +12,16 @@ Each variant is `NAME[/MOD...][@lr][+warmup]` e.g. `ours@1e-3`, `roberta-preln/s
 
     sin             learned position embeddings *initialised* with sinusoids (Vaswani et al.), scaled
                     to the std of the other embeddings: relative offsets are linear maps from step 0
+    local           attention local from step 0: position embeddings = sinusoids (base n, 2x the std of
+                    the others), query = key = one random rotation per layer ("mimetic" init)
     nodrop          no dropout
     stdX            initializer_range X instead of RoBERTa's 0.02 (e.g. std0.125 = 1/sqrt(64))
     shortN          curriculum: first `--short-steps` steps on N-token blocks, each at a random offset
                     in the position table (so every position embedding takes part), then the main
                     steps on full blocks; the step counts printed are the main phase's
+    growN           sequence-length warm-up (Li et al. 2022): step t trains on a random window of each
+                    block, N tokens long at t=0, growing linearly to the full block at `--grow-frac` of
+                    the steps, with the window's own position ids; evaluation always on full blocks
 
     python scripts/cpu/plateau_ab.py --data ../shared/data --steps 1500 \
         --variants ours roberta roberta-preln --out runs/plateau_ab.json
@@ -48,10 +53,10 @@ from linformer_kit.train.data import load_text, pack_blocks, train_tokenizer
 from linformer_kit.train.pretrain import PRESETS, ResumableMaskingCollator
 
 
-def sinusoids(positions: int, width: int) -> torch.Tensor:
-    """(positions, width): sin/cos of position / 10000^(2i/width), every entry of RMS 1/sqrt(2)."""
+def sinusoids(positions: int, width: int, base: float = 10000.0) -> torch.Tensor:
+    """(positions, width): sin/cos of position / base^(2i/width), every entry of RMS 1/sqrt(2)."""
     position = torch.arange(positions, dtype=torch.float64)[:, None]
-    frequency = torch.exp(-math.log(10000.0) * torch.arange(0, width, 2, dtype=torch.float64) / width)
+    frequency = torch.exp(-math.log(base) * torch.arange(0, width, 2, dtype=torch.float64) / width)
     table = torch.zeros(positions, width, dtype=torch.float64)
     table[:, 0::2], table[:, 1::2] = torch.sin(position * frequency), torch.cos(position * frequency)
     return table.float()
@@ -64,7 +69,19 @@ def modify(model: torch.nn.Module, mods: list[str]) -> None:
             positions = next(m for name, m in model.named_modules() if name.endswith("position_embeddings"))
             with torch.no_grad():
                 positions.weight.copy_(sinusoids(*positions.weight.shape) * std * math.sqrt(2))
-        elif mod != "nodrop" and not mod.startswith(("std", "short")):
+        elif mod == "local":  # attention starts local: q_i . k_j ~ similarity of the positions' sinusoids
+            positions = next(m for name, m in model.named_modules() if name.endswith("position_embeddings"))
+            n, width = positions.weight.shape
+            with torch.no_grad():
+                positions.weight.copy_(sinusoids(n, width, base=n) * 2 * std * math.sqrt(2))
+                for name, module in model.named_modules():
+                    if name.endswith("attention.self"):
+                        rotation = torch.linalg.qr(torch.randn(width, width))[0]
+                        module.query.weight.copy_(rotation)
+                        module.key.weight.copy_(rotation)
+                        module.query.bias.zero_()
+                        module.key.bias.zero_()
+        elif mod != "nodrop" and not mod.startswith(("std", "short", "grow")):
             raise ValueError(f"unknown modifier {mod!r}")
 
 
@@ -125,6 +142,45 @@ class RandomOffsets:
         return batch
 
 
+class GrowingWindows:
+    """Wraps a collator: the t-th batch is cropped to a random window of length(t), true positions.
+
+    Counts its own calls (one per optimizer step: no gradient accumulation here); evaluation uses
+    the unwrapped collator (`WindowTrainer`), so it always scores full blocks.
+    """
+
+    def __init__(self, collator, start: int, seq_len: int, steps: int, pad: int, seed: int = 0) -> None:
+        self.collator, self.start, self.seq_len, self.steps, self.pad = collator, start, seq_len, steps, pad
+        self.calls, self.generator = 0, torch.Generator().manual_seed(seed)
+
+    def length(self) -> int:
+        grown = self.start + (self.seq_len - self.start) * self.calls / max(self.steps, 1)
+        return min(self.seq_len, int(grown) // 8 * 8 or 8)
+
+    def __call__(self, features):
+        n, self.calls = self.length(), self.calls + 1
+        starts = torch.randint(0, self.seq_len - n + 1, (len(features),), generator=self.generator)
+        cropped = [{"input_ids": f["input_ids"][s : s + n]} for f, s in zip(features, starts.tolist())]
+        batch = self.collator(cropped)
+        batch["position_ids"] = self.pad + 1 + starts[:, None] + torch.arange(n)  # (b, n)
+        return batch
+
+
+class WindowTrainer(Trainer):
+    """Trainer whose evaluation batches come from `eval_collator` (full blocks), not the training one."""
+
+    def __init__(self, *args, eval_collator, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.eval_collator = eval_collator
+
+    def get_eval_dataloader(self, eval_dataset=None):
+        training, self.data_collator = self.data_collator, self.eval_collator
+        try:
+            return super().get_eval_dataloader(eval_dataset)
+        finally:
+            self.data_collator = training
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="../shared/data")
@@ -138,6 +194,7 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--warmup", type=float, default=0.06)
     parser.add_argument("--short-steps", type=int, default=1000)
+    parser.add_argument("--grow-frac", type=float, default=0.5)
     parser.add_argument("--variants", nargs="+", default=["ours", "roberta", "roberta-preln"])
     parser.add_argument("--out", default="runs/plateau_ab.json")
     args = parser.parse_args()
@@ -174,8 +231,14 @@ def main() -> None:
             phase = dataclasses.replace(training, max_steps=args.short_steps, eval_strategy="no")
             offsets = RandomOffsets(collator, args.seq_len, tokenizer.pad_token_id)
             Trainer(model=model, args=phase, data_collator=offsets, train_dataset=blocks).train()
-        trainer = Trainer(model=model, args=training, data_collator=collator, train_dataset=train,
-                          eval_dataset=valid, callbacks=[EvalLog(variant, rows)])  # fmt: skip
+        grow = next((int(mod[4:]) for mod in mods if mod.startswith("grow")), None)
+        train_collator = collator
+        if grow is not None:
+            span = int(args.grow_frac * args.steps)
+            train_collator = GrowingWindows(collator, grow, args.seq_len, span, tokenizer.pad_token_id)
+        trainer = WindowTrainer(model=model, args=training, data_collator=train_collator, train_dataset=train,
+                                eval_dataset=valid, callbacks=[EvalLog(variant, rows)],
+                                eval_collator=collator)  # fmt: skip
         trainer.evaluate()
         trainer.train()
         results["runs"][variant] = rows
