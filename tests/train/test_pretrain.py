@@ -32,6 +32,7 @@ def test_pretrain_end_to_end_loss_falls_and_output_loads(corpus: Path, tmp_path:
     assert code == 0
     summary = capsys.readouterr().out.strip().splitlines()[-1]
     assert "perplexity" in summary
+    assert "no-context floor" in summary
     assert "tokens/s" in summary
     assert str(out) in summary
 
@@ -41,6 +42,8 @@ def test_pretrain_end_to_end_loss_falls_and_output_loads(corpus: Path, tmp_path:
     assert metrics["steps"] == 40
     assert metrics["perplexity"] == pytest.approx(torch.tensor(metrics["eval_loss"]).exp().item(), rel=1e-5)
     assert metrics["tokens_per_second"] > 0
+    # the floor is a distribution over the scorable tokens: above 1, below uniform over the vocabulary
+    assert 1 < metrics["no_context_perplexity"] < len(AutoTokenizer.from_pretrained(out))
 
     assert (out / "model.safetensors").is_file()
     model = AutoModelForMaskedLM.from_pretrained(out)

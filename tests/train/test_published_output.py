@@ -13,7 +13,7 @@ from transformers import AutoTokenizer, pipeline
 
 from linformer_kit.train import FinetuneConfig, PretrainConfig, finetune, pretrain
 from linformer_kit.train.publish import portable
-from tests.models.isolated import outputs_without_linformer_kit
+from tests.models.isolated import TEXT, outputs_without_linformer_kit
 
 LONG_TEXT = " ".join(["the cat sat on a mat while one dog ran far away"] * 30)  # ~360 tokens, the limit is 32
 
@@ -75,6 +75,8 @@ def test_run_outputs_load_without_linformer_kit(pretrained: Path, finetuned: Pat
         model = getattr(transformers, auto_class).from_pretrained(directory).eval()
         with torch.no_grad():
             assert torch.equal(got[name], model(**inputs).logits), name
+        # the tokenizer loads there too (with trust_remote_code, as the model) and gives the same ids
+        assert got[f"{name}.tokens"].tolist() == AutoTokenizer.from_pretrained(directory)(TEXT)["input_ids"]
 
 
 @pytest.mark.slow

@@ -72,6 +72,8 @@ def test_smoke_study_writes_results_for_every_run(tmp_path, corpus, sentiment_cs
     assert runs["k8"]["projected_length"] == 8
     assert runs["k8"]["train_tokens"] == 4 * 4 * 32
     assert [p["step"] for p in runs["k8"]["curve"]] == [2, 4]  # validation perplexity by step
+    # same tokenizer, same validation blocks and masks: one no-context floor for every pretraining run
+    assert runs["k8"]["no_context_perplexity"] == runs["full"]["no_context_perplexity"] > 1
     assert runs["toy-k8-s2"]["projected_length"] == 8
     assert runs["toy-k8-s2"]["seed"] == 2
     assert runs["toy-k8-s1"]["command"].startswith("linformer finetune --output_dir")

@@ -2,7 +2,8 @@
 
 results.json: {"tier", "device", "recipe", "runs": [...], "finetune_summary": [...]} with one record
 per run (name, task, dataset, attention, projected_length, sharing, projection, projection_scaling,
-seq_len, train_tokens, steps, seed, val_perplexity or accuracy, device, command, and for finetuning
+seq_len, train_tokens, steps, seed, val_perplexity (and its no_context_perplexity floor, see
+train/context_free.py) or accuracy, device, command, and for finetuning
 the accuracy by input-length bucket). Everything is read back from the runs' own metrics.json, so
 the tables show what the runs wrote, every seed included.
 """
@@ -82,6 +83,7 @@ def _pretrain_record(o: Outcome, metrics: dict[str, Any] | None) -> dict[str, An
             train_tokens=steps * batch * config["seq_len"],
             val_perplexity=metrics["perplexity"],
             val_loss=metrics["eval_loss"],
+            no_context_perplexity=metrics.get("no_context_perplexity"),  # absent before it was measured
             tokens_per_second=metrics.get("tokens_per_second"),
             num_parameters=metrics.get("num_parameters"),
             curve=_curve(metrics.get("log_history", [])),
@@ -192,18 +194,20 @@ def format_tables(results: dict[str, Any]) -> str:
     lines = [f"# Reproduction study, {results['tier']} tier ({results['device']})", ""]
     lines += ["## Pretraining (masked LM, validation perplexity)", ""]
     lines += [
-        "| run | attention | k | sharing | projection | scaling | n | steps | train tokens | val perplexity |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| run | attention | k | sharing | projection | scaling | n | steps | train tokens | val perplexity "
+        "| no-context floor |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results["runs"]:
         if r["task"] != "pretrain":
             continue
         ppl = f"{r['val_perplexity']:.2f}" if r.get("val_perplexity") else r["status"]
         tokens = f"{r['train_tokens'] / 1e6:.1f} M" if r.get("train_tokens") else "–"
+        floor = f"{r['no_context_perplexity']:.2f}" if r.get("no_context_perplexity") else "–"
         lines.append(
             f"| {r['name']} | {r['attention']} | {r['projected_length'] or '–'} | {r['sharing'] or '–'} | "
             f"{r['projection'] or '–'} | {r['projection_scaling'] or '–'} | {r['seq_len']} | "
-            f"{r.get('steps', '–')} | {tokens} | {ppl} |"
+            f"{r.get('steps', '–')} | {tokens} | {ppl} | {floor} |"
         )
     summary = results["finetune_summary"]
     if summary:

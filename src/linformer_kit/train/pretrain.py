@@ -45,6 +45,7 @@ from linformer_kit.nn import (
 )
 from linformer_kit.output_dir import is_same_or_inside
 from linformer_kit.train.arguments import LinformerTrainingArguments, check_number, trainer_default
+from linformer_kit.train.context_free import label_unigram, no_context_loss
 from linformer_kit.train.convert import linformer_from_checkpoint, target_config
 from linformer_kit.train.data import (
     SPECIAL_TOKENS,
@@ -333,6 +334,9 @@ class PretrainResult:
     train_loss: float | None  # mean over this invocation's steps; None when max_steps=0
     eval_loss: float
     perplexity: float  # exp(eval_loss) on the held-out blocks (masking seeded, so runs compare)
+    # exp(loss) of the best predictor that sees only the token at each scored position (unigram +
+    # the 80/10/10 rule; train/context_free.py), on the same blocks: a model at it uses no context
+    no_context_perplexity: float
     tokens_per_second: float | None  # training tokens (padding-free blocks) per wall-clock second
     num_parameters: int
     eval_blocks: int
@@ -477,6 +481,8 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
     if config.max_steps != 0:
         train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss
     eval_loss = trainer.evaluate()["eval_loss"]
+    floor = no_context_loss(collator, eval_blocks, label_unigram(train_blocks, tokenizer),
+                            config.per_device_eval_batch_size)  # fmt: skip
     trainer.save_model()  # model.safetensors + config.json + tokenizer files, on the main process only
 
     result = PretrainResult(
@@ -485,6 +491,7 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
         train_loss=train_loss,
         eval_loss=eval_loss,
         perplexity=math.exp(min(eval_loss, 100.0)),
+        no_context_perplexity=math.exp(floor),
         tokens_per_second=throughput.tokens_per_second(),
         num_parameters=model.num_parameters(),
         eval_blocks=len(eval_blocks),
