@@ -87,6 +87,12 @@ def test_finetune_needs_train_and_validation(
                        validation=str(sentiment_csv / "dev.csv"), output_dir=str(tmp_path), max_length=64)  # fmt: skip
 
 
+def test_finetune_short_inputs_choice(tiny_model_dir: Path, sentiment_csv: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"short_inputs must be one of \('project', 'exact'\), got 'full'"):
+        FinetuneConfig(model=str(tiny_model_dir), train=str(sentiment_csv / "train.csv"),
+                       validation=str(sentiment_csv / "dev.csv"), output_dir=str(tmp_path), short_inputs="full")  # fmt: skip
+
+
 def test_cli_prints_the_error_and_returns_2(tmp_path: Path, capsys) -> None:
     code = main(
         ["pretrain", "--train", str(tmp_path / "missing.jsonl.gz"), "--output-dir", str(tmp_path / "out")]

@@ -441,6 +441,7 @@ FINETUNE_OPTIONS = {
     "max-length above the model's": (["--max-length", "999"], r"max_length=999.*32"),
     "max-train-samples 0": (["--max-train-samples", "0"], r"max_train_samples.*\b0\b"),
     "max-train-samples -1": (["--max-train-samples", "-1"], r"max_train_samples.*-1"),
+    "short-inputs full": (["--short-inputs", "full"], r"short.inputs.*'full'"),
     "max-steps 0": (["--max-steps", "0"], r"max_steps.*\b0\b"),
     "max-steps -2": (["--max-steps", "-2"], r"max_steps.*-2"),  # -1 is "train --epochs"
     "batch-size 0": (["--batch-size", "0"], r"batch_size.*\b0\b"),

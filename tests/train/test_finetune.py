@@ -34,6 +34,7 @@ def test_finetune_learns_a_one_word_rule(
     model = AutoModelForSequenceClassification.from_pretrained(out)
     assert isinstance(model, LinformerForSequenceClassification)
     assert model.config.id2label == {0: "0", 1: "1"}
+    assert model.config.short_inputs == "exact"  # finetuning's default, saved with the classifier
 
 
 @pytest.mark.slow
@@ -48,10 +49,11 @@ def test_finetune_sentence_pairs_from_jsonl(tiny_model_dir: Path, tmp_path: Path
     result = finetune(FinetuneConfig(
         model=str(tiny_model_dir), train=str(tmp_path / "train.jsonl"), validation=str(tmp_path / "dev.jsonl"),
         output_dir=str(tmp_path / "pairs"), text_column="a", text_pair_column="b", label_column="y",
-        max_steps=2, per_device_train_batch_size=8, disable_tqdm=True,
+        max_steps=2, per_device_train_batch_size=8, disable_tqdm=True, short_inputs="project",
     ))  # fmt: skip
     assert result.num_labels == 2
     assert result.eval_examples == 64
     assert 0.0 <= result.accuracy <= 1.0
     saved = json.loads((tmp_path / "pairs" / "config.json").read_text())
     assert set(saved["label2id"]) == {"different", "same"}
+    assert saved["short_inputs"] == "project"

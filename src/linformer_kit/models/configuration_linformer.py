@@ -7,6 +7,8 @@ tool that reads `hidden_size`, `num_hidden_layers`, ... keeps working. Linformer
                       higher layers a smaller k), or None for full quadratic attention (the baseline)
     sharing           "none" | "headwise" | "kv" | "layerwise" (paper §4)
     projection        "linear" | "mean" | "max" | "conv" | "random" (paper §4-5)
+    short_inputs      "project" (the paper: always k slots) | "exact" (inputs of n <= k tokens take
+                      exact softmax attention; `linformer finetune` sets it, see nn/attention.py)
     position_style    "roberta": position ids start at pad_token_id + 1 and pad tokens keep
                       position pad_token_id (fairseq), so the longest input is
                       max_position_embeddings - pad_token_id - 1 (514 -> 512);
@@ -31,9 +33,11 @@ from linformer_kit.nn import (
     PROJECTION_KINDS,
     PROJECTION_SCALINGS,
     SHARING_MODES,
+    SHORT_INPUTS,
     ProjectionKind,
     ProjectionScaling,
     Sharing,
+    ShortInputs,
 )
 from linformer_kit.nn.projection import WINDOW_KINDS
 
@@ -97,6 +101,7 @@ class LinformerConfig(PreTrainedConfig):
     sharing: Sharing = "headwise"
     projection: ProjectionKind = "linear"
     projection_scaling: ProjectionScaling = "none"  # "length": E(mX) * sqrt(max_seq_len / real tokens)
+    short_inputs: ShortInputs = "project"  # "exact": n <= k tokens take exact softmax attention
     position_style: PositionStyle = "roberta"
 
     def __post_init__(self, **kwargs) -> None:
@@ -147,6 +152,8 @@ class LinformerConfig(PreTrainedConfig):
             raise ValueError(f"sharing must be one of {SHARING_MODES}, got {self.sharing!r}")
         if self.projection not in PROJECTION_KINDS:
             raise ValueError(f"projection must be one of {PROJECTION_KINDS}, got {self.projection!r}")
+        if self.short_inputs not in SHORT_INPUTS:
+            raise ValueError(f"short_inputs must be one of {SHORT_INPUTS}, got {self.short_inputs!r}")
         if self.projection_scaling not in PROJECTION_SCALINGS:
             raise ValueError(
                 f"projection_scaling must be one of {PROJECTION_SCALINGS}, got {self.projection_scaling!r}"

@@ -115,6 +115,7 @@ class LinformerAttention(nn.Module):
             dropout=config.attention_probs_dropout_prob,
             shared_projection=shared_projection,
             projection_scaling=config.projection_scaling,
+            short_inputs=config.short_inputs,
         )
         self.output = LinformerSelfOutput(config)
 

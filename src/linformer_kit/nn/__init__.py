@@ -6,9 +6,11 @@ This subpackage imports torch and nothing else.
 from linformer_kit.nn.attention import (
     PROJECTION_ORDERS,
     SHARING_MODES,
+    SHORT_INPUTS,
     LinformerSelfAttention,
     ProjectionOrder,
     Sharing,
+    ShortInputs,
 )
 from linformer_kit.nn.backends import (
     ATTENTION_BACKENDS,
@@ -33,6 +35,7 @@ __all__ = [
     "PROJECTION_ORDERS",
     "PROJECTION_SCALINGS",
     "SHARING_MODES",
+    "SHORT_INPUTS",
     "AttentionBackend",
     "LinformerSelfAttention",
     "Projected",
@@ -41,6 +44,7 @@ __all__ = [
     "ProjectionScaling",
     "SequenceProjection",
     "Sharing",
+    "ShortInputs",
     "eager_attention",
     "sdpa_attention",
 ]

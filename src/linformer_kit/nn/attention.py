@@ -11,6 +11,13 @@ Two orders compute the same thing:
 The fast order needs one E for all heads and a linear projection; it is the default whenever it
 applies ("auto"), and the paper order is kept as the reference ("paper"). Under kv / layerwise
 sharing one E X serves keys and values; under headwise sharing E X and F X come from one matmul.
+
+Short inputs. With short_inputs="exact", an input of n <= k tokens (the padded length of the batch)
+takes exact softmax attention with the same query/key/value/output weights instead of k projected
+slots: there the projection saves nothing (scores cost n·k >= n² multiply-adds) and only loses the
+attention Linformer approximates (k slots that each mix all n tokens through a fixed E cannot single
+out one token). Inputs longer than k are projected as always. Default "project" (the paper,
+fairseq and the other peers); `linformer finetune` defaults to "exact" (docs/reproduction.md, CPU tier).
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ Sharing = Literal["none", "headwise", "kv", "layerwise"]
 SHARING_MODES: tuple[str, ...] = get_args(Sharing)
 ProjectionOrder = Literal["auto", "paper"]
 PROJECTION_ORDERS: tuple[str, ...] = get_args(ProjectionOrder)
+ShortInputs = Literal["project", "exact"]
+SHORT_INPUTS: tuple[str, ...] = get_args(ShortInputs)
 
 
 class LinformerSelfAttention(nn.Module):
@@ -63,6 +72,8 @@ class LinformerSelfAttention(nn.Module):
             layer creates and registers its own, available as `layer.kv_projection`.
         projection_scaling: "none", or "length": scale E (m X) by sqrt(max_seq_len / real tokens)
             so short inputs keep the key/value norms of full-length ones (see `SequenceProjection`).
+        short_inputs: "project" (always k slots, the paper) or "exact" (n <= k: exact softmax
+            attention, see the module docstring; attention weights are then (b, h, n, n)).
 
     Raises:
         ValueError: on any inconsistent argument, naming the value and its limit.
@@ -85,11 +96,12 @@ class LinformerSelfAttention(nn.Module):
         causal: bool = False,
         shared_projection: SequenceProjection | None = None,
         projection_scaling: ProjectionScaling = "none",
+        short_inputs: ShortInputs = "project",
     ) -> None:
         super().__init__()
         _validate(
             hidden_size, num_heads, max_seq_len, projected_length, sharing, projection, dropout, bias,
-            backend, projection_order, causal, shared_projection,
+            backend, projection_order, causal, shared_projection, short_inputs,
         )  # fmt: skip
         self.hidden_size = hidden_size
         self.num_heads = num_heads
@@ -102,6 +114,7 @@ class LinformerSelfAttention(nn.Module):
         self.backend = backend
         self.projection_order = projection_order
         self.causal = causal
+        self.short_inputs = short_inputs
 
         self.query = nn.Linear(hidden_size, hidden_size, bias=bias)
         self.key = nn.Linear(hidden_size, hidden_size, bias=bias)
@@ -155,8 +168,13 @@ class LinformerSelfAttention(nn.Module):
         return (
             f"hidden_size={self.hidden_size}, num_heads={self.num_heads}, max_seq_len={self.max_seq_len}, "
             f"projected_length={k}, sharing={self.sharing!r}, projection={self.projection!r}, "
-            f"backend={self.backend!r}"
+            f"backend={self.backend!r}, short_inputs={self.short_inputs!r}"
         )
+
+    def attends_exactly(self, n: int) -> bool:
+        """Whether an input of n tokens (padded length) takes exact softmax attention in this layer."""
+        k = self.projected_length
+        return k is None or (self.short_inputs == "exact" and n <= k)
 
     # --- forward ---------------------------------------------------------------------------------
 
@@ -183,7 +201,7 @@ class LinformerSelfAttention(nn.Module):
         h, d = self.num_heads, self.head_dim
 
         q = self.query(x).view(b, n, h, d).transpose(1, 2)  # (b, h, n, d)
-        if self.projected_length is None:
+        if self.attends_exactly(n):
             k, v, attn_mask, causal = self._full_keys_values(x, mask)
         else:
             k, v, slot_mask = (
@@ -338,6 +356,7 @@ def _validate(
     projection_order: str,
     causal: bool,
     shared_projection: SequenceProjection | None,
+    short_inputs: str,
 ) -> None:
     for name, value in (("hidden_size", hidden_size), ("num_heads", num_heads), ("max_seq_len", max_seq_len)):
         if as_size(name, value) < 1:
@@ -353,6 +372,7 @@ def _validate(
         ("projection", projection, PROJECTION_KINDS),
         ("backend", backend, ATTENTION_BACKENDS),
         ("projection_order", projection_order, PROJECTION_ORDERS),
+        ("short_inputs", short_inputs, SHORT_INPUTS),
     ):
         if value not in choices:
             raise ValueError(f"{name} must be one of {choices}, got {value!r}")

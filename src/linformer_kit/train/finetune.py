@@ -31,6 +31,7 @@ from transformers import (
 )
 
 from linformer_kit.models.loading import check_model_dir, load_pretrained, read_config_json
+from linformer_kit.nn import SHORT_INPUTS, ShortInputs
 from linformer_kit.output_dir import is_same_or_inside
 from linformer_kit.train.arguments import LinformerTrainingArguments, check_number, trainer_default
 from linformer_kit.train.data import TABLE_SUFFIXES, load_hub_dataset
@@ -95,6 +96,13 @@ class FinetuneConfig(LinformerTrainingArguments):
     max_length: int | None = field(
         default=None, metadata={"help": "tokens per example; if absent, min(128, the model's longest input)"}
     )
+    short_inputs: ShortInputs = field(
+        default="exact",
+        metadata={
+            "help": "a Linformer's batches of at most k tokens: 'exact' softmax attention (the default, "
+            "docs/reproduction.md) or 'project' to k slots (the paper); other encoders ignore it"
+        },
+    )
     max_train_samples: int | None = field(
         default=None, metadata={"help": "train on a seeded random subset of this many examples"}
     )
@@ -123,6 +131,8 @@ class FinetuneConfig(LinformerTrainingArguments):
                 raise ValueError(f"glue_task must be one of {tuple(GLUE_TASKS)}, got {self.glue_task!r}")
             self.text_column, self.text_pair_column, _ = GLUE_TASKS[self.glue_task]
         self._check_numbers()
+        if self.short_inputs not in SHORT_INPUTS:
+            raise ValueError(f"short_inputs must be one of {SHORT_INPUTS}, got {self.short_inputs!r}")
         if self.label_column in (self.text_column, self.text_pair_column):
             raise ValueError(
                 f"text_column={self.text_column!r}, text_pair_column={self.text_pair_column!r} and "
@@ -321,6 +331,13 @@ def longest_input(model: str) -> int:
     )
 
 
+def linformer_options(config: FinetuneConfig) -> dict[str, str]:
+    """Config overrides for a Linformer model (saved with the classifier, so inference matches)."""
+    if read_config_json(config.model).get("model_type") != "linformer":
+        return {}
+    return {"short_inputs": config.short_inputs}
+
+
 def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) -> FinetuneResult:
     """Finetune `config.model` for sequence classification; save it with metrics.json; return dev metrics.
 
@@ -363,6 +380,7 @@ def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) 
         id2label=id2label,
         label2id={v: k for k, v in id2label.items()},
         problem_type="regression" if regression else "single_label_classification",
+        **linformer_options(config),
     )  # every encoder weight from the checkpoint: a config.json of another model type is an error
     limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
     throughput = ThroughputCallback()

@@ -1,0 +1,58 @@
+"""short_inputs="exact": n <= k takes exact softmax attention, n > k is projected (nn/attention.py docstring)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.testing import assert_close
+
+from linformer_kit.nn import LinformerSelfAttention
+
+D, H, N, K = 32, 4, 64, 16
+
+
+def _pair(sharing: str, projection: str = "linear") -> tuple[LinformerSelfAttention, LinformerSelfAttention]:
+    """A Linformer layer with short_inputs="exact" and the full-attention layer with its weights."""
+    torch.manual_seed(0)
+    layer = LinformerSelfAttention(D, H, N, K, sharing=sharing, projection=projection, short_inputs="exact")
+    full = LinformerSelfAttention(D, H, N, None)
+    full.load_state_dict(layer.state_dict(), strict=False)  # query/key/value/dense; E, F unused there
+    return layer.double().eval(), full.double().eval()
+
+
+@pytest.mark.parametrize("sharing", ["none", "headwise", "kv", "layerwise"])
+@pytest.mark.parametrize("backend", ["sdpa", "eager"])
+def test_inputs_up_to_k_tokens_get_exact_attention(sharing: str, backend: str) -> None:
+    layer, full = _pair(sharing)
+    layer.backend = full.backend = backend
+    x = torch.randn(3, K, D, dtype=torch.float64)  # n = k: the longest input still attended exactly
+    mask = torch.arange(K)[None, :] < torch.tensor([K, 5, 1])[:, None]  # (b, n), True = real token
+    assert_close(layer(x, mask), full(x, mask))
+    assert_close(layer(x[:, :7]), full(x[:, :7]))
+    _, weights = layer.forward_with_weights(x[:, :7])
+    assert weights.shape == (3, H, 7, 7)  # (b, h, n, n): no projected slots
+
+
+@pytest.mark.parametrize("projection", ["linear", "mean", "conv"])
+def test_inputs_longer_than_k_are_projected_as_always(projection: str) -> None:
+    layer, _ = _pair("headwise", projection)
+    paper = LinformerSelfAttention(D, H, N, K, projection=projection).double().eval()
+    paper.load_state_dict(layer.state_dict())
+    x = torch.randn(2, K + 1, D, dtype=torch.float64)
+    mask = torch.arange(K + 1)[None, :] < torch.tensor([K + 1, 3])[:, None]
+    assert_close(layer(x, mask), paper(x, mask))  # the padded length decides, not the real one
+    assert not torch.allclose(layer(x[:, :K]), paper(x[:, :K]))  # below it the two differ
+
+
+def test_gradients_flow_through_the_exact_path() -> None:
+    layer, full = _pair("headwise")
+    x = torch.randn(2, 9, D, dtype=torch.float64)
+    layer(x).square().sum().backward()
+    full(x).square().sum().backward()
+    assert_close(layer.query.weight.grad, full.query.weight.grad)
+    assert layer.key_projection.weight.grad is None  # E is not used below k
+
+
+def test_unknown_choice_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"short_inputs must be one of \('project', 'exact'\), got 'full'"):
+        LinformerSelfAttention(D, H, N, K, short_inputs="full")
