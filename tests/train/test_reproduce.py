@@ -121,6 +121,31 @@ def test_finetune_of_an_unknown_model_is_refused(tmp_path, corpus, sentiment_csv
         load_recipe(recipe, str(corpus))
 
 
+def test_a_task_may_name_its_own_models(tmp_path, corpus, sentiment_csv) -> None:
+    recipe = _recipe(tmp_path, corpus, sentiment_csv)
+    raw = yaml.safe_load(recipe.read_text())
+    toy = raw["finetune"]["tasks"]["toy"]
+    raw["finetune"]["models"] = ["full", "k8"]
+    raw["finetune"]["tasks"]["toy-exact"] = {**toy, "short_inputs": "exact", "models": ["k8"]}
+    recipe.write_text(yaml.safe_dump(raw))
+    runs = {r.name: r for r in load_recipe(recipe, str(corpus)).finetune}
+    assert sorted(runs) == [
+        "toy-exact-k8-s1",
+        "toy-exact-k8-s2",
+        "toy-full-s1",
+        "toy-full-s2",
+        "toy-k8-s1",
+        "toy-k8-s2",
+    ]
+    assert runs["toy-exact-k8-s1"].options["short_inputs"] == "exact"
+    assert "models" not in runs["toy-exact-k8-s1"].options  # the driver's, not a CLI option
+
+    raw["finetune"]["tasks"]["toy-exact"]["models"] = ["k9"]
+    recipe.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ValueError, match=r"finetune.models \['k9'\] are not pretraining runs"):
+        load_recipe(recipe, str(corpus))
+
+
 def test_dry_run_prints_every_command_and_runs_nothing(tmp_path, corpus, sentiment_csv, capsys) -> None:
     recipe = _recipe(tmp_path, corpus, sentiment_csv)
     assert main(["reproduce", str(recipe), "--data", str(corpus), "--dry-run"]) == 0

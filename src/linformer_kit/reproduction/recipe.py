@@ -13,7 +13,7 @@ A recipe (YAML or JSON, committed under `recipes/reproduction/`) names pretraini
     finetune:
       defaults: {num_train_epochs: 1, learning_rate: 1e-4}
       tasks: {sst2: {train: "{data}/sst2/train.tsv", ...}}
-      models: [full, k128]          # names of pretraining runs
+      models: [full, k128]          # names of pretraining runs (a task may name its own `models`)
       seeds: [1, 2, 3]
 
 Every option is a field of `PretrainConfig` / `FinetuneConfig` (so of the CLI) under its own name;
@@ -113,23 +113,32 @@ def _build(raw: dict, data_dir: str) -> Recipe:
 
 
 def _finetune_runs(section: dict | None, pretrained: set[str], data_dir: str) -> list[Run]:
+    """tasks x models x seeds; a task may name its own `models` (a subset to finetune, e.g. a variant)."""
     if not section:
         return []
     _no_unknown("finetune", section, {"defaults", "tasks", "models", "seeds"})
-    models, seeds, tasks = section.get("models") or [], section.get("seeds") or [], section.get("tasks") or {}
-    unknown = [m for m in models if m not in pretrained]
-    if unknown:
-        raise ValueError(f"recipe: finetune.models {unknown} are not pretraining runs {sorted(pretrained)}")
-    if not (models and seeds and tasks):
+    seeds, tasks = section.get("seeds") or [], section.get("tasks") or {}
+    if not (seeds and tasks):
         raise ValueError("recipe: finetune needs tasks, models and seeds (each non-empty)")
     if not all(isinstance(s, int) for s in seeds):
         raise ValueError(f"recipe: finetune.seeds must be ints, got {seeds}")
-    return [
-        Run(f"{task}-{model}-s{seed}", "finetune",
-            {**_options(f"finetune.tasks.{task}", section.get("defaults"), spec, data_dir), "seed": seed},
-            task=task, model=model, seed=seed)
-        for task, spec in tasks.items() for model in models for seed in seeds
-    ]  # fmt: skip
+    runs = []
+    for task, spec in tasks.items():
+        spec = dict(spec or {})
+        models = spec.pop("models", None) or section.get("models") or []
+        unknown = [m for m in models if m not in pretrained]
+        if unknown:
+            raise ValueError(
+                f"recipe: finetune.models {unknown} are not pretraining runs {sorted(pretrained)}"
+            )
+        if not models:
+            raise ValueError("recipe: finetune needs tasks, models and seeds (each non-empty)")
+        options = _options(f"finetune.tasks.{task}", section.get("defaults"), spec, data_dir)
+        runs += [
+            Run(f"{task}-{model}-s{seed}", "finetune", {**options, "seed": seed}, task=task, model=model, seed=seed)
+            for model in models for seed in seeds
+        ]  # fmt: skip
+    return runs
 
 
 def _options(where: str, defaults: dict | None, spec: dict | None, data_dir: str) -> dict[str, Any]:
