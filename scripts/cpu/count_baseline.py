@@ -9,8 +9,8 @@ unigram. At every masked position (target x, left input token l, right input tok
     both sides      p(x | l, r) ∝ p(x | l) p(r | x)      (naive Bayes over the two neighbours)
 
 A neural masked LM that uses only the two neighbours can reach the third; one that uses no context
-at all cannot beat the first (plus what the 10% unchanged inputs give away). Prints the three
-perplexities.
+at all cannot beat the no-context floor (the unigram plus what the 10% unchanged inputs give away;
+`linformer_kit.train.context_free`, on plateau_ab.py's evaluation batches of 64). Prints all four.
 
     python scripts/cpu/count_baseline.py --data ../shared/data
 """
@@ -21,6 +21,7 @@ import argparse
 
 import numpy as np
 
+from linformer_kit.train.context_free import label_unigram, no_context_loss
 from linformer_kit.train.data import load_text, pack_blocks, train_tokenizer
 from linformer_kit.train.pretrain import ResumableMaskingCollator
 
@@ -38,7 +39,8 @@ def main() -> None:
     train_text = train_text.select(range(min(args.documents, len(train_text))))
     tokenizer = train_tokenizer(train_text, args.vocab, 100_000_000)
     v = len(tokenizer)
-    train = np.array(pack_blocks(train_text, tokenizer, args.seq_len, "train")["input_ids"]).reshape(-1)
+    train_blocks = pack_blocks(train_text, tokenizer, args.seq_len, "train")
+    train = np.array(train_blocks["input_ids"]).reshape(-1)
     valid_text = load_text([f"{args.data}/gutenberg/valid.jsonl.gz"], "text", "validation")
     valid = pack_blocks(valid_text, tokenizer, args.seq_len, "valid").select(range(256))
 
@@ -61,7 +63,8 @@ def main() -> None:
             nll -= np.log([unigram[x], following[left, x], both[x] / both.sum()])
             positions += 1
     unigram_ppl, left_ppl, both_ppl = np.exp(nll / positions)
-    summary = f"left bigram {left_ppl:.1f}, both neighbours {both_ppl:.1f}"
+    floor = np.exp(no_context_loss(collator, valid, label_unigram(train_blocks, tokenizer), batch_size=64))
+    summary = f"no-context floor {floor:.1f}, left bigram {left_ppl:.1f}, both neighbours {both_ppl:.1f}"
     print(f"masked positions {positions}: perplexity unigram {unigram_ppl:.1f}, {summary}")  # noqa: T201
 
 

@@ -15,9 +15,11 @@ the best prediction from x alone is q(y | x) = P(x, y) / P(x):
 
 and its loss, the mean of -ln q(label | input) over the scored positions, is the **no-context
 floor**. An encoder whose validation loss sits at it uses no context at all; only the distance
-below it is learned language. For the 80/10/10 rule and V >> 1/u(x) this is close to
-p_m H + p_k ln 2 + p_r (ln 2 + H) = 0.9 H + 0.2 ln 2, H the unigram cross-entropy (docs/reproduction.md,
-"the plateau": 235.1 for H = ln 369.9).
+below it is learned language. Under 80/10/10 (p_k = p_r) a visible x at a scored position is the
+label with probability u(x) / (u(x) + 1/V). With every token as rare as a random draw (u = 1/V)
+that is a coin flip and the floor is 0.9 H + 0.2 ln 2 (H the unigram cross-entropy); frequent
+tokens make the kept case cheaper, while random replacements (uniform over V, so mostly rare ids)
+still cost about H + ln 2 each.
 
 `no_context_loss` evaluates it on real masked batches (the pretraining collator, so the same masks
 as the evaluation where the batching is the same), with u the add-one-smoothed unigram of the
