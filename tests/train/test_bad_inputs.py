@@ -93,7 +93,13 @@ def test_pretrain_option(case: str, corpus: Path, tmp_path: Path, capsys) -> Non
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("sharing", "rowwise"), ("projection", "fourier"), ("projection_scaling", "sqrt")]
+    ("field", "value"),
+    [
+        ("sharing", "rowwise"),
+        ("projection", "fourier"),
+        ("projection_scaling", "sqrt"),
+        ("projection_init", "gauss"),
+    ],
 )
 def test_pretrain_config_unknown_choice(field: str, value: str, corpus: Path, tmp_path: Path) -> None:
     """The Python API gets LinformerConfig's own message (the CLI's argparse choices never reach it)."""

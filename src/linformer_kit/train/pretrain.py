@@ -37,10 +37,12 @@ from transformers import (
 )
 
 from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, parse_projected_length
+from linformer_kit.models.convert import PROJECTION_INITS, ProjectionInit, window_init
 from linformer_kit.models.loading import check_model_dir, read_config_json
 from linformer_kit.nn import (
     ProjectionKind,
     ProjectionScaling,
+    SequenceProjection,
     Sharing,
 )
 from linformer_kit.output_dir import is_same_or_inside
@@ -153,6 +155,14 @@ class PretrainConfig(LinformerTrainingArguments):
             "key norms (new models only)"
         },
     )
+    projection_init: ProjectionInit = field(
+        default="default",
+        metadata={
+            "help": "how a new model's E, F start: 'default' N(0, 1/n) (fairseq's) or 'window' means over k "
+            "consecutive windows (the converter's start; docs/reproduction.md, CPU tier); init_from always "
+            "starts new projections as window means"
+        },
+    )
     # tokenizer: a saved one, or byte-level BPE trained on the first `tokenizer_chars` characters of train
     tokenizer: str | None = field(
         default=None,
@@ -236,6 +246,10 @@ class PretrainConfig(LinformerTrainingArguments):
                 "init_from; drop --preset"
             )
         # sharing / projection / projection_scaling choices: LinformerConfig's checks (model_config below)
+        if self.projection_init not in PROJECTION_INITS:
+            raise ValueError(
+                f"projection_init must be one of {PROJECTION_INITS}, got {self.projection_init!r}"
+            )
         if self.projection_scaling != "none" and self.init_from is not None:
             raise ValueError(
                 f"projection_scaling={self.projection_scaling!r} applies to new models only; "
@@ -383,7 +397,13 @@ def build_model(
         return linformer_from_checkpoint(config.init_from, **linformer)
     model_config = config.model_config(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id)
     model_config.bos_token_id, model_config.eos_token_id = tokenizer.bos_token_id, tokenizer.eos_token_id
-    return LinformerForMaskedLM(model_config), []
+    model = LinformerForMaskedLM(model_config)
+    if config.projection_init == "window":  # slots start as local means: the bag of words is there at step 0
+        with torch.no_grad():
+            for module in model.modules():
+                if isinstance(module, SequenceProjection):
+                    window_init(module)
+    return model, []
 
 
 class ResumableMaskingCollator(DataCollatorForLanguageModeling):
