@@ -178,7 +178,7 @@ def with_linformer_options(
     }
     target.load_state_dict(matching, strict=False)
     new = sorted(set(target_state) - set(matching))
-    _init_projections(target, projection_init, new)
+    init_projections(target, projection_init, new)
     return target.eval(), new
 
 
@@ -258,16 +258,18 @@ def _convert(
     config = converted_config(source.config, family, projected_length, sharing, projection)
     target = TARGETS[name](config)
     _copy_weights(source, target, family)
-    _init_projections(target, projection_init, [key for key in target.state_dict() if is_projection_key(key)])
+    init_projections(target, projection_init)  # every projection of the converted model is new
     return target.eval()
 
 
-def _init_projections(model: nn.Module, projection_init: ProjectionInit, new: list[str]) -> None:
-    """Initialise the projections that own one of the `new` state-dict keys (conversion's E/F init)."""
+def init_projections(model: nn.Module, projection_init: ProjectionInit, new: list[str] | None = None) -> None:
+    """Start the model's projections per `projection_init`: every one, or those owning a `new` state-dict key."""
     if projection_init == "default":
         return  # the constructor's `SequenceProjection.reset_parameters`
     for name, module in model.named_modules():
-        if isinstance(module, SequenceProjection) and any(key.startswith(f"{name}.") for key in new):
+        if isinstance(module, SequenceProjection) and (
+            new is None or any(k.startswith(f"{name}.") for k in new)
+        ):
             window_init(module)
 
 
@@ -373,6 +375,7 @@ __all__ = [
     "convert_checkpoint",
     "from_bert",
     "from_roberta",
+    "init_projections",
     "is_projection_key",
     "window_init",
     "with_linformer_options",

@@ -37,12 +37,11 @@ from transformers import (
 )
 
 from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, parse_projected_length
-from linformer_kit.models.convert import PROJECTION_INITS, ProjectionInit, window_init
+from linformer_kit.models.convert import PROJECTION_INITS, ProjectionInit, init_projections
 from linformer_kit.models.loading import check_model_dir, read_config_json
 from linformer_kit.nn import (
     ProjectionKind,
     ProjectionScaling,
-    SequenceProjection,
     Sharing,
 )
 from linformer_kit.output_dir import is_same_or_inside
@@ -398,11 +397,7 @@ def build_model(
     model_config = config.model_config(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id)
     model_config.bos_token_id, model_config.eos_token_id = tokenizer.bos_token_id, tokenizer.eos_token_id
     model = LinformerForMaskedLM(model_config)
-    if config.projection_init == "window":  # slots start as local means: the bag of words is there at step 0
-        with torch.no_grad():
-            for module in model.modules():
-                if isinstance(module, SequenceProjection):
-                    window_init(module)
+    init_projections(model, config.projection_init)  # "window": slots start as local means
     return model, []
 
 
