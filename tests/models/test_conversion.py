@@ -13,12 +13,11 @@ from linformer_kit.models import (
     from_bert,
     from_roberta,
     is_projection_key,
-    window_init,
     with_linformer_options,
 )
 from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES, SequenceProjection
 
-CONVERTERS = {"roberta": from_roberta, "bert": from_bert}
+CONVERTERS = {"roberta": from_roberta, "roberta-prelayernorm": from_roberta, "bert": from_bert}
 TARGETS = {
     "Model": LinformerModel,
     "ForMaskedLM": LinformerForMaskedLM,
@@ -27,7 +26,7 @@ TARGETS = {
 }
 
 
-@pytest.mark.parametrize("family", ["roberta", "bert"])
+@pytest.mark.parametrize("family", ["roberta", "roberta-prelayernorm", "bert"])
 @pytest.mark.parametrize("head", HEADS)
 @pytest.mark.parametrize("padded", [False, True], ids=["unpadded", "padded"])
 def test_full_attention_equals_source(family, head, padded):
@@ -61,7 +60,7 @@ def test_identity_projections_at_k_equal_n_equal_source(family, sharing):
         assert_close(model(input_ids).logits, source(input_ids).logits)
 
 
-@pytest.mark.parametrize("family", ["roberta", "bert"])
+@pytest.mark.parametrize("family", ["roberta", "roberta-prelayernorm", "bert"])
 @pytest.mark.parametrize("projection", ["linear", "mean", "conv"])
 def test_projections_at_k_equal_n_equal_source_with_padding(family, projection):
     # slots that reach no real token are masked (empty windows, or identity rows over padding),
@@ -100,14 +99,15 @@ def test_every_source_weight_is_copied():
     assert model.config.max_seq_len == N
 
 
-def test_default_projection_init_differs_from_window():
+def test_random_projection_init_differs_from_window():
     source = tiny_source("roberta", "Model")
     window = from_roberta(source, projected_length=8, sharing="kv")
-    default = from_roberta(source, projected_length=8, sharing="kv", projection_init="default")
+    random = from_roberta(source, projected_length=8, sharing="kv", projection_init="random")
     e_window = window.encoder.layer[0].attention.self.kv_projection.weight
-    e_default = default.encoder.layer[0].attention.self.kv_projection.weight
-    assert not torch.equal(e_window, e_default)
-    assert e_default.std().item() == pytest.approx(N**-0.5, rel=0.3)  # N(0, 1/n)
+    e_random = random.encoder.layer[0].attention.self.kv_projection.weight
+    assert not torch.equal(e_window, e_random)
+    assert e_random.std().item() == pytest.approx(N**-0.5, rel=0.3)  # N(0, 1/n)
+    assert random.config.projection_init == "random"  # saved with the model: how its E started
 
 
 def test_wrong_family_or_class_raises():
@@ -149,17 +149,21 @@ def test_with_linformer_options_copies_every_shared_weight_and_window_inits_the_
         assert_close(target[name], tensor)
     for module in converted.modules():
         if isinstance(module, SequenceProjection):
-            expected = SequenceProjection(N, 8)
-            window_init(expected)
-            assert_close(module.weight, expected.weight.expand_as(module.weight))
+            expected = SequenceProjection(N, 8, init="window").weight
+            assert_close(module.weight, expected.expand_as(module.weight))
     assert with_linformer_options(converted, 8, sharing, "linear") == (converted, [])
 
 
-def test_models_initialise_projections_with_the_layers_own_init():
-    # N(0, 1/n) for linear / random E; conv starts as mean pooling (SequenceProjection.reset_parameters)
-    linear = LinformerForMaskedLM(tiny_linformer_config(sharing="none"))
-    weights = torch.cat([p.flatten() for name, p in linear.named_parameters() if is_projection_key(name)])
+def test_models_initialise_projections_per_config_projection_init():
+    # "random": N(0, 1/n) for a linear E; "window" (the default): window means; conv: mean pooling
+    random = LinformerForMaskedLM(tiny_linformer_config(sharing="none", projection_init="random"))
+    weights = torch.cat([p.flatten() for name, p in random.named_parameters() if is_projection_key(name)])
     assert weights.std().item() == pytest.approx(N**-0.5, rel=0.1)
+    window = LinformerForMaskedLM(tiny_linformer_config(sharing="layerwise"))
+    assert_close(window.linformer.encoder.projection.weight, SequenceProjection(N, 8).weight)
+    e = window.linformer.encoder.projection.weight  # (k, n)
+    assert_close(e.sum(-1), torch.ones(8))
+    assert (e > 0).sum().item() == N  # each position in exactly one window
     conv = LinformerForMaskedLM(tiny_linformer_config(projection="conv"))
     kernel = conv.linformer.encoder.layer[0].attention.self.key_projection.weight
     assert_close(kernel, torch.full_like(kernel, 8 / N))

@@ -14,8 +14,8 @@ from transformers import (
 
 from linformer_kit.cli import convert as convert_cli
 from linformer_kit.cli.main import main
-from linformer_kit.models import PROJECTION_INITS, ConvertConfig, from_roberta, parse_projected_length
-from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES
+from linformer_kit.models import ConvertConfig, from_roberta, parse_projected_length
+from linformer_kit.nn import PROJECTION_INITS, PROJECTION_KINDS, SHARING_MODES
 
 
 def test_convert_roberta_directory(tmp_path, capsys):

@@ -22,11 +22,12 @@ HEADS = ("Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassific
 
 
 def tiny_source(family: str, head: str) -> transformers.PreTrainedModel:
-    """A random `RobertaX` (positions from pad+1: 34 embeddings for n=32) or `BertX` (n=32), eval mode."""
+    """A random `RobertaX` / `RobertaPreLayerNormX` (positions from pad+1: 34 embeddings for n=32) or
+    `BertX` (n=32), eval mode. `family` is the model_type: roberta, roberta-prelayernorm or bert."""
     torch.manual_seed(0)
-    prefix = "Roberta" if family == "roberta" else "Bert"
+    prefix = {"roberta": "Roberta", "roberta-prelayernorm": "RobertaPreLayerNorm", "bert": "Bert"}[family]
     config = getattr(transformers, f"{prefix}Config")(
-        **TINY, max_position_embeddings=N + 2 if family == "roberta" else N
+        **TINY, max_position_embeddings=N if family == "bert" else N + 2
     )
     return getattr(transformers, f"{prefix}{head}")(config).eval()
 

@@ -15,7 +15,14 @@ D, H, N, K = 32, 4, 64, 8
 
 def _layer(sharing: str, order: str = "auto") -> LinformerSelfAttention:
     layer = LinformerSelfAttention(
-        D, H, N, K, sharing=sharing, projection_scaling="length", projection_order=order
+        D,
+        H,
+        N,
+        K,
+        sharing=sharing,
+        projection_scaling="length",
+        projection_order=order,
+        projection_init="random",
     ).double()
     with torch.no_grad():
         layer.key.bias.normal_()
@@ -25,8 +32,8 @@ def _layer(sharing: str, order: str = "auto") -> LinformerSelfAttention:
 
 def test_scaled_projection_is_the_formula() -> None:
     torch.manual_seed(0)
-    plain = SequenceProjection(N, K).double()
-    scaled = SequenceProjection(N, K, scaling="length").double()
+    plain = SequenceProjection(N, K, init="random").double()
+    scaled = SequenceProjection(N, K, scaling="length", init="random").double()
     scaled.load_state_dict(plain.state_dict())
     x = torch.randn(3, 20, D, dtype=torch.float64)
     mask = torch.arange(20)[None, :] < torch.tensor([20, 9, 1])[:, None]
@@ -40,8 +47,8 @@ def test_scaled_projection_is_the_formula() -> None:
 
 def test_short_inputs_keep_the_key_norm_of_full_length_ones() -> None:
     torch.manual_seed(0)
-    scaled = SequenceProjection(N, K, scaling="length").double()
-    plain = SequenceProjection(N, K).double()
+    scaled = SequenceProjection(N, K, scaling="length", init="random").double()
+    plain = SequenceProjection(N, K, init="random").double()
     plain.load_state_dict(scaled.state_dict())
     x = torch.randn(256, N, D, dtype=torch.float64)
     full = scaled(x).values.norm(dim=-1).mean()
@@ -78,6 +85,12 @@ def test_fast_and_paper_order_agree_with_length_scaling() -> None:
 def test_length_scaling_needs_a_dense_projection(kind: str) -> None:
     with pytest.raises(ValueError, match=f"scaling 'length' applies to dense E.*kind='{kind}'"):
         SequenceProjection(N, K, kind, scaling="length")
+
+
+def test_length_scaling_needs_a_zero_mean_start() -> None:
+    # a window-started E already averages its window's real tokens: scaling would inflate it
+    with pytest.raises(ValueError, match=r"scaling 'length'.*init='window'.*init='random'"):
+        SequenceProjection(N, K, scaling="length")
 
 
 def test_unknown_scaling_is_named() -> None:

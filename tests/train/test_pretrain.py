@@ -78,23 +78,25 @@ def test_full_attention_baseline_and_conversion(corpus: Path, tmp_path: Path) ->
 
 
 @pytest.mark.slow
-def test_projection_init_window_starts_every_e_f_as_window_means(corpus: Path, tmp_path: Path) -> None:
+def test_projection_init_window_is_the_default_and_random_is_the_papers(corpus: Path, tmp_path: Path) -> None:
     common = dict(train=[str(corpus / "train.txt")], preset="tiny", seq_len=32, projected_length=8,
                   max_eval_blocks=4, max_steps=0, disable_tqdm=True)  # fmt: skip
-    window = pretrain(PretrainConfig(output_dir=str(tmp_path / "window"), projection_init="window", **common))
-    default = pretrain(PretrainConfig(output_dir=str(tmp_path / "default"), **common))
+    window = pretrain(PretrainConfig(output_dir=str(tmp_path / "window"), **common))
+    random = pretrain(PretrainConfig(output_dir=str(tmp_path / "random"), projection_init="random", **common))
     windows = load_file(Path(window.output_dir) / "model.safetensors")
-    gaussian = load_file(Path(default.output_dir) / "model.safetensors")
+    gaussian = load_file(Path(random.output_dir) / "model.safetensors")
     slot_of = torch.arange(32) * 8 // 32  # position t -> slot t // 4: E[j, t] = 1/4 on its window
     expected = (slot_of[None, :] == torch.arange(8)[:, None]).float() / 4  # (k, n)
     projections = [name for name in windows if "projection" in name]
     assert len(projections) == 4  # key and value E of each of the 2 layers (headwise)
     for name in projections:
         torch.testing.assert_close(windows[name], expected)
-        assert gaussian[name].std() > 0.1  # default: N(0, 1/n) (std 0.18 here), not windows
+        assert gaussian[name].std() > 0.1  # random: N(0, 1/n) (std 0.18 here), not windows
         assert gaussian[name].min() < 0
-    for name in windows.keys() - projections:  # every other weight starts as the default run's (seeded)
+    for name in windows.keys() - projections:  # every other weight starts as the random run's (seeded)
         torch.testing.assert_close(windows[name], gaussian[name])
+    saved = json.loads((Path(random.output_dir) / "config.json").read_text())
+    assert saved["projection_init"] == "random"
 
 
 class CrashAfter(TrainerCallback):

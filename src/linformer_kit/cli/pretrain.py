@@ -39,7 +39,8 @@ def main(argv: list[str]) -> int:
     loss = f"train loss {result.train_loss:.3f}, " if result.train_loss is not None else ""
     print(
         f"pretrain done: {result.steps} steps, {loss}validation loss {result.eval_loss:.3f}, "
-        f"perplexity {result.perplexity:.2f} (no-context floor {result.no_context_perplexity:.2f}), {speed}; "
+        f"perplexity {result.perplexity:.2f} (no-context floor {result.no_context_perplexity:.2f}"
+        f"{'' if result.learned_context else ': no context learned yet'}), {speed}; "
         f"model saved to {result.output_dir}"
     )
     return 0

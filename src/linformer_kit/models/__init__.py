@@ -14,19 +14,19 @@ from transformers import (
 )
 
 from linformer_kit.models.configuration_linformer import (
+    LAYER_NORMS,
     POSITION_STYLES,
+    LayerNormPosition,
     LinformerConfig,
     PositionStyle,
     parse_projected_length,
 )
 from linformer_kit.models.convert import (
-    PROJECTION_INITS,
     ConvertConfig,
     convert_checkpoint,
     from_bert,
     from_roberta,
     is_projection_key,
-    window_init,
     with_linformer_options,
 )
 from linformer_kit.models.modeling_linformer import (
@@ -46,9 +46,10 @@ AutoModelForSequenceClassification.register(
 AutoModelForTokenClassification.register(LinformerConfig, LinformerForTokenClassification, exist_ok=True)
 
 __all__ = [
+    "LAYER_NORMS",
     "POSITION_STYLES",
-    "PROJECTION_INITS",
     "ConvertConfig",
+    "LayerNormPosition",
     "LinformerConfig",
     "LinformerForMaskedLM",
     "LinformerForSequenceClassification",
@@ -61,6 +62,5 @@ __all__ = [
     "from_roberta",
     "is_projection_key",
     "parse_projected_length",
-    "window_init",
     "with_linformer_options",
 ]

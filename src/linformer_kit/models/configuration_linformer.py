@@ -9,6 +9,13 @@ tool that reads `hidden_size`, `num_hidden_layers`, ... keeps working. Linformer
     projection        "linear" | "mean" | "max" | "conv" | "random" (paper §4-5)
     short_inputs      "project" (the paper: always k slots) | "exact" (inputs of n <= k tokens take
                       exact softmax attention; `linformer finetune` sets it, see nn/attention.py)
+    projection_init   how a new model's learned E, F start: "window" (each slot the mean of n/k
+                      neighbouring positions; the default, the start that learns local context) |
+                      "random" (zero-mean N(0, 1/n), the paper's). Loaded weights are never re-started.
+    layer_norm        "post" (RoBERTa, BERT and the authors' fairseq Linformer: x = LN(x + f(x))) |
+                      "pre" (x = x + f(LN(x)), one more LN after the last layer: RoBERTa-PreLayerNorm's
+                      layout and parameter names; trains at higher learning rates and leaves the
+                      masked-LM plateau sooner at small sizes, docs/reproduction.md)
     position_style    "roberta": position ids start at pad_token_id + 1 and pad tokens keep
                       position pad_token_id (fairseq), so the longest input is
                       max_position_embeddings - pad_token_id - 1 (514 -> 512);
@@ -30,10 +37,12 @@ from transformers.activations import ACT2FN
 
 from linformer_kit.models.remote_code import write_remote_code
 from linformer_kit.nn import (
+    PROJECTION_INITS,
     PROJECTION_KINDS,
     PROJECTION_SCALINGS,
     SHARING_MODES,
     SHORT_INPUTS,
+    ProjectionInit,
     ProjectionKind,
     ProjectionScaling,
     Sharing,
@@ -49,6 +58,8 @@ PROBABILITIES = ("hidden_dropout_prob", "attention_probs_dropout_prob", "classif
 
 PositionStyle = Literal["roberta", "bert"]
 POSITION_STYLES: tuple[str, ...] = get_args(PositionStyle)
+LayerNormPosition = Literal["post", "pre"]
+LAYER_NORMS: tuple[str, ...] = get_args(LayerNormPosition)
 
 
 def parse_projected_length(text: str) -> int | list[int] | None:
@@ -103,6 +114,8 @@ class LinformerConfig(PreTrainedConfig):
     projection_scaling: ProjectionScaling = "none"  # "length": E(mX) * sqrt(max_seq_len / real tokens)
     short_inputs: ShortInputs = "project"  # "exact": n <= k tokens take exact softmax attention
     position_style: PositionStyle = "roberta"
+    projection_init: ProjectionInit = "window"
+    layer_norm: LayerNormPosition = "post"
 
     def __post_init__(self, **kwargs) -> None:
         super().__post_init__(**kwargs)
@@ -152,6 +165,9 @@ class LinformerConfig(PreTrainedConfig):
             raise ValueError(f"sharing must be one of {SHARING_MODES}, got {self.sharing!r}")
         if self.projection not in PROJECTION_KINDS:
             raise ValueError(f"projection must be one of {PROJECTION_KINDS}, got {self.projection!r}")
+        for name, choices in (("projection_init", PROJECTION_INITS), ("layer_norm", LAYER_NORMS)):
+            if getattr(self, name) not in choices:
+                raise ValueError(f"{name} must be one of {choices}, got {getattr(self, name)!r}")
         if self.short_inputs not in SHORT_INPUTS:
             raise ValueError(f"short_inputs must be one of {SHORT_INPUTS}, got {self.short_inputs!r}")
         if self.projection_scaling not in PROJECTION_SCALINGS:
@@ -162,6 +178,16 @@ class LinformerConfig(PreTrainedConfig):
             raise ValueError(
                 f"projection_scaling='length' applies to dense projections (linear, random), "
                 f"not projection={self.projection!r}"
+            )
+        if (
+            self.projection_scaling == "length"
+            and self.projection == "linear"
+            and self.projection_init == "window"
+        ):
+            raise ValueError(
+                "projection_scaling='length' restores the key norm of a zero-mean random E on short inputs; "
+                "projection_init='window' starts E as window means, which need no scaling: set "
+                "projection_init='random' with it"
             )
         self._validate_projected_length()
 
@@ -224,4 +250,4 @@ class LinformerConfig(PreTrainedConfig):
                 )
 
 
-__all__ = ["POSITION_STYLES", "LinformerConfig", "PositionStyle"]
+__all__ = ["LAYER_NORMS", "POSITION_STYLES", "LayerNormPosition", "LinformerConfig", "PositionStyle"]

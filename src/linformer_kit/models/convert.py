@@ -2,7 +2,7 @@
 
 The Linformer keeps RoBERTa's parameter names, so conversion is a key mapping:
 
-    roberta.* / bert.*                          -> linformer.*
+    roberta.* / roberta_prelayernorm.* / bert.* -> linformer.*
     *.attention.output.dense.*                  -> *.attention.self.dense.*   (output linear)
     BERT MLM: cls.predictions.transform.dense   -> lm_head.dense
               cls.predictions.transform.LayerNorm -> lm_head.layer_norm
@@ -11,8 +11,9 @@ The Linformer keeps RoBERTa's parameter names, so conversion is a key mapping:
               (BERT's pooler + classifier is RoBERTa's head: tanh(dense(first token)) then a linear)
 
 BERT numbers positions 0..n-1 and has no pad offset: its config gets `position_style="bert"`.
+RoBERTa-PreLayerNorm (`from_roberta` too) gets `layer_norm="pre"`, whose LayerNorms carry its names.
 
-New projections (E, F), `projection_init`:
+New projections (E, F), `projection_init` (`SequenceProjection`'s start, saved in the config):
     "window"  (default) E[j, t] = 1/|W_j| for the positions t of the j-th of k consecutive windows
               of the longest input n (|W_j| = n/k when k divides n). Each projected key / value is
               then the mean of n/k consecutive keys / values, biases included (E 1 = 1), i.e. the
@@ -20,12 +21,10 @@ New projections (E, F), `projection_init`:
               original keys, at their scale, with the local structure of the positions kept.
               With k = n it is the identity, so the converted model *equals* the original.
               Applies to the learned kinds ("linear", per head too, and "conv", whose kernel is
-              mean pooling); "random" stays a fixed Gaussian (that is its definition), and "mean" /
-              "max" have no weights. Caveat: a dense E sized to n leaves the trailing slots empty
-              for inputs shorter than n (zero keys and values that still take softmax mass), where
-              the pooling kinds ("mean", "conv") mask empty windows; finetune, or use those kinds,
-              for short inputs.
-    "default" the from-scratch initialisation (`SequenceProjection`: N(0, 1/n)).
+              mean pooling); the "random" kind stays a fixed Gaussian (that is its definition), and
+              "mean" / "max" have no weights. Slots whose window holds no real token (inputs
+              shorter than n, padding) are masked out of the attention, as empty pooling windows are.
+    "random"  the paper's zero-mean start, N(0, 1/n): the converted model no longer equals the source.
 
 A Linformer converts to other Linformer options the same way (`with_linformer_options`, used by
 `linformer pretrain --init-from`): a Linformer and its full-attention baseline share every weight but
@@ -40,14 +39,13 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal
 
-import torch
 import transformers
 from torch import nn
 from transformers import PreTrainedConfig, PreTrainedModel
 
-from linformer_kit.models.configuration_linformer import LinformerConfig, PositionStyle
+from linformer_kit.models.configuration_linformer import LayerNormPosition, LinformerConfig, PositionStyle
 from linformer_kit.models.loading import check_model_dir, load_pretrained, read_config_json
 from linformer_kit.models.modeling_linformer import (
     LinformerForMaskedLM,
@@ -56,12 +54,16 @@ from linformer_kit.models.modeling_linformer import (
     LinformerModel,
     LinformerPreTrainedModel,
 )
-from linformer_kit.nn import ProjectionKind, SequenceProjection, Sharing
+from linformer_kit.nn import ProjectionInit, ProjectionKind, Sharing
 from linformer_kit.output_dir import check_output_dir, is_same_or_inside, saved_files, staged_output_dir
 
-ProjectionInit = Literal["window", "default"]
-PROJECTION_INITS: tuple[str, ...] = get_args(ProjectionInit)
 SourceFamily = Literal["roberta", "bert"]
+# model_type -> (family, state-dict prefix, LayerNorm layout)
+SOURCE_TYPES: dict[str, tuple[SourceFamily, str, LayerNormPosition]] = {
+    "roberta": ("roberta", "roberta", "post"),
+    "roberta-prelayernorm": ("roberta", "roberta_prelayernorm", "pre"),
+    "bert": ("bert", "bert", "post"),
+}
 
 # source class name -> Linformer class; the head layout decides the target, not the family
 TARGETS: dict[str, type[LinformerPreTrainedModel]] = {
@@ -69,6 +71,10 @@ TARGETS: dict[str, type[LinformerPreTrainedModel]] = {
     "RobertaForMaskedLM": LinformerForMaskedLM,
     "RobertaForSequenceClassification": LinformerForSequenceClassification,
     "RobertaForTokenClassification": LinformerForTokenClassification,
+    "RobertaPreLayerNormModel": LinformerModel,
+    "RobertaPreLayerNormForMaskedLM": LinformerForMaskedLM,
+    "RobertaPreLayerNormForSequenceClassification": LinformerForSequenceClassification,
+    "RobertaPreLayerNormForTokenClassification": LinformerForTokenClassification,
     "BertModel": LinformerModel,
     "BertForMaskedLM": LinformerForMaskedLM,
     "BertForSequenceClassification": LinformerForSequenceClassification,
@@ -115,15 +121,11 @@ class ConvertConfig:
     def __post_init__(self) -> None:
         check_model_dir(self.source, "source")
         model_type = read_config_json(self.source, "source")["model_type"]
-        if model_type not in ("roberta", "bert"):
-            raise ValueError(f"source: can convert model_type 'roberta' or 'bert', got {model_type!r}")
-        if self.projection_init not in PROJECTION_INITS:
-            raise ValueError(
-                f"projection_init must be one of {PROJECTION_INITS}, got {self.projection_init!r}"
-            )
+        if model_type not in SOURCE_TYPES:
+            raise ValueError(f"source: can convert model_type {' / '.join(SOURCE_TYPES)}, got {model_type!r}")
         # the target config from the source config.json: k, sharing and projection checked before loading weights
-        converted_config(_load_source_config(self.source), model_type, self.projected_length, self.sharing,
-                          self.projection)  # fmt: skip
+        converted_config(_load_source_config(self.source), self.projected_length, self.sharing,
+                          self.projection, self.projection_init)  # fmt: skip
         out = check_output_dir(self.output_dir, "output_dir")
         if is_same_or_inside(self.source, out):
             raise ValueError(
@@ -160,16 +162,14 @@ def with_linformer_options(
     shape) start per `projection_init`. Returns the model, in eval mode, and the names of the new
     tensors (empty when the options are the model's own: then the model itself is returned).
     """
-    if projection_init not in PROJECTION_INITS:
-        raise ValueError(f"projection_init must be one of {PROJECTION_INITS}, got {projection_init!r}")
     options = dict(projected_length=projected_length, sharing=sharing, projection=projection)
     if all(getattr(model.config, key) == value for key, value in options.items()):
         return model, []
     config = copy.deepcopy(model.config)
-    for key, value in options.items():
+    for key, value in {**options, "projection_init": projection_init}.items():
         setattr(config, key, value)
-    config._validate_linformer()  # k against the model's longest input, window kinds, ...
-    target = type(model)(config)
+    config._validate_linformer()  # k against the model's longest input, window kinds, projection_init
+    target = type(model)(config)  # the new projections start per config.projection_init
     target_state = target.state_dict()
     matching = {
         name: tensor
@@ -177,9 +177,7 @@ def with_linformer_options(
         if name in target_state and target_state[name].shape == tensor.shape
     }
     target.load_state_dict(matching, strict=False)
-    new = sorted(set(target_state) - set(matching))
-    init_projections(target, projection_init, new)
-    return target.eval(), new
+    return target.eval(), sorted(set(target_state) - set(matching))
 
 
 def from_roberta(
@@ -189,7 +187,8 @@ def from_roberta(
     projection: ProjectionKind = "linear",
     projection_init: ProjectionInit = "window",
 ) -> LinformerPreTrainedModel:
-    """A Linformer copy of a RoBERTa model (`RobertaModel` or its MaskedLM / sequence / token heads).
+    """A Linformer copy of a RoBERTa model (`RobertaModel` or its MaskedLM / sequence / token heads;
+    RoBERTa-PreLayerNorm's too, as a `layer_norm="pre"` Linformer).
 
     `model_or_path` is a model or a local directory (safetensors weights only). Returns the
     Linformer with the same head, every shared weight copied and E, F initialised per
@@ -214,7 +213,7 @@ def convert_checkpoint(config: ConvertConfig) -> Path:
 
     The directory appears complete or not at all: it is written next to output_dir and renamed.
     """
-    family = _family(_load_source_config(config.source))
+    family = SOURCE_TYPES[_load_source_config(config.source).model_type][0]
     convert = from_roberta if family == "roberta" else from_bert
     model = convert(
         config.source, config.projected_length, config.sharing, config.projection, config.projection_init
@@ -248,40 +247,20 @@ def _convert(
     projection: ProjectionKind,
     projection_init: ProjectionInit,
 ) -> LinformerPreTrainedModel:
-    if projection_init not in PROJECTION_INITS:
-        raise ValueError(f"projection_init must be one of {PROJECTION_INITS}, got {projection_init!r}")
     source = _load_source(model_or_path) if isinstance(model_or_path, (str, Path)) else model_or_path
     name = type(source).__name__
     if name not in TARGETS or not name.lower().startswith(family):
         supported = [n for n in TARGETS if n.lower().startswith(family)]
         raise ValueError(f"cannot convert a {name} with from_{family}: supported classes are {supported}")
-    config = converted_config(source.config, family, projected_length, sharing, projection)
-    target = TARGETS[name](config)
-    _copy_weights(source, target, family)
-    init_projections(target, projection_init)  # every projection of the converted model is new
+    config = converted_config(source.config, projected_length, sharing, projection, projection_init)
+    target = TARGETS[name](config)  # every projection is new: it starts per projection_init
+    _copy_weights(source, target)
     return target.eval()
-
-
-def init_projections(model: nn.Module, projection_init: ProjectionInit, new: list[str] | None = None) -> None:
-    """Start the model's projections per `projection_init`: every one, or those owning a `new` state-dict key."""
-    if projection_init == "default":
-        return  # the constructor's `SequenceProjection.reset_parameters`
-    for name, module in model.named_modules():
-        if isinstance(module, SequenceProjection) and (
-            new is None or any(k.startswith(f"{name}.") for k in new)
-        ):
-            window_init(module)
 
 
 def _load_source_config(path: str | Path) -> PreTrainedConfig:
     read_config_json(path, "source")  # a clear error for a missing or broken config.json
     return transformers.AutoConfig.from_pretrained(path)
-
-
-def _family(config: PreTrainedConfig) -> SourceFamily:
-    if config.model_type not in ("roberta", "bert"):
-        raise ValueError(f"can convert model_type 'roberta' or 'bert', got {config.model_type!r}")
-    return config.model_type
 
 
 def _load_source(path: str | Path) -> PreTrainedModel:
@@ -291,19 +270,24 @@ def _load_source(path: str | Path) -> PreTrainedModel:
     architectures = config.architectures or []
     name = next(
         (a for a in architectures if a in TARGETS),
-        "RobertaModel" if config.model_type == "roberta" else "BertModel",
+        {"roberta": "RobertaModel", "roberta-prelayernorm": "RobertaPreLayerNormModel"}.get(
+            config.model_type, "BertModel"
+        ),
     )
     return load_pretrained(getattr(transformers, name), path, "source")  # weights that fit config.json
 
 
 def converted_config(
     source: PreTrainedConfig,
-    family: SourceFamily,
     projected_length: int | list[int] | None,
     sharing: Sharing,
     projection: ProjectionKind,
+    projection_init: ProjectionInit = "window",
 ) -> LinformerConfig:
-    """The LinformerConfig a RoBERTa / BERT config converts to (validated; no weights involved)."""
+    """The LinformerConfig a RoBERTa(-PreLayerNorm) / BERT config converts to (validated; no weights involved)."""
+    if source.model_type not in SOURCE_TYPES:
+        raise ValueError(f"can convert model_type {' / '.join(SOURCE_TYPES)}, got {source.model_type!r}")
+    family, _, layer_norm = SOURCE_TYPES[source.model_type]
     if getattr(source, "position_embedding_type", "absolute") not in ("absolute", None):
         raise ValueError(
             f"only absolute position embeddings convert, got position_embedding_type={source.position_embedding_type!r}"
@@ -317,15 +301,18 @@ def converted_config(
         projected_length=projected_length,
         sharing=sharing,
         projection=projection,
+        projection_init=projection_init,
         position_style=style,
+        layer_norm=layer_norm,
     )
 
 
-def _renamed(key: str, family: SourceFamily, target: nn.Module) -> str:
+def _renamed(key: str, model_type: str, target: nn.Module) -> str:
     """Source state-dict key -> Linformer key (see the module docstring)."""
+    family, prefix, _ = SOURCE_TYPES[model_type]
     key = key.replace(".attention.output.dense.", ".attention.self.dense.")
-    if key.startswith(f"{family}."):
-        key = "linformer." + key[len(family) + 1 :]
+    if key.startswith(f"{prefix}."):
+        key = "linformer." + key[len(prefix) + 1 :]
     if family == "bert":
         key = key.replace("cls.predictions.transform.dense.", "lm_head.dense.")
         key = key.replace("cls.predictions.transform.LayerNorm.", "lm_head.layer_norm.")
@@ -338,12 +325,17 @@ def _renamed(key: str, family: SourceFamily, target: nn.Module) -> str:
     return key
 
 
-def _copy_weights(source: PreTrainedModel, target: LinformerPreTrainedModel, family: SourceFamily) -> None:
-    if family == "bert" and isinstance(target, LinformerForMaskedLM) and source.config.hidden_act != "gelu":
+def _copy_weights(source: PreTrainedModel, target: LinformerPreTrainedModel) -> None:
+    model_type = source.config.model_type
+    if (
+        model_type == "bert"
+        and isinstance(target, LinformerForMaskedLM)
+        and source.config.hidden_act != "gelu"
+    ):
         raise ValueError(
             f"BERT's MLM head uses hidden_act={source.config.hidden_act!r}, the Linformer (RoBERTa) head uses gelu"
         )
-    state = {_renamed(key, family, target): value for key, value in source.state_dict().items()}
+    state = {_renamed(key, model_type, target): value for key, value in source.state_dict().items()}
     result = target.load_state_dict(state, strict=False)
     unexpected = [
         key for key in result.unexpected_keys if not key.endswith(("position_ids", "token_type_ids"))
@@ -353,30 +345,12 @@ def _copy_weights(source: PreTrainedModel, target: LinformerPreTrainedModel, fam
         raise ValueError(f"weights do not map onto the Linformer: unexpected {unexpected}, missing {missing}")
 
 
-@torch.no_grad()
-def window_init(projection: SequenceProjection) -> None:
-    """E[j, t] = 1/|W_j| on the j-th of k consecutive windows of n positions (identity when k = n)."""
-    if projection.kind == "conv":
-        projection.weight.fill_(1.0 / projection.window)  # kernel = stride = n/k: mean pooling
-        return
-    if projection.kind != "linear":
-        return  # "random" is a fixed Gaussian by definition; "mean" / "max" have no weights
-    k, n = projection.projected_length, projection.max_seq_len
-    window_of = torch.arange(n) * k // n  # (n,) slot of each position, windows as equal as k, n allow
-    e = (window_of[None, :] == torch.arange(k)[:, None]).to(projection.weight.dtype)  # (k, n)
-    e = e / e.sum(-1, keepdim=True)
-    projection.weight.copy_(e.expand_as(projection.weight))  # per-head E (h, k, n) too
-
-
 __all__ = [
-    "PROJECTION_INITS",
+    "SOURCE_TYPES",
     "ConvertConfig",
-    "ProjectionInit",
     "convert_checkpoint",
     "from_bert",
     "from_roberta",
-    "init_projections",
     "is_projection_key",
-    "window_init",
     "with_linformer_options",
 ]

@@ -9,6 +9,13 @@ Parameter names follow RoBERTa's, so a RoBERTa checkpoint converts by a key mapp
     (new) ....layer.{i}.attention.self.key_projection / value_projection / kv_projection   E, F
     (new, sharing="layerwise") linformer.encoder.projection                             one E for all
 
+LayerNorm placement (`config.layer_norm`), per layer, with f the attention or the feed-forward:
+    "post"  x = LN(x + f(x))                        RoBERTa, BERT, fairseq's Linformer (the default)
+    "pre"   x = x + f(LN(x)), and LN once more after the last layer: RoBERTa-PreLayerNorm, whose
+            parameter names it keeps (`attention.LayerNorm`, `intermediate.LayerNorm`, `LayerNorm`
+            of the base model), so that model converts by the same key mapping.
+The layer norms a layout does not use are `nn.Identity` (no parameters): one forward for both.
+
 Notation: b batch, n sequence length (<= config.max_seq_len), k projected length, h heads,
 D hidden size.
 
@@ -116,27 +123,30 @@ class LinformerAttention(nn.Module):
             shared_projection=shared_projection,
             projection_scaling=config.projection_scaling,
             short_inputs=config.short_inputs,
+            projection_init=config.projection_init,
         )
+        self.LayerNorm = _layer_norm(config, "pre")  # before the attention (pre-LN only)
         self.output = LinformerSelfOutput(config)
 
     def forward(
         self, hidden_states: torch.Tensor, key_padding_mask: torch.Tensor | None, output_attentions: bool
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         weights = None
+        normed = self.LayerNorm(hidden_states)  # (b, n, D); the identity under post-LN
         if output_attentions or self.config._attn_implementation == "eager":
-            attended, weights = self.self.forward_with_weights(hidden_states, key_padding_mask)  # (b, n, D)
+            attended, weights = self.self.forward_with_weights(normed, key_padding_mask)  # (b, n, D)
             weights = weights if output_attentions else None  # (b, h, n, k)
         else:
-            attended = self.self(hidden_states, key_padding_mask)  # (b, n, D)
+            attended = self.self(normed, key_padding_mask)  # (b, n, D)
         return self.output(attended, hidden_states), weights
 
 
 class LinformerSelfOutput(nn.Module):
-    """Dropout, residual, LayerNorm (post-LN). The output linear lives in `attention.self.dense`."""
+    """Dropout, residual, LayerNorm (post-LN only). The output linear lives in `attention.self.dense`."""
 
     def __init__(self, config: LinformerConfig):
         super().__init__()
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.LayerNorm = _layer_norm(config, "post")
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(self, attended: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
@@ -146,18 +156,21 @@ class LinformerSelfOutput(nn.Module):
 class LinformerIntermediate(nn.Module):
     def __init__(self, config: LinformerConfig):
         super().__init__()
+        self.LayerNorm = _layer_norm(config, "pre")  # before the feed-forward (pre-LN only)
         self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
         self.intermediate_act_fn = ACT2FN[config.hidden_act]
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        return self.intermediate_act_fn(self.dense(hidden_states))  # (b, n, intermediate_size)
+        return self.intermediate_act_fn(
+            self.dense(self.LayerNorm(hidden_states))
+        )  # (b, n, intermediate_size)
 
 
 class LinformerOutput(nn.Module):
     def __init__(self, config: LinformerConfig):
         super().__init__()
         self.dense = nn.Linear(config.intermediate_size, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.LayerNorm = _layer_norm(config, "post")
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
     def forward(self, hidden_states: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
@@ -192,8 +205,9 @@ class LinformerEncoder(nn.Module):
         shared = None
         if config.sharing == "layerwise" and k is not None:
             self.projection = SequenceProjection(
-                config.max_seq_len, k, config.projection, scaling=config.projection_scaling
-            )
+                config.max_seq_len, k, config.projection, scaling=config.projection_scaling,
+                init=config.projection_init,
+            )  # fmt: skip
             shared = self.projection
         self.layer = nn.ModuleList(
             [LinformerLayer(config, i, shared) for i in range(config.num_hidden_layers)]
@@ -217,6 +231,13 @@ class LinformerEncoder(nn.Module):
         return BaseModelOutput(
             last_hidden_state=hidden_states, hidden_states=all_hidden_states, attentions=all_attentions
         )
+
+
+def _layer_norm(config: LinformerConfig, layout: str) -> nn.Module:
+    """A LayerNorm where `config.layer_norm` is `layout`, else the identity (no parameters, no state)."""
+    if config.layer_norm != layout:
+        return nn.Identity()
+    return nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
 
 
 class LinformerPooler(nn.Module):
@@ -283,8 +304,10 @@ class LinformerPreTrainedModel(PreTrainedModel):
         super()._init_weights(module)  # Linear / Embedding: N(0, initializer_range); LayerNorm: 1, 0
         if isinstance(module, LinformerLMHead):
             init.zeros_(module.bias)
-        elif isinstance(module, SequenceProjection):
-            module.reset_parameters()  # E, F: the layer's own init (transformers skips loaded weights)
+        elif isinstance(module, SequenceProjection) and not getattr(
+            getattr(module, "weight", None), "_is_hf_initialized", False
+        ):
+            module.reset_parameters()  # E, F: the layer's own start (config.projection_init), never over loaded weights
 
 
 LINFORMER_OPTIONS = ("projected_length", "sharing", "projection", "max_position_embeddings", "position_style")
@@ -334,6 +357,7 @@ class LinformerModel(LinformerPreTrainedModel):
         super().__init__(config)
         self.embeddings = LinformerEmbeddings(config)
         self.encoder = LinformerEncoder(config)
+        self.LayerNorm = _layer_norm(config, "pre")  # after the last layer (pre-LN only)
         self.pooler = LinformerPooler(config) if add_pooling_layer else None
         self.post_init()
 
@@ -374,12 +398,15 @@ class LinformerModel(LinformerPreTrainedModel):
         encoder_outputs = self.encoder(
             embedding_output, _key_padding_mask(attention_mask), output_attentions, output_hidden_states
         )
-        sequence_output = encoder_outputs.last_hidden_state  # (b, n, D)
+        sequence_output = self.LayerNorm(encoder_outputs.last_hidden_state)  # (b, n, D)
         pooled_output = self.pooler(sequence_output) if self.pooler is not None else None  # (b, D)
+        hidden_states = encoder_outputs.hidden_states
+        if hidden_states is not None:  # the last one is the output, final LN included (as in transformers)
+            hidden_states = (*hidden_states[:-1], sequence_output)
         output = BaseModelOutputWithPooling(
             last_hidden_state=sequence_output,
             pooler_output=pooled_output,
-            hidden_states=encoder_outputs.hidden_states,
+            hidden_states=hidden_states,
             attentions=encoder_outputs.attentions,
         )
         return output if return_dict else output.to_tuple()

@@ -20,9 +20,11 @@ from linformer_kit.nn.backends import (
     sdpa_attention,
 )
 from linformer_kit.nn.projection import (
+    PROJECTION_INITS,
     PROJECTION_KINDS,
     PROJECTION_SCALINGS,
     Projected,
+    ProjectionInit,
     ProjectionKind,
     ProjectionScaling,
     SequenceProjection,
@@ -31,6 +33,7 @@ from linformer_kit.nn.projection import (
 __all__ = [
     "ATTENTION_BACKENDS",
     "BACKENDS",
+    "PROJECTION_INITS",
     "PROJECTION_KINDS",
     "PROJECTION_ORDERS",
     "PROJECTION_SCALINGS",
@@ -39,6 +42,7 @@ __all__ = [
     "AttentionBackend",
     "LinformerSelfAttention",
     "Projected",
+    "ProjectionInit",
     "ProjectionKind",
     "ProjectionOrder",
     "ProjectionScaling",

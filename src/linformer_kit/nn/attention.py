@@ -30,8 +30,10 @@ from torch import nn
 
 from linformer_kit.nn.backends import ATTENTION_BACKENDS, BACKENDS, AttentionBackend
 from linformer_kit.nn.projection import (
+    PROJECTION_INITS,
     PROJECTION_KINDS,
     Projected,
+    ProjectionInit,
     ProjectionKind,
     ProjectionScaling,
     SequenceProjection,
@@ -74,6 +76,8 @@ class LinformerSelfAttention(nn.Module):
             so short inputs keep the key/value norms of full-length ones (see `SequenceProjection`).
         short_inputs: "project" (always k slots, the paper) or "exact" (n <= k: exact softmax
             attention, see the module docstring; attention weights are then (b, h, n, n)).
+        projection_init: how learned E, F start: "window" (local means, the default) or "random"
+            (zero-mean Gaussian, the paper's); see `SequenceProjection`.
 
     Raises:
         ValueError: on any inconsistent argument, naming the value and its limit.
@@ -97,11 +101,12 @@ class LinformerSelfAttention(nn.Module):
         shared_projection: SequenceProjection | None = None,
         projection_scaling: ProjectionScaling = "none",
         short_inputs: ShortInputs = "project",
+        projection_init: ProjectionInit = "window",
     ) -> None:
         super().__init__()
         _validate(
             hidden_size, num_heads, max_seq_len, projected_length, sharing, projection, dropout, bias,
-            backend, projection_order, causal, shared_projection, short_inputs,
+            backend, projection_order, causal, shared_projection, short_inputs, projection_init,
         )  # fmt: skip
         self.hidden_size = hidden_size
         self.num_heads = num_heads
@@ -127,16 +132,26 @@ class LinformerSelfAttention(nn.Module):
         if sharing in ("none", "headwise"):
             heads = num_heads if sharing == "none" else 1
             self.key_projection = SequenceProjection(
-                max_seq_len, projected_length, projection, num_heads=heads, scaling=projection_scaling
+                max_seq_len,
+                projected_length,
+                projection,
+                num_heads=heads,
+                scaling=projection_scaling,
+                init=projection_init,
             )
             self.value_projection = SequenceProjection(
-                max_seq_len, projected_length, projection, num_heads=heads, scaling=projection_scaling
+                max_seq_len,
+                projected_length,
+                projection,
+                num_heads=heads,
+                scaling=projection_scaling,
+                init=projection_init,
             )
         elif shared_projection is not None:  # layerwise, owned by the caller
             self._external_projection = (shared_projection,)
         else:  # kv, or layerwise owned by this layer
             self.kv_projection = SequenceProjection(
-                max_seq_len, projected_length, projection, scaling=projection_scaling
+                max_seq_len, projected_length, projection, scaling=projection_scaling, init=projection_init
             )
 
     # --- which projections this layer uses -------------------------------------------------------
@@ -357,6 +372,7 @@ def _validate(
     causal: bool,
     shared_projection: SequenceProjection | None,
     short_inputs: str,
+    projection_init: str,
 ) -> None:
     for name, value in (("hidden_size", hidden_size), ("num_heads", num_heads), ("max_seq_len", max_seq_len)):
         if as_size(name, value) < 1:
@@ -373,6 +389,7 @@ def _validate(
         ("backend", backend, ATTENTION_BACKENDS),
         ("projection_order", projection_order, PROJECTION_ORDERS),
         ("short_inputs", short_inputs, SHORT_INPUTS),
+        ("projection_init", projection_init, PROJECTION_INITS),
     ):
         if value not in choices:
             raise ValueError(f"{name} must be one of {choices}, got {value!r}")

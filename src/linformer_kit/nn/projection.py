@@ -11,6 +11,17 @@ Every kind except `max` is a linear map along the sequence axis, i.e. a (k x n) 
 and `max` takes the maximum over the real tokens of each window (not linear, so it cannot run
 before the key/value linears; the attention layer then uses the paper's order).
 
+Start (`init`, the learned kinds):
+    window  (default) E[j, t] = 1/|W_j| on the j-th of k consecutive windows of max_seq_len
+            positions (identity when k = max_seq_len); conv: the kernel 1/w, i.e. mean pooling.
+            Each slot starts as the mean of its window's keys / values, so a query can find its
+            neighbours from the first step: the start that lets masked-LM pretraining learn local
+            context (docs/reproduction.md, "Projection start").
+    random  linear: E ~ N(0, 1/max_seq_len), zero mean (the paper, fairseq and every public
+            Linformer start dense and random); conv: kernel ~ N(0, 1/w).
+The `random` kind is a fixed Gaussian by definition and `mean` / `max` have no weights: `init`
+does not change them.
+
 Padding: a mask m (b, n), True = real token, removes padded rows before projecting: E (m * X).
 Inputs shorter than max_seq_len use the first n columns of E (windows past the end hold no token).
 
@@ -36,6 +47,8 @@ PROJECTION_KINDS: tuple[str, ...] = get_args(ProjectionKind)
 ProjectionScaling = Literal["none", "length"]
 PROJECTION_SCALINGS: tuple[str, ...] = get_args(ProjectionScaling)
 WINDOW_KINDS = ("mean", "max", "conv")
+ProjectionInit = Literal["window", "random"]
+PROJECTION_INITS: tuple[str, ...] = get_args(ProjectionInit)
 
 
 def as_size(name: str, value: object) -> int:
@@ -80,6 +93,8 @@ class SequenceProjection(nn.Module):
         scaling: "none", or "length" (dense kinds): multiply E (m X) by sqrt(max_seq_len / n_real).
         num_heads: 1 for a projection shared by all heads (input (b, n, c) or (b, h, n, c));
             h for one E per head (the "none" sharing mode; input (b, h, n, d)).
+        init: how learned weights start, "window" (local means) or "random" (zero-mean Gaussian);
+            see the module docstring.
 
     Raises:
         ValueError: on an unknown kind, k outside [1, max_seq_len], or a window kind whose k does
@@ -95,16 +110,25 @@ class SequenceProjection(nn.Module):
         *,
         num_heads: int = 1,
         scaling: ProjectionScaling = "none",
+        init: ProjectionInit = "window",
     ) -> None:
         super().__init__()
         if kind not in PROJECTION_KINDS:
             raise ValueError(f"projection kind must be one of {PROJECTION_KINDS}, got {kind!r}")
+        if init not in PROJECTION_INITS:
+            raise ValueError(f"projection init must be one of {PROJECTION_INITS}, got {init!r}")
         if scaling not in PROJECTION_SCALINGS:
             raise ValueError(f"projection scaling must be one of {PROJECTION_SCALINGS}, got {scaling!r}")
         if scaling == "length" and kind not in ("linear", "random"):
             raise ValueError(
                 f"projection scaling 'length' applies to dense E (linear, random), not kind={kind!r}: "
                 "pooling already averages over the real tokens of a window"
+            )
+        if scaling == "length" and kind == "linear" and init == "window":
+            raise ValueError(
+                "projection scaling 'length' restores the key norm of a zero-mean random E on short inputs; "
+                "an E started with init='window' averages its window's real tokens already: use "
+                "init='random' with it, or no scaling"
             )
         if as_size("max_seq_len", max_seq_len) < 1:
             raise ValueError(f"max_seq_len must be >= 1, got {max_seq_len}")
@@ -123,6 +147,7 @@ class SequenceProjection(nn.Module):
         self.projected_length = projected_length
         self.kind = kind
         self.scaling = scaling
+        self.init = init
         self.num_heads = num_heads
         self.window = max_seq_len // projected_length
         head_shape = (num_heads,) if num_heads > 1 else ()
@@ -141,22 +166,32 @@ class SequenceProjection(nn.Module):
         return self.kind != "max"
 
     def reset_parameters(self) -> None:
-        # N(0, 1/n): a projected row then has the expected norm of one input row, so attention
-        # logits keep the scale they have in full attention whatever n and k are. The paper's
-        # JL construction uses N(0, 1/k), which only rescales the logits by sqrt(n/k).
-        # Through `nn.init`, which transformers guards while it loads weights: the models' init of
-        # E and F is this one, and it never overwrites a loaded checkpoint.
-        if self.kind in ("linear", "random"):
+        """Start the weights per `self.init` (module docstring); nothing to do for mean / max pooling.
+
+        "random": N(0, 1/n), so a projected row has the expected norm of one input row and attention
+        logits keep their full-attention scale whatever n and k are (the paper's JL construction uses
+        N(0, 1/k), which only rescales the logits by sqrt(n/k)). The draws go through `nn.init`,
+        which transformers guards while it loads weights, and the models call this only for weights
+        that were not loaded: a checkpoint's E is never overwritten.
+        """
+        if self.kind == "random" or (self.kind == "linear" and self.init == "random"):
             nn.init.normal_(self.weight, 0.0, 1.0 / math.sqrt(self.max_seq_len))
+        elif self.kind == "linear":
+            with torch.no_grad():
+                window = window_matrix(self.projected_length, self.max_seq_len, self.weight.dtype)
+                self.weight.copy_(window.to(self.weight.device).expand_as(self.weight))  # per-head E too
+        elif self.kind == "conv" and self.init == "random":
+            nn.init.normal_(self.weight, 0.0, 1.0 / math.sqrt(self.window))
         elif self.kind == "conv":
-            nn.init.constant_(self.weight, 1.0 / self.window)  # starts as mean pooling
+            nn.init.constant_(self.weight, 1.0 / self.window)  # kernel = stride = n/k: mean pooling
 
     def extra_repr(self) -> str:
         heads = f", num_heads={self.num_heads}" if self.num_heads > 1 else ""
         scaling = f", scaling={self.scaling!r}" if self.scaling != "none" else ""
+        init = f", init={self.init!r}" if self.kind in ("linear", "conv") else ""
         return (
             f"max_seq_len={self.max_seq_len}, projected_length={self.projected_length}, "
-            f"kind={self.kind!r}{heads}{scaling}"
+            f"kind={self.kind!r}{heads}{scaling}{init}"
         )
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> Projected:
@@ -218,6 +253,16 @@ class SequenceProjection(nn.Module):
             values = torch.where(count > 0, filled, torch.zeros_like(filled))
             row_weight = (count > 0).to(x.dtype)
         return Projected(values, row_weight.expand(*values.shape[:-1], 1), slot_mask)
+
+
+def window_matrix(k: int, n: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """(k, n): row j averages the j-th of k consecutive windows of n positions (E 1 = 1).
+
+    Windows are as equal as k and n allow (n/k positions each when k divides n); k = n is the identity.
+    """
+    window_of = torch.arange(n) * k // n  # (n,) the slot of each position
+    e = (window_of[None, :] == torch.arange(k)[:, None]).to(dtype)  # (k, n)
+    return e / e.sum(-1, keepdim=True)
 
 
 def dense_slot_mask(weight: torch.Tensor, mask: torch.Tensor | None, max_seq_len: int) -> torch.Tensor | None:

@@ -13,7 +13,12 @@ import copy
 from transformers import AutoConfig, PreTrainedConfig
 
 from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, from_bert, from_roberta
-from linformer_kit.models.convert import converted_config, is_projection_key, with_linformer_options
+from linformer_kit.models.convert import (
+    SOURCE_TYPES,
+    converted_config,
+    is_projection_key,
+    with_linformer_options,
+)
 from linformer_kit.nn import ProjectionKind, Sharing
 
 
@@ -27,13 +32,13 @@ def linformer_from_checkpoint(
     """
     linformer = dict(projected_length=projected_length, sharing=sharing, projection=projection)
     model_type = AutoConfig.from_pretrained(path).model_type
-    if model_type in ("roberta", "bert"):
-        convert = from_roberta if model_type == "roberta" else from_bert
+    if model_type in SOURCE_TYPES:
+        convert = from_roberta if SOURCE_TYPES[model_type][0] == "roberta" else from_bert
         model = convert(path, **linformer)
         return model, [name for name in model.state_dict() if is_projection_key(name)]
     if model_type != "linformer":
         raise ValueError(
-            f"init_from: {path!r} is a {model_type!r} model; expected linformer, roberta or bert"
+            f"init_from: {path!r} is a {model_type!r} model; expected linformer, {', '.join(SOURCE_TYPES)}"
         )
     return with_linformer_options(LinformerForMaskedLM.from_pretrained(path), **linformer)
 
@@ -49,10 +54,12 @@ def target_config(
     Reads no weights: `PretrainConfig` uses it to check the options before any work.
     """
     linformer = dict(projected_length=projected_length, sharing=sharing, projection=projection)
-    if source.model_type in ("roberta", "bert"):
-        return converted_config(source, source.model_type, **linformer)
+    if source.model_type in SOURCE_TYPES:
+        return converted_config(source, **linformer)
     if source.model_type != "linformer":
-        raise ValueError(f"init_from: a {source.model_type!r} model; expected linformer, roberta or bert")
+        raise ValueError(
+            f"init_from: a {source.model_type!r} model; expected linformer, {', '.join(SOURCE_TYPES)}"
+        )
     config = copy.deepcopy(source)
     for key, value in linformer.items():
         setattr(config, key, value)

@@ -4,6 +4,7 @@
         ──(tokenizer given? else train byte-level BPE)──▶ pack_blocks ──▶ Dataset["input_ids"] (N, seq_len)
         ──DataCollatorForLanguageModeling (15 %: 80 % <mask>, 10 % random, 10 % kept; masks seeded
           per batch, see ResumableMaskingCollator)──▶ Trainer
+          (each batch cut to the current phase's block length, train/schedule.py)
         ──▶ output_dir/{model.safetensors, config.json, tokenizer.json, ..., metrics.json, README.md}
 
 No training loop, masking, checkpoint format or launcher of our own: `Trainer` does all of it, so
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import math
 import shutil
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -37,9 +39,10 @@ from transformers import (
 )
 
 from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, parse_projected_length
-from linformer_kit.models.convert import PROJECTION_INITS, ProjectionInit, init_projections
+from linformer_kit.models.configuration_linformer import LayerNormPosition
 from linformer_kit.models.loading import check_model_dir, read_config_json
 from linformer_kit.nn import (
+    ProjectionInit,
     ProjectionKind,
     ProjectionScaling,
     Sharing,
@@ -59,6 +62,7 @@ from linformer_kit.train.data import (
 )
 from linformer_kit.train.files import has_suffix
 from linformer_kit.train.publish import limit_tokenizer, publish
+from linformer_kit.train.schedule import check_schedule, cut_blocks, length_at, parse_schedule
 from linformer_kit.train.throughput import ThroughputCallback
 
 Preset = Literal["tiny", "small", "base"]
@@ -140,6 +144,17 @@ class PretrainConfig(LinformerTrainingArguments):
     seq_len: int = field(
         default=512, metadata={"help": "block length n, and the longest input of a new model"}
     )
+    # [[length, fraction], ...] after __post_init__; on the command line one or more LENGTH:FRACTION
+    # words (or 'auto' / 'none'), in a config file also a list of [length, fraction] pairs
+    seq_len_schedule: list[str] | str = field(
+        default_factory=lambda: ["auto"],
+        metadata={
+            "help": "block length by phase, LENGTH:FRACTION,... of the steps, ending at seq_len (e.g. "
+            "128:0.5,512:0.5; tokens per step stay the same), 'none' (every step at seq_len) or 'auto' "
+            "(seq_len/4 for the first half, then seq_len): short blocks first leave the masked-LM "
+            "plateau far sooner (docs/reproduction.md)"
+        },
+    )
     # int | list[int] | None after __post_init__; the str is the command-line form ("128", "256,128", "none")
     projected_length: int | str | list[int] | None = field(
         default=128,
@@ -155,11 +170,17 @@ class PretrainConfig(LinformerTrainingArguments):
         },
     )
     projection_init: ProjectionInit = field(
-        default="default",
+        default=LinformerConfig.projection_init,
         metadata={
-            "help": "how a new model's E, F start: 'default' N(0, 1/n) (fairseq's) or 'window' means over k "
-            "consecutive windows (the converter's start; docs/reproduction.md, CPU tier); init_from always "
-            "starts new projections as window means"
+            "help": "how new E, F start: 'window' (each slot the mean of seq_len/k neighbouring positions; "
+            "learns local context) or 'random' (zero-mean N(0, 1/n), the paper's; docs/reproduction.md)"
+        },
+    )
+    layer_norm: LayerNormPosition = field(
+        default=LinformerConfig.layer_norm,
+        metadata={
+            "help": "'post' (RoBERTa) or 'pre' (x + f(LN(x)): trains at higher learning rates; new models "
+            "only)"
         },
     )
     # tokenizer: a saved one, or byte-level BPE trained on the first `tokenizer_chars` characters of train
@@ -188,6 +209,13 @@ class PretrainConfig(LinformerTrainingArguments):
         if isinstance(self.projected_length, str):
             self.projected_length = parse_projected_length(self.projected_length)
         self._check_numbers()
+        schedule = self.seq_len_schedule
+        if isinstance(schedule, list) and all(isinstance(part, str) for part in schedule) and schedule:
+            schedule = ",".join(schedule)  # the command line's words: 128:0.5 512:0.5, or 128:0.5,512:0.5
+        if isinstance(schedule, str):
+            schedule = parse_schedule(schedule, self.seq_len)
+        self.seq_len_schedule = schedule
+        self.seq_len_schedule = [list(p) for p in check_schedule(self.seq_len_schedule, self.seq_len)]
         self._check_data()
         self._check_model()
 
@@ -244,16 +272,13 @@ class PretrainConfig(LinformerTrainingArguments):
                 f"preset={self.preset!r} and init_from={self.init_from!r}: the model keeps the shape of "
                 "init_from; drop --preset"
             )
-        # sharing / projection / projection_scaling choices: LinformerConfig's checks (model_config below)
-        if self.projection_init not in PROJECTION_INITS:
-            raise ValueError(
-                f"projection_init must be one of {PROJECTION_INITS}, got {self.projection_init!r}"
-            )
-        if self.projection_scaling != "none" and self.init_from is not None:
-            raise ValueError(
-                f"projection_scaling={self.projection_scaling!r} applies to new models only; "
-                f"init_from={self.init_from!r} keeps its checkpoint's scaling"
-            )
+        # sharing / projection / projection_init / layer_norm choices: LinformerConfig's checks (model_config)
+        for name in ("projection_scaling", "layer_norm"):
+            if getattr(self, name) != getattr(LinformerConfig, name) and self.init_from is not None:
+                raise ValueError(
+                    f"{name}={getattr(self, name)!r} applies to new models only; "
+                    f"init_from={self.init_from!r} keeps its checkpoint's {name}"
+                )
         if self.tokenizer is not None and not (Path(self.tokenizer) / "tokenizer_config.json").is_file():
             raise ValueError(
                 f"tokenizer: {self.tokenizer!r} is not a saved tokenizer folder (no tokenizer_config.json)"
@@ -298,14 +323,16 @@ class PretrainConfig(LinformerTrainingArguments):
     def model_config(self, vocab_size: int | None = None, pad_token_id: int = 1) -> PreTrainedConfig:
         """The config of the model this run trains (without weights): a preset shape, or init_from's."""
         linformer = dict(
-            projected_length=self.projected_length, sharing=self.sharing, projection=self.projection
-        )
+            projected_length=self.projected_length, sharing=self.sharing, projection=self.projection,
+            projection_init=self.projection_init,
+        )  # fmt: skip
         if self.init_from is None:
             shape = {key: value for key, value in PRESETS[self.shape].items() if key != "vocab_size"}
             return LinformerConfig(
                 vocab_size=vocab_size or self.vocab_size or PRESETS[self.shape]["vocab_size"],
                 max_position_embeddings=self.seq_len + pad_token_id + 1,  # RoBERTa positions: n = seq_len
-                pad_token_id=pad_token_id, projection_scaling=self.projection_scaling, **shape, **linformer,
+                pad_token_id=pad_token_id, projection_scaling=self.projection_scaling,
+                layer_norm=self.layer_norm, **shape, **linformer,
             )  # fmt: skip
         return target_config(AutoConfig.from_pretrained(self.init_from), **linformer)
 
@@ -316,8 +343,9 @@ class PretrainConfig(LinformerTrainingArguments):
             vocab_size=saved.get("vocab_size"), pad_token_id=saved.get("pad_token_id", 1)
         )
         layers = saved.get("num_hidden_layers", 0)
-        for name in ("projected_length", "sharing", "projection", "projection_scaling"):
-            mine, theirs = getattr(wanted, name, "none"), saved.get(name, "none")
+        for name in ("projected_length", "sharing", "projection", "projection_scaling", "layer_norm"):
+            mine = getattr(wanted, name)
+            theirs = saved.get(name, getattr(LinformerConfig, name))  # older checkpoints: the default
             if name == "projected_length":  # 8 and [8, 8] are the same model
                 mine, theirs = (v if isinstance(v, list) else [v] * layers for v in (mine, theirs))
             if mine != theirs:
@@ -350,11 +378,30 @@ class PretrainResult:
     # exp(loss) of the best predictor that sees only the token at each scored position (unigram +
     # the 80/10/10 rule; train/context_free.py), on the same blocks: a model at it uses no context
     no_context_perplexity: float
+    # perplexity below LEARNED_CONTEXT x the floor: the model reads context (else: the masked-LM plateau)
+    learned_context: bool
     tokens_per_second: float | None  # training tokens (padding-free blocks) per wall-clock second
     num_parameters: int
     eval_blocks: int
     train_blocks: int
     reinitialized: list[str] = field(default_factory=list)  # init_from: weights the checkpoint lacked
+
+
+LEARNED_CONTEXT = 0.8  # "within 20 % of the no-context floor" is the plateau, not a language model
+
+
+def warn_if_no_context(result: PretrainResult) -> None:
+    """A UserWarning naming both perplexities and what to change, when the model learned no context."""
+    if result.learned_context:
+        return
+    warnings.warn(
+        f"validation perplexity {result.perplexity:.1f} is within {1 - LEARNED_CONTEXT:.0%} of the no-context "
+        f"floor {result.no_context_perplexity:.1f}: the model predicts masked tokens from their frequency "
+        "alone and has not learned to use context yet (the masked-LM plateau, docs/reproduction.md). Train "
+        "longer (--max-steps), start with short blocks (--seq-len-schedule, e.g. 128:0.5,512:0.5), use "
+        "--layer-norm pre with a higher --learning-rate for small models, and keep --projection-init window",
+        stacklevel=2,
+    )
 
 
 def build_tokenizer(config: PretrainConfig, train_text) -> PreTrainedTokenizerBase:
@@ -391,14 +438,13 @@ def build_model(
     """A fresh model of the preset's shape, or `init_from` with this config's Linformer options."""
     if config.init_from is not None:
         linformer = dict(
-            projected_length=config.projected_length, sharing=config.sharing, projection=config.projection
-        )
+            projected_length=config.projected_length, sharing=config.sharing, projection=config.projection,
+            projection_init=config.projection_init,
+        )  # fmt: skip
         return linformer_from_checkpoint(config.init_from, **linformer)
     model_config = config.model_config(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id)
     model_config.bos_token_id, model_config.eos_token_id = tokenizer.bos_token_id, tokenizer.eos_token_id
-    model = LinformerForMaskedLM(model_config)
-    init_projections(model, config.projection_init)  # "window": slots start as local means
-    return model, []
+    return LinformerForMaskedLM(model_config), []  # E, F start per model_config.projection_init
 
 
 class ResumableMaskingCollator(DataCollatorForLanguageModeling):
@@ -420,15 +466,35 @@ class ResumableMaskingCollator(DataCollatorForLanguageModeling):
 
 
 class MaskedLMTrainer(Trainer):
-    """`Trainer` whose loss runs the LM head only at the masked positions (`logits_for="labelled"`).
+    """`Trainer` for masked-LM pretraining: the length schedule, and the LM head at masked positions only.
 
-    Same loss as the model's default call, 0.15x the head work (1.54x faster `small` training steps,
+    Each batch of seq_len blocks is cut to the block length of the current optimizer step
+    (`args.seq_len_schedule`, train/schedule.py), in training and evaluation alike; logs carry that
+    length as `seq_len`. The LM head runs only where there is a label (`logits_for="labelled"`): same
+    loss as the model's default call, 0.15x the head work (1.54x faster `small` training steps,
     scripts/cpu/masked_head_ab.py). Through `model(...)`, so DDP / accelerate wrappers still see the call.
     """
 
+    def __init__(self, *args, seq_len_schedule: list | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.seq_len_schedule = seq_len_schedule  # None: every batch at the length it comes in
+
+    def current_seq_len(self, training: bool = False) -> int:
+        """The block length of the step being trained, or (evaluation, logs) of the last step trained."""
+        # global_step counts finished steps: a logged loss and an evaluation belong to the last one
+        step = self.state.global_step if training else max(self.state.global_step - 1, 0)
+        return length_at(self.seq_len_schedule, step, self.state.max_steps)
+
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        if self.seq_len_schedule is not None:
+            inputs = cut_blocks(inputs, self.current_seq_len(training=model.training))
         inputs = {**inputs, "logits_for": "labelled"} if "labels" in inputs else inputs
         return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+
+    def log(self, logs: dict[str, float], *args, **kwargs) -> None:
+        if self.seq_len_schedule is not None:
+            logs = {**logs, "seq_len": self.current_seq_len()}
+        super().log(logs, *args, **kwargs)
 
 
 def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) -> PretrainResult:
@@ -490,6 +556,7 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
         eval_dataset=eval_blocks,
         processing_class=tokenizer,
         callbacks=[throughput, *callbacks],
+        seq_len_schedule=config.seq_len_schedule,
     )
 
     train_loss = None
@@ -500,13 +567,15 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
                             config.per_device_eval_batch_size)  # fmt: skip
     trainer.save_model()  # model.safetensors + config.json + tokenizer files, on the main process only
 
+    perplexity = math.exp(min(eval_loss, 100.0))
     result = PretrainResult(
         output_dir=config.output_dir,
         steps=trainer.state.global_step,
         train_loss=train_loss,
         eval_loss=eval_loss,
-        perplexity=math.exp(min(eval_loss, 100.0)),
+        perplexity=perplexity,
         no_context_perplexity=math.exp(floor),
+        learned_context=perplexity < LEARNED_CONTEXT * math.exp(floor),
         tokens_per_second=throughput.tokens_per_second(),
         num_parameters=model.num_parameters(),
         eval_blocks=len(eval_blocks),
@@ -516,4 +585,5 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
     # log_history: training loss and (with eval_strategy="steps") validation loss by step
     metrics = {**asdict(result), "log_history": trainer.state.log_history}
     publish(trainer, "fill-mask", metrics, config.to_dict())  # metrics.json, README.md; no pickle
+    warn_if_no_context(result)
     return result

@@ -26,6 +26,7 @@ Task = Literal["fill-mask", "text-classification"]
 METRICS = {
     "eval_loss": "validation loss",
     "perplexity": "validation perplexity",
+    "no_context_perplexity": "no-context floor (perplexity from each masked token alone)",
     "accuracy": "validation accuracy",
     "f1": "validation F1 (label 1)",
     "train_loss": "training loss (mean over the run)",
@@ -161,8 +162,19 @@ def _training(trainer: Trainer, config: dict[str, Any]) -> str:
 def _results(result: dict[str, Any]) -> str:
     rows = {label: _number(result[key]) for key, label in METRICS.items() if result.get(key) is not None}
     held_out = result.get("eval_blocks") or result.get("eval_examples")
-    note = f"\nValidation: {held_out} held-out {'blocks' if 'eval_blocks' in result else 'examples'}.\n"
-    return "## Results\n\n" + _table(rows) + (note if held_out else "")
+    note = (
+        f"\nValidation: {held_out} held-out {'blocks' if 'eval_blocks' in result else 'examples'}.\n"
+        if held_out
+        else ""
+    )
+    if result.get("learned_context") is False:
+        note += (
+            "\n**Limitation: this model has not learned to use context.** Its validation perplexity is within "
+            "20% of the no-context floor: it predicts a masked token from token frequencies alone (the "
+            "masked-LM plateau). Do not use it as a pretrained encoder; train longer or with a "
+            "sequence-length schedule.\n"
+        )
+    return "## Results\n\n" + _table(rows) + note
 
 
 def _how_to_load(task: Task) -> str:
