@@ -154,3 +154,31 @@ def test_dry_run_prints_every_command_and_runs_nothing(tmp_path, corpus, sentime
     assert "--projected_length none" in lines[0]
     assert f"--tokenizer {tmp_path / 'runs' / 'pretrain' / 'full'}" in lines[1]
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.slow
+def test_a_run_cut_after_a_checkpoint_is_resumed_not_restarted(tmp_path, corpus, sentiment_csv) -> None:
+    recipe = _recipe(tmp_path, corpus, sentiment_csv)
+    raw = yaml.safe_load(recipe.read_text())
+    raw["pretrain"]["defaults"].update(save_strategy="steps", save_steps=2, save_total_limit=3)
+    raw.pop("finetune")
+    recipe.write_text(yaml.safe_dump(raw))
+    assert main(["reproduce", str(recipe), "--data", str(corpus), "--probe-lengths"]) == 0
+    k8 = tmp_path / "runs" / "pretrain" / "k8"
+    finished = (k8 / "model.safetensors").read_bytes()
+
+    # what a run cut between step 2 and step 4 leaves: checkpoint-2 and the curve it wrote so far
+    for name in ("metrics.json", "model.safetensors", "README.md"):
+        (k8 / name).unlink()
+    for path in sorted((k8 / "checkpoint-4").iterdir()):
+        path.unlink()
+    (k8 / "checkpoint-4").rmdir()
+    assert main(["reproduce", str(recipe), "--data", str(corpus), "--collect-only", "--probe-lengths"]) == 1
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    cut = {r["name"]: r for r in results["runs"]}["k8"]
+    assert cut["status"] == "unfinished"
+    assert [p["step"] for p in cut["curve"]] == [2, 4]  # its curve as written while it ran
+
+    assert main(["reproduce", str(recipe), "--data", str(corpus), "--probe-lengths"]) == 0
+    assert "--resume true" in (tmp_path / "runs" / "commands.sh").read_text().splitlines()[-1]
+    assert (k8 / "model.safetensors").read_bytes() == finished  # the weights of the uninterrupted run

@@ -10,6 +10,7 @@ import torch
 from safetensors.torch import load_file
 
 from linformer_kit.train import PretrainConfig, pretrain
+from linformer_kit.train.curve import read_curve
 from linformer_kit.train.schedule import check_schedule, cut_blocks, length_at, parse_schedule
 from tests.train.test_pretrain import CrashAfter
 
@@ -99,3 +100,8 @@ def test_schedule_trains_short_blocks_first_and_resumes_exactly_in_phase_two(
     for name in expected:
         torch.testing.assert_close(actual[name], expected[name], rtol=0, atol=1e-6, msg=name)
     assert resumed.eval_loss == pytest.approx(straight.eval_loss, abs=1e-5)
+    # the curve on disk (written as it grows) holds each step once: what the killed run logged after
+    # its checkpoint was dropped, and the resumed run logged it again
+    curve = [e for e in read_curve(killed) if "loss" in e]
+    assert [e["step"] for e in curve] == list(range(1, 9))
+    assert [e["seq_len"] for e in curve] == lengths

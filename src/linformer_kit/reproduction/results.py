@@ -19,6 +19,7 @@ from typing import Any
 
 from linformer_kit.reproduction.recipe import Recipe
 from linformer_kit.reproduction.study import Outcome
+from linformer_kit.train.curve import read_curve
 
 LENGTH_BUCKETS = ((1, 16), (17, 32), (33, 64), (65, 128), (129, 256), (257, 512))
 
@@ -33,7 +34,7 @@ def collect(recipe: Recipe, outcomes: list[Outcome], device: str) -> dict[str, A
         record = {
             "name": o.run.name,
             "task": o.run.verb,
-            "status": "ok" if metrics else ("failed" if o.returncode else "not run"),
+            "status": _status(o, metrics),
             "device": device,
             "command": shlex.join(o.command),
             "seconds": round(o.seconds, 1) if not o.reused else None,
@@ -52,6 +53,14 @@ def collect(recipe: Recipe, outcomes: list[Outcome], device: str) -> dict[str, A
     }
 
 
+def _status(o: Outcome, metrics: dict[str, Any] | None) -> str:
+    if metrics:
+        return "ok"
+    if o.returncode:
+        return "failed"
+    return "unfinished" if read_curve(o.output_dir) else "not run"
+
+
 def _read(path: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
@@ -65,7 +74,11 @@ def _model_fields(config: dict[str, Any] | None) -> dict[str, Any]:
         "sharing": None if k is None else config.get("sharing"),
         "projection": None if k is None else config.get("projection"),
         "projection_scaling": None if k is None else config.get("projection_scaling", "none"),
+        # absent from runs made before these options existed: their values then were these
+        "projection_init": None if k is None else config.get("projection_init", "random"),
+        "layer_norm": config.get("layer_norm", "post"),
         "seq_len": config.get("seq_len"),
+        "seq_len_schedule": config.get("seq_len_schedule"),
     }
 
 
@@ -86,15 +99,22 @@ def _pretrain_record(o: Outcome, metrics: dict[str, Any] | None) -> dict[str, An
             no_context_perplexity=metrics.get("no_context_perplexity"),  # absent before it was measured
             tokens_per_second=metrics.get("tokens_per_second"),
             num_parameters=metrics.get("num_parameters"),
+            learned_context=metrics.get("learned_context"),
             curve=_curve(metrics.get("log_history", [])),
         )
+    else:  # cut before it finished: the curve it wrote as it went (train/curve.py)
+        record.update(curve=_curve(read_curve(o.output_dir)))
     return record
 
 
 def _curve(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Validation perplexity by step; the final evaluation repeats the last step's, keep one."""
-    by_step = {e["step"]: math.exp(min(e["eval_loss"], 100.0)) for e in log_history if "eval_loss" in e}
-    return [{"step": step, "val_perplexity": ppl} for step, ppl in sorted(by_step.items())]
+    """Validation perplexity (and block length) by step; the final evaluation repeats the last step's, keep one."""
+    by_step = {
+        e["step"]: {"val_perplexity": math.exp(min(e["eval_loss"], 100.0)), "seq_len": e.get("seq_len")}
+        for e in log_history
+        if "eval_loss" in e
+    }
+    return [{"step": step, **point} for step, point in sorted(by_step.items())]
 
 
 def _finetune_record(o: Outcome, metrics: dict | None, pretrained: dict | None) -> dict[str, Any]:
@@ -194,9 +214,9 @@ def format_tables(results: dict[str, Any]) -> str:
     lines = [f"# Reproduction study, {results['tier']} tier ({results['device']})", ""]
     lines += ["## Pretraining (masked LM, validation perplexity)", ""]
     lines += [
-        "| run | attention | k | sharing | projection | scaling | n | steps | train tokens | val perplexity "
-        "| no-context floor |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| run | attention | k | sharing | projection | E start | scaling | LayerNorm | n (schedule) | steps "
+        "| train tokens | val perplexity | no-context floor |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results["runs"]:
         if r["task"] != "pretrain":
@@ -206,7 +226,8 @@ def format_tables(results: dict[str, Any]) -> str:
         floor = f"{r['no_context_perplexity']:.2f}" if r.get("no_context_perplexity") else "–"
         lines.append(
             f"| {r['name']} | {r['attention']} | {r['projected_length'] or '–'} | {r['sharing'] or '–'} | "
-            f"{r['projection'] or '–'} | {r['projection_scaling'] or '–'} | {r['seq_len']} | "
+            f"{r['projection'] or '–'} | {r['projection_init'] or '–'} | {r['projection_scaling'] or '–'} | "
+            f"{r['layer_norm']} | {r['seq_len']}{_schedule(r.get('seq_len_schedule'))} | "
             f"{r.get('steps', '–')} | {tokens} | {ppl} | {floor} |"
         )
     summary = results["finetune_summary"]
@@ -233,6 +254,13 @@ def format_tables(results: dict[str, Any]) -> str:
     if failed:
         lines += ["", f"Runs without results: {', '.join(failed)}."]
     return "\n".join(lines) + "\n"
+
+
+def _schedule(phases: list | None) -> str:
+    """' (128: 70%, 512: 30%)' for a length schedule; nothing for one length."""
+    if not phases or len(phases) == 1:
+        return ""
+    return " (" + ", ".join(f"{length}: {fraction:.0%}" for length, fraction in phases) + ")"
 
 
 def _probe_table(probes: list[dict[str, Any]]) -> list[str]:

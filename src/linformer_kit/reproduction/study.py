@@ -7,8 +7,11 @@
 
 The first pretraining run trains the tokenizer; every other run uses it (`--tokenizer`), so all
 models see identical tokens. A run whose directory holds metrics.json is done and is not run again,
-so an interrupted study continues where it stopped; a directory without metrics.json is the debris of
-a failed or killed run and is deleted before the run starts again (nothing half-written is reused).
+so an interrupted study continues where it stopped. A pretraining run cut before it finished (a time
+limit, a kill) continues from its newest complete checkpoint (`--resume`), ending with the weights an
+uninterrupted run would have; its curve so far is in its log_history.jsonl meanwhile. A directory
+with neither metrics.json nor a complete checkpoint is the debris of a failed or killed run and is
+deleted before the run starts again (nothing half-written is reused).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from linformer_kit.reproduction.recipe import Recipe, Run
+from linformer_kit.train.checkpoints import last_complete_checkpoint
 
 
 @dataclass
@@ -82,17 +86,18 @@ def run_study(
             if (o.output_dir / "metrics.json").is_file():
                 o.reused, o.returncode = True, 0
         return outcomes
-    with open(root / "commands.sh", "a") as log:
-        log.write(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
-        log.writelines(shlex.join(o.command) + "\n" for o in outcomes)
-
     stages = [
         [o for o in outcomes if o.run == first],  # trains the tokenizer the others use
         [o for o in outcomes if o.run.verb == "pretrain" and o.run != first],
         [o for o in outcomes if o.run.verb == "finetune"],
     ]
     for stage in stages:
-        _run_parallel([o for o in stage if _needs_running(o, recipe)], recipe.max_parallel, root, echo)
+        todo = [o for o in stage if _needs_running(o, recipe)]
+        if todo:
+            with open(root / "commands.sh", "a") as log:  # what runs, as it runs (--resume included)
+                log.write(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
+                log.writelines(shlex.join(o.command) + "\n" for o in todo)
+            _run_parallel(todo, recipe.max_parallel, root, echo)
     return outcomes
 
 
@@ -104,7 +109,10 @@ def _needs_running(outcome: Outcome, recipe: Recipe) -> bool:
     needs += [] if outcome.run == recipe.pretrain[0] else [run_dir(recipe, recipe.pretrain[0])]
     if any(not (d / "metrics.json").is_file() for d in needs):
         return False  # a run it depends on failed: leave returncode None (skipped)
-    if outcome.output_dir.exists():
+    checkpoint, _ = last_complete_checkpoint(outcome.output_dir)
+    if checkpoint is not None and outcome.run.verb == "pretrain":
+        outcome.command = [*outcome.command, "--resume", "true"]  # continue the cut run
+    elif outcome.output_dir.exists():
         shutil.rmtree(outcome.output_dir)  # debris of a failed or killed run
     return True
 

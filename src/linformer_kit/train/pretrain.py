@@ -51,6 +51,7 @@ from linformer_kit.output_dir import is_same_or_inside
 from linformer_kit.train.arguments import LinformerTrainingArguments, check_number, trainer_default
 from linformer_kit.train.context_free import label_unigram, no_context_loss
 from linformer_kit.train.convert import linformer_from_checkpoint, target_config
+from linformer_kit.train.curve import CurveCallback
 from linformer_kit.train.data import (
     SPECIAL_TOKENS,
     TEXT_SUFFIXES,
@@ -555,7 +556,7 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
         train_dataset=train_blocks,
         eval_dataset=eval_blocks,
         processing_class=tokenizer,
-        callbacks=[throughput, *callbacks],
+        callbacks=[throughput, CurveCallback(), *callbacks],
         seq_len_schedule=config.seq_len_schedule,
     )
 
