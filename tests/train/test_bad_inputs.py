@@ -378,14 +378,22 @@ def test_resume_falls_back_to_the_last_complete_checkpoint(
     )
 
 
-def test_resume_with_every_checkpoint_broken(
+@pytest.mark.slow
+def test_resume_with_every_checkpoint_broken_sets_them_aside_and_starts_again(
     corpus: Path, finished_run: Path, tmp_path: Path, capsys
 ) -> None:
+    # killed while writing its first checkpoint(s): --resume keeps them (renamed) and trains from step 0
     out = Path(shutil.copytree(finished_run, tmp_path / "out"))
+    for name in ("model.safetensors", "config.json", "metrics.json"):
+        (out / name).unlink()
     for step in (2, 4):
         _break(out / f"checkpoint-{step}", "truncated weights")
-    argv = _resume_argv(corpus, out)
-    check_cli(argv, r"no complete checkpoint.*checkpoint-4.*model\.safetensors", capsys, watch=[tmp_path])
+    with pytest.warns(UserWarning, match=r"checkpoint-4 was cut off.*model\.safetensors.*starting again"):
+        code, escaped, output = run_cli(_resume_argv(corpus, out), capsys)
+    assert (code, escaped) == (0, None), output[-1000:]
+    assert {"incomplete-checkpoint-2", "incomplete-checkpoint-4"} <= {p.name for p in out.iterdir()}
+    expected, actual = load_file(finished_run / "model.safetensors"), load_file(out / "model.safetensors")
+    assert all(_close(actual[k], expected[k]) for k in expected)
 
 
 KILL_SCRIPT = textwrap.dedent(

@@ -18,7 +18,9 @@ def test_a_model_at_the_floor_is_named_everywhere(corpus: Path, tmp_path: Path) 
     # the corpus is words drawn independently: there is no context to learn, only frequencies
     config = PretrainConfig(output_dir=str(tmp_path / "mlm"), train=[str(corpus / "train.txt")], preset="tiny",
                             seq_len=32, projected_length=8, max_steps=0, max_eval_blocks=4, disable_tqdm=True)  # fmt: skip
-    with pytest.warns(UserWarning, match=r"perplexity [\d.]+ is within 20% of the no-context floor [\d.]+"):
+    with pytest.warns(
+        UserWarning, match=r"perplexity [\d.]+ is (above|within 20% of) the no-context floor [\d.]+"
+    ):
         result = pretrain(config)
     assert not result.learned_context
     metrics = json.loads((tmp_path / "mlm" / "metrics.json").read_text())

@@ -5,7 +5,9 @@ argv is what follows the verb. Only the verb being run is imported, so `linforme
 fast and a verb's heavy dependencies (transformers, datasets, matplotlib) load only when it runs.
 
 Errors go to stderr with exit code 2, as `linformer <verb>: error: ...`: argparse's own (unknown
-flag, bad choice) and the ValueError a config raises when it checks its values.
+flag, bad choice) and the ValueError a config raises when it checks its values. A training run that
+stops for a reason of its own says `linformer <verb>: stopped: ...` with the status of that reason:
+75 preempted (SIGTERM / SIGUSR1; resume), 65 non-finite loss, 74 disk full (train/guards.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from contextlib import suppress
 from importlib.metadata import PackageNotFoundError, version
 
 from linformer_kit import __version__
+from linformer_kit.stopped import RunStopped
 
 VERBS: dict[str, str] = {
     "convert": "Convert a RoBERTa/BERT checkpoint into a Linformer model directory.",
@@ -57,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(f"linformer_kit.cli.{verb}")
     try:
         return int(module.main(argv[1:]))
+    except RunStopped as error:  # preempted, non-finite loss, full disk: its own status (train/guards.py)
+        print(f"linformer {verb}: stopped: {error}", file=sys.stderr)
+        return error.exit_status
     except ValueError as error:  # a bad value, named by the config that checked it
         print(f"linformer {verb}: error: {error}", file=sys.stderr)
         return 2

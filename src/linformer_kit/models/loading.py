@@ -11,6 +11,7 @@ pooler be new) and refuses every other missing or unused weight.
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,13 @@ def check_model_dir(path: str | Path, what: str = "model", *, tokenizer: bool = 
     if not (folder / "config.json").is_file():
         raise ValueError(f"{what}: {str(path)!r} is not a model directory (no config.json)")
     check_safetensors(folder, what)
+    problem = weights_problem(folder)
+    if problem is not None:  # named here: from_pretrained would say only that the directory fails
+        name, detail = problem.split(" ", 1)  # "model.safetensors is truncated (700 of 9164 bytes)"
+        raise ValueError(
+            f"{what}: cannot read the weights in {str(folder / name)!r} (truncated or corrupt?): it {detail}; "
+            "save or copy the model again"
+        )
     if tokenizer and not any((folder / name).is_file() for name in VOCABULARY_FILES):
         raise ValueError(
             f"{what}: {str(path)!r} has no tokenizer files ({', '.join(VOCABULARY_FILES)}): its text would "
@@ -55,6 +63,42 @@ def check_safetensors(folder: Path, what: str = "model") -> None:
         "checkpoints. Convert it once with transformers (`model.save_pretrained(dir)` writes "
         "safetensors) on a machine you trust"
     )
+
+
+def weights_problem(checkpoint: Path) -> str | None:
+    """What is wrong with a folder's safetensors weights ('model.safetensors is truncated ...'), or None."""
+    index = checkpoint / "model.safetensors.index.json"
+    if index.is_file():
+        try:
+            shards = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
+        except (OSError, ValueError, KeyError):
+            return "model.safetensors.index.json is truncated or not JSON"
+    else:
+        shards = ["model.safetensors"]
+    for name in shards:
+        problem = safetensors_problem(checkpoint / name)
+        if problem is not None:
+            return f"{name} {problem}"
+    return None
+
+
+def safetensors_problem(path: Path) -> str | None:
+    """'is missing' / 'is truncated' / ... for a safetensors file, from its header and size only."""
+    try:
+        with open(path, "rb") as f:
+            (header_size,) = struct.unpack("<Q", f.read(8))
+            size = path.stat().st_size
+            if 8 + header_size > size:
+                return "is truncated (its header is cut off)"
+            header = json.loads(f.read(header_size))
+    except FileNotFoundError:
+        return "is missing"
+    except (OSError, ValueError, struct.error):
+        return "is truncated or not a safetensors file"
+    end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+    if 8 + header_size + end > size:
+        return f"is truncated ({size} of {8 + header_size + end} bytes)"
+    return None
 
 
 def read_config_json(path: str | Path, what: str = "model") -> dict[str, Any]:

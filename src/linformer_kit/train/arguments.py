@@ -132,9 +132,12 @@ class LinformerTrainingArguments(TrainingArguments):
     resume: bool = dataclasses.field(
         default=False,
         metadata={
-            "help": "Continue from the last checkpoint-* in output_dir (weights, optimizer, data position)."
+            "help": "Continue from the last complete checkpoint-* in output_dir (weights, optimizer, data "
+            "position); if every checkpoint was cut off while being written, set them aside and start again."
         },
     )
+    # set by the resume check: {checkpoint folder name: what is wrong with it} when none is complete
+    incomplete_checkpoints: dict[str, str] = dataclasses.field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.output_dir is None:
@@ -185,9 +188,11 @@ class LinformerTrainingArguments(TrainingArguments):
             if not checkpoints:
                 raise ValueError(f"resume: {self.output_dir!r} holds no checkpoint-* folder to resume from")
             latest, broken = last_complete_checkpoint(out)
-            if latest is None:
-                problems = "; ".join(f"{name}: {problem}" for name, problem in broken.items())
-                raise ValueError(f"resume: no complete checkpoint in {self.output_dir!r} ({problems})")
+            if latest is None and self.resume_from_checkpoint is None:
+                # killed while writing its first checkpoint: the run starts again from step 0, and
+                # `set_aside_incomplete_checkpoints` moves the cut-off folders out of the way (kept, renamed)
+                self.incomplete_checkpoints = broken
+                return
             self.resume_from_checkpoint = self.resume_from_checkpoint or str(latest)
         if self.resume_from_checkpoint is not None:
             if not Path(self.resume_from_checkpoint).is_dir():
@@ -197,14 +202,38 @@ class LinformerTrainingArguments(TrainingArguments):
             return
         if checkpoints:
             raise ValueError(
-                f"{self.output_dir!r} already holds checkpoints: pass --resume to continue that run, "
-                f"or choose another --output-dir"
+                f"{self.output_dir!r} already holds checkpoints: pass --resume to continue that run (one "
+                "whose checkpoints were all cut off while being written then starts again from step 0), "
+                "or choose another --output-dir"
             )
         if saved_files(out):
             raise ValueError(
                 f"output_dir {self.output_dir!r} already holds {', '.join(saved_files(out))} "
                 f"({self._what_output_dir_holds()}): choose another --output-dir"
             )
+
+    def set_aside_incomplete_checkpoints(self) -> list[Path]:
+        """Rename the cut-off checkpoints a resume found (checkpoint-N -> incomplete-checkpoint-N[-2...]).
+
+        Kept, not deleted (they may hold something a user wants to inspect), but out of the names a
+        resume or the Trainer's rotation reads. Returns the new paths; a UserWarning says what happened.
+        """
+        moved = []
+        for name, problem in self.incomplete_checkpoints.items():
+            source = Path(self.output_dir) / name
+            target = source.with_name(f"incomplete-{name}")
+            suffix = 2
+            while target.exists():
+                target, suffix = source.with_name(f"incomplete-{name}-{suffix}"), suffix + 1
+            source.rename(target)
+            moved.append(target)
+            warnings.warn(
+                f"resume: {source} was cut off while being written ({problem}); moved to {target.name} "
+                "and starting again from step 0",
+                stacklevel=2,
+            )
+        self.incomplete_checkpoints = {}
+        return moved
 
     def _what_output_dir_holds(self) -> str:
         """How the message names the files already in output_dir."""

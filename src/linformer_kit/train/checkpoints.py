@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import re
-import struct
 import zipfile
 from pathlib import Path
+
+from linformer_kit.models.loading import weights_problem
 
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 
@@ -50,7 +51,7 @@ def checkpoint_problem(checkpoint: Path) -> str | None:
             return f"{name} is missing"
         except (OSError, ValueError):
             return f"{name} is truncated or not JSON"
-    problem = _weights_problem(checkpoint)
+    problem = weights_problem(checkpoint)
     if problem is not None:
         return problem
     rng_states = sorted(p.name for p in checkpoint.glob("rng_state*.pth"))
@@ -59,39 +60,4 @@ def checkpoint_problem(checkpoint: Path) -> str | None:
             return f"{name} is missing"
         if not zipfile.is_zipfile(checkpoint / name):  # torch.save archives end in their zip directory
             return f"{name} is truncated"
-    return None
-
-
-def _weights_problem(checkpoint: Path) -> str | None:
-    index = checkpoint / "model.safetensors.index.json"
-    if index.is_file():
-        try:
-            shards = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
-        except (OSError, ValueError, KeyError):
-            return "model.safetensors.index.json is truncated or not JSON"
-    else:
-        shards = ["model.safetensors"]
-    for name in shards:
-        problem = safetensors_problem(checkpoint / name)
-        if problem is not None:
-            return f"{name} {problem}"
-    return None
-
-
-def safetensors_problem(path: Path) -> str | None:
-    """'is missing' / 'is truncated' / ... for a safetensors file, from its header and size only."""
-    try:
-        with open(path, "rb") as f:
-            (header_size,) = struct.unpack("<Q", f.read(8))
-            size = path.stat().st_size
-            if 8 + header_size > size:
-                return "is truncated (its header is cut off)"
-            header = json.loads(f.read(header_size))
-    except FileNotFoundError:
-        return "is missing"
-    except (OSError, ValueError, struct.error):
-        return "is truncated or not a safetensors file"
-    end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
-    if 8 + header_size + end > size:
-        return f"is truncated ({size} of {8 + header_size + end} bytes)"
     return None

@@ -25,7 +25,6 @@ from transformers import (
     AutoTokenizer,
     DataCollatorWithPadding,
     EvalPrediction,
-    Trainer,
     TrainerCallback,
     set_seed,
 )
@@ -42,6 +41,14 @@ from linformer_kit.train.files import (
     has_suffix,
     line_of_row,
     peek_columns,
+)
+from linformer_kit.train.guards import (
+    FiniteLossTrainer,
+    LockHeartbeat,
+    PreemptionCallback,
+    disk_full_is_named,
+    output_dir_lock,
+    raise_if_preempted,
 )
 from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.throughput import ThroughputCallback
@@ -342,8 +349,16 @@ def linformer_options(config: FinetuneConfig) -> dict[str, str]:
 def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) -> FinetuneResult:
     """Finetune `config.model` for sequence classification; save it with metrics.json; return dev metrics.
 
-    `callbacks` are extra `TrainerCallback`s, after our throughput one.
+    `callbacks` are extra `TrainerCallback`s, after our own. Lock, preemption, non-finite loss and a full
+    disk are handled as in `pretrain` (train/guards.py).
     """
+    with output_dir_lock(config.output_dir, enabled=config.process_index == 0):
+        if config.process_index == 0:
+            config.set_aside_incomplete_checkpoints()
+        return _finetune(config, callbacks)
+
+
+def _finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback]) -> FinetuneResult:
     train, dev = load_splits(config)
     check_columns(config, train, dev)
     regression = is_regression(config, train)  # float scores: one output, MSE loss, Pearson / Spearman
@@ -384,8 +399,8 @@ def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) 
         **linformer_options(config),
     )  # every encoder weight from the checkpoint: a config.json of another model type is an error
     limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
-    throughput = ThroughputCallback()
-    trainer = Trainer(
+    throughput, preemption = ThroughputCallback(), PreemptionCallback()
+    trainer = FiniteLossTrainer(
         model=model,
         args=config,
         data_collator=DataCollatorWithPadding(tokenizer),
@@ -393,12 +408,15 @@ def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) 
         eval_dataset=dev,
         processing_class=tokenizer,
         compute_metrics=regression_metrics if regression else compute_metrics,
-        callbacks=[throughput, *callbacks],
+        callbacks=[throughput, preemption, LockHeartbeat(), *callbacks],
     )
-    train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss
+    with disk_full_is_named(config.output_dir):
+        train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss
+    raise_if_preempted(preemption, trainer)
     prediction = trainer.predict(dev, metric_key_prefix="eval")  # metrics and per-example predictions
     metrics = prediction.metrics
-    trainer.save_model()
+    with disk_full_is_named(config.output_dir):
+        trainer.save_model()
 
     result = FinetuneResult(
         output_dir=config.output_dir,

@@ -33,7 +33,6 @@ from transformers import (
     DataCollatorForLanguageModeling,
     PreTrainedConfig,
     PreTrainedTokenizerBase,
-    Trainer,
     TrainerCallback,
     set_seed,
 )
@@ -62,17 +61,29 @@ from linformer_kit.train.data import (
     train_tokenizer,
 )
 from linformer_kit.train.files import has_suffix
+from linformer_kit.train.guards import (
+    FiniteLossTrainer,
+    LockHeartbeat,
+    PreemptionCallback,
+    disk_full_is_named,
+    output_dir_lock,
+    raise_if_preempted,
+)
 from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.schedule import check_schedule, cut_blocks, length_at, parse_schedule
 from linformer_kit.train.throughput import ThroughputCallback
 
-Preset = Literal["tiny", "small", "base"]
+Preset = Literal["tiny", "mini", "small", "base"]
 MIN_VOCAB = 256 + len(SPECIAL_TOKENS)  # a byte-level BPE: every byte, the special tokens, then merges
 
 # Encoder shapes. "base" is the paper's RoBERTa-base (Linformer §5: 12 layers, 768 wide, 12 heads).
 PRESETS: dict[str, dict[str, int]] = {
     "tiny": dict(
         hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=256, vocab_size=1024
+    ),
+    # the CPU tier's shape: the smallest that leaves the masked-LM plateau in a CPU session (pre-LN)
+    "mini": dict(
+        hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=512, vocab_size=1024
     ),
     "small": dict(
         hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=1024, vocab_size=8192
@@ -97,9 +108,12 @@ class PretrainConfig(LinformerTrainingArguments):
     evaluates and saves. ValueError names the bad value.
     """
 
-    # Trainer fields with pretraining defaults (RoBERTa's beta2; 1 pass over the data)
+    # Trainer fields with pretraining defaults: RoBERTa's beta2, 1 pass over the data, and the batch and
+    # learning rate with which the `small` preset left the masked-LM plateau on a GPU (64 x 512 tokens
+    # per step, lr 1e-3, with the default length schedule: docs/reproduction.md, "Pretraining that learns")
     num_train_epochs: float = trainer_default("num_train_epochs", 1.0)
-    learning_rate: float = trainer_default("learning_rate", 5e-4)
+    per_device_train_batch_size: int = trainer_default("per_device_train_batch_size", 64)
+    learning_rate: float = trainer_default("learning_rate", 1e-3)
     adam_beta2: float = trainer_default("adam_beta2", 0.98)
     # data
     train: list[str] = field(
@@ -132,7 +146,8 @@ class PretrainConfig(LinformerTrainingArguments):
     preset: Preset | None = field(
         default=None,
         metadata={
-            "help": "encoder shape: tiny, small (256 wide, 4 layers; the default) or base (RoBERTa-base); "
+            "help": "encoder shape: tiny (64 wide, 2 layers), mini (128 wide, 2 layers), small (256 wide, "
+            "4 layers; the default) or base (RoBERTa-base); "
             "not with init_from"
         },
     )
@@ -175,6 +190,12 @@ class PretrainConfig(LinformerTrainingArguments):
         metadata={
             "help": "how new E, F start: 'window' (each slot the mean of seq_len/k neighbouring positions; "
             "learns local context) or 'random' (zero-mean N(0, 1/n), the paper's; docs/reproduction.md)"
+        },
+    )
+    dropout: float = field(
+        default=LinformerConfig.hidden_dropout_prob,
+        metadata={
+            "help": "dropout of hidden states and attention weights (new models only; 0 for short runs)"
         },
     )
     layer_norm: LayerNormPosition = field(
@@ -222,6 +243,7 @@ class PretrainConfig(LinformerTrainingArguments):
 
     def _check_numbers(self) -> None:
         check_number("seq_len", self.seq_len, 8, integer=True)  # a block needs room for <s>, text, </s>
+        check_number("dropout", self.dropout, 0, below=1)
         check_number("tokenizer_chars", self.tokenizer_chars, 1, integer=True)
         for name in ("max_train_documents", "max_eval_blocks"):
             check_number(name, getattr(self, name), 1, integer=True, optional=True)
@@ -274,8 +296,13 @@ class PretrainConfig(LinformerTrainingArguments):
                 "init_from; drop --preset"
             )
         # sharing / projection / projection_init / layer_norm choices: LinformerConfig's checks (model_config)
-        for name in ("projection_scaling", "layer_norm"):
-            if getattr(self, name) != getattr(LinformerConfig, name) and self.init_from is not None:
+        new_model_only = {
+            "projection_scaling": LinformerConfig.projection_scaling,
+            "layer_norm": LinformerConfig.layer_norm,
+            "dropout": LinformerConfig.hidden_dropout_prob,
+        }
+        for name, default in new_model_only.items():
+            if getattr(self, name) != default and self.init_from is not None:
                 raise ValueError(
                     f"{name}={getattr(self, name)!r} applies to new models only; "
                     f"init_from={self.init_from!r} keeps its checkpoint's {name}"
@@ -333,7 +360,8 @@ class PretrainConfig(LinformerTrainingArguments):
                 vocab_size=vocab_size or self.vocab_size or PRESETS[self.shape]["vocab_size"],
                 max_position_embeddings=self.seq_len + pad_token_id + 1,  # RoBERTa positions: n = seq_len
                 pad_token_id=pad_token_id, projection_scaling=self.projection_scaling,
-                layer_norm=self.layer_norm, **shape, **linformer,
+                layer_norm=self.layer_norm, hidden_dropout_prob=self.dropout,
+                attention_probs_dropout_prob=self.dropout, **shape, **linformer,
             )  # fmt: skip
         return target_config(AutoConfig.from_pretrained(self.init_from), **linformer)
 
@@ -396,8 +424,9 @@ def warn_if_no_context(result: PretrainResult) -> None:
     if result.learned_context:
         return
     warnings.warn(
-        f"validation perplexity {result.perplexity:.1f} is within {1 - LEARNED_CONTEXT:.0%} of the no-context "
-        f"floor {result.no_context_perplexity:.1f}: the model predicts masked tokens from their frequency "
+        f"validation perplexity {result.perplexity:.1f} is "
+        f"{'above' if result.perplexity > result.no_context_perplexity else f'within {1 - LEARNED_CONTEXT:.0%} of'} "
+        f"the no-context floor {result.no_context_perplexity:.1f}: the model predicts masked tokens from their frequency "
         "alone and has not learned to use context yet (the masked-LM plateau, docs/reproduction.md). Train "
         "longer (--max-steps), start with short blocks (--seq-len-schedule, e.g. 128:0.5,512:0.5), use "
         "--layer-norm pre with a higher --learning-rate for small models, and keep --projection-init window",
@@ -466,12 +495,13 @@ class ResumableMaskingCollator(DataCollatorForLanguageModeling):
         return super().__call__(features, return_tensors)
 
 
-class MaskedLMTrainer(Trainer):
+class MaskedLMTrainer(FiniteLossTrainer):
     """`Trainer` for masked-LM pretraining: the length schedule, and the LM head at masked positions only.
 
     Each batch of seq_len blocks is cut to the block length of the current optimizer step
     (`args.seq_len_schedule`, train/schedule.py), in training and evaluation alike; logs carry that
-    length as `seq_len`. The LM head runs only where there is a label (`logits_for="labelled"`): same
+    length as `seq_len`. A non-finite loss stops the run (`FiniteLossTrainer`, train/guards.py). The LM
+    head runs only where there is a label (`logits_for="labelled"`): same
     loss as the model's default call, 0.15x the head work (1.54x faster `small` training steps,
     scripts/cpu/masked_head_ab.py). Through `model(...)`, so DDP / accelerate wrappers still see the call.
     """
@@ -501,8 +531,17 @@ class MaskedLMTrainer(Trainer):
 def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) -> PretrainResult:
     """Train (or continue) a masked LM as configured; save it with its tokenizer and metrics.json.
 
-    `callbacks` are extra `TrainerCallback`s (logging, early stopping, ...), after our throughput one.
+    `callbacks` are extra `TrainerCallback`s (logging, early stopping, ...), after our own. The run
+    holds output_dir/.lock while it works, stops cleanly on SIGTERM / SIGUSR1 (`Preempted`, after a
+    checkpoint), at a non-finite loss (`NonFiniteLoss`) and on a full disk (`DiskFull`): train/guards.py.
     """
+    with output_dir_lock(config.output_dir, enabled=config.process_index == 0):
+        if config.process_index == 0:
+            config.set_aside_incomplete_checkpoints()  # --resume of a run killed in its first save
+        return _pretrain(config, callbacks)
+
+
+def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> PretrainResult:
     train_text = load_text(config.train, config.text_column, "train")
     if config.max_train_documents is not None and len(train_text) > config.max_train_documents:
         train_text = train_text.select(range(config.max_train_documents))
@@ -548,7 +587,7 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
         )
     limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
     collator = ResumableMaskingCollator(tokenizer, mlm_probability=config.mlm_probability, seed=config.seed)
-    throughput = ThroughputCallback()
+    throughput, preemption = ThroughputCallback(), PreemptionCallback()
     trainer = MaskedLMTrainer(
         model=model,
         args=config,
@@ -556,17 +595,20 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
         train_dataset=train_blocks,
         eval_dataset=eval_blocks,
         processing_class=tokenizer,
-        callbacks=[throughput, CurveCallback(), *callbacks],
+        callbacks=[throughput, CurveCallback(), preemption, LockHeartbeat(), *callbacks],
         seq_len_schedule=config.seq_len_schedule,
     )
 
     train_loss = None
     if config.max_steps != 0:
-        train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss
+        with disk_full_is_named(config.output_dir):
+            train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss
+        raise_if_preempted(preemption, trainer)
     eval_loss = trainer.evaluate()["eval_loss"]
     floor = no_context_loss(collator, eval_blocks, label_unigram(train_blocks, tokenizer),
                             config.per_device_eval_batch_size)  # fmt: skip
-    trainer.save_model()  # model.safetensors + config.json + tokenizer files, on the main process only
+    with disk_full_is_named(config.output_dir):
+        trainer.save_model()  # model.safetensors + config.json + tokenizer files, on the main process only
 
     perplexity = math.exp(min(eval_loss, 100.0))
     result = PretrainResult(

@@ -1,0 +1,230 @@
+"""What a long run survives: preemption, a non-finite loss, a full disk, a second run in its directory.
+
+SIGTERM / SIGUSR1     (SLURM and Kubernetes send SIGTERM, then SIGKILL a grace period later; SLURM
+                      can be told to send SIGUSR1 earlier): the current optimizer step finishes, a
+                      complete checkpoint is saved, and the run stops with `Preempted` (exit status
+                      75, EX_TEMPFAIL); `--resume` continues bit-exactly.
+a non-finite loss     (too high a learning rate, an overflow): `NonFiniteLoss` (exit status 65)
+                      names the step and the learning rate, raised after the backward pass and
+                      before the optimizer applies that step: no non-finite weight is ever saved,
+                      and the last checkpoint stays resumable.
+a full disk           (ENOSPC while saving): `DiskFull` (exit status 74) names the directory; the
+                      checkpoint cut off while being written is skipped by `--resume`, which takes
+                      the one before it (train/checkpoints.py), and no older one is rotated away.
+two runs, one output_dir  (a double submit): the second refuses at start. `output_dir/.lock`
+                      names the owner (host, pid); a lock whose process is gone (same host) or that
+                      has not been refreshed for STALE_AFTER seconds (another host: the owner
+                      touches it at every step) is a killed run's and is taken over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch
+from transformers import Trainer, TrainerCallback
+
+from linformer_kit.stopped import DiskFull, NonFiniteLoss, Preempted
+
+LOCK_FILE = ".lock"
+STALE_AFTER = 15 * 60  # seconds without a step before another host's lock counts as abandoned
+PREEMPTION_SIGNALS = ("SIGTERM", "SIGUSR1")
+
+
+# --- preemption --------------------------------------------------------------------------------------
+
+
+class PreemptionCallback(TrainerCallback):
+    """On SIGTERM / SIGUSR1: finish the step, save a checkpoint, stop training (`requested` names the signal)."""
+
+    def __init__(self) -> None:
+        self.requested: str | None = None
+        self._previous: dict[int, object] = {}
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if not _in_main_thread():
+            return  # signal handlers can only be set from the main thread (a notebook's worker: none)
+        for name in PREEMPTION_SIGNALS:
+            number = getattr(signal, name, None)
+            if number is not None:
+                self._previous[number] = signal.signal(number, self._request)
+
+    def _request(self, number, frame) -> None:
+        self.requested = signal.Signals(number).name
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if _any_rank(self.requested is not None, args.device):  # every rank stops at the same step
+            self.requested = self.requested or "a signal on another process"
+            control.should_save = True
+            control.should_training_stop = True
+
+    def on_train_end(self, args, state, control, **kwargs):
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+        self._previous.clear()
+
+
+def _in_main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _any_rank(flag: bool, device: torch.device) -> bool:
+    """`flag` or-ed over every process of a distributed run (itself without one)."""
+    if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
+        return flag
+    value = torch.tensor([int(flag)], device=device)
+    torch.distributed.all_reduce(value, op=torch.distributed.ReduceOp.MAX)
+    return bool(value.item())
+
+
+def raise_if_preempted(preemption: PreemptionCallback, trainer: Trainer) -> None:
+    """After `trainer.train()`: a preempted run stops here, with its checkpoint saved, before any final save."""
+    if preemption.requested is None:
+        return
+    step = trainer.state.global_step
+    raise Preempted(
+        f"{preemption.requested} received: stopped after step {step} and saved "
+        f"{Path(trainer.args.output_dir) / f'checkpoint-{step}'}; run the same command with --resume to continue"
+    )
+
+
+# --- non-finite loss ---------------------------------------------------------------------------------
+
+
+class FiniteLossTrainer(Trainer):
+    """`Trainer` that stops at the first non-finite training loss, before the optimizer applies it.
+
+    The check costs one device synchronisation per step, which the Trainer already pays when
+    `logging_nan_inf_filter` (default True) inspects every step's loss.
+    """
+
+    def training_step(self, model, inputs, num_items_in_batch=None):
+        loss = super().training_step(model, inputs, num_items_in_batch)
+        if not torch.isfinite(loss).all():
+            step = self.state.global_step + 1
+            checkpoint = _last_checkpoint_name(self.args.output_dir)
+            raise NonFiniteLoss(
+                f"the training loss of step {step} is {loss.item()} (learning rate "
+                f"{self._get_learning_rate():.3g}): the run stopped before that step changed a weight. "
+                f"Lower --learning-rate (or raise --warmup-steps; with --fp16 try --bf16) and "
+                + (f"--resume from {checkpoint}, whose weights are finite" if checkpoint else "start again")
+            )
+        return loss
+
+
+def _last_checkpoint_name(output_dir: str) -> str | None:
+    from linformer_kit.train.checkpoints import last_complete_checkpoint
+
+    checkpoint, _ = last_complete_checkpoint(output_dir)
+    return str(checkpoint) if checkpoint is not None else None
+
+
+# --- full disk ---------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def disk_full_is_named(output_dir: str) -> Iterator[None]:
+    """Turn ENOSPC inside the block into `DiskFull` naming `output_dir` and what is left to resume from."""
+    try:
+        yield
+    except OSError as error:
+        if error.errno != errno.ENOSPC:
+            raise
+        checkpoint = _last_checkpoint_name(output_dir)
+        resume = (
+            f"{checkpoint} is complete: free space and rerun with --resume"
+            if checkpoint
+            else ("no complete checkpoint was written: free space and start again")
+        )
+        raise DiskFull(f"no space left on the device of {output_dir!r} while writing it: {resume}") from error
+
+
+# --- one run per output directory --------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def output_dir_lock(output_dir: str | os.PathLike, enabled: bool = True) -> Iterator[None]:
+    """Hold output_dir/.lock for the run (see the module docstring); ValueError if a live run holds it."""
+    if not enabled:
+        yield
+        return
+    path = Path(output_dir) / LOCK_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    owner = {"host": socket.gethostname(), "pid": os.getpid(), "since": time.strftime("%Y-%m-%d %H:%M:%S")}
+    for _ in range(2):  # a second try after taking over an abandoned lock
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            held = _lock_owner(path)
+            if held is not None and not _abandoned(path, held):
+                raise ValueError(
+                    f"output_dir {str(output_dir)!r} is in use by another run (pid {held.get('pid')} on "
+                    f"{held.get('host')}, since {held.get('since')}): wait for it to end, or choose "
+                    f"another --output-dir (if that run is gone, delete {str(path)!r})"
+                ) from None
+            path.unlink(missing_ok=True)
+            continue
+        with os.fdopen(fd, "w") as f:
+            json.dump(owner, f)
+        break
+    else:
+        raise ValueError(
+            f"output_dir {str(output_dir)!r}: could not take {str(path)!r}; another run is starting"
+        )
+    try:
+        yield
+    finally:
+        if _lock_owner(path) == owner:
+            path.unlink(missing_ok=True)
+
+
+class LockHeartbeat(TrainerCallback):
+    """Touches output_dir/.lock at most once a minute, so another host can tell a live run from a dead one."""
+
+    def __init__(self) -> None:
+        self.last = 0.0
+
+    def on_step_end(self, args, state, control, **kwargs):
+        now = time.time()
+        if now - self.last > 60:
+            self.last = now
+            with contextlib.suppress(OSError):
+                os.utime(Path(args.output_dir) / LOCK_FILE)
+
+
+def _lock_owner(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # gone, or cut off while being written: treat as abandoned
+
+
+def _abandoned(path: Path, owner: dict) -> bool:
+    if owner.get("host") == socket.gethostname():
+        return not _alive(int(owner.get("pid", -1)))
+    try:
+        return time.time() - path.stat().st_mtime > STALE_AFTER
+    except OSError:
+        return True
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
