@@ -192,3 +192,18 @@ def test_finetune_names_the_truncated_weights_file(tiny_model_dir, sentiment_csv
     ):
         FinetuneConfig(model=str(model), train=str(sentiment_csv / "train.csv"),
                        validation=str(sentiment_csv / "dev.csv"), output_dir=str(tmp_path / "out"))  # fmt: skip
+
+
+@pytest.mark.slow
+def test_resume_of_a_finished_run_changes_nothing(corpus, straight, tmp_path) -> None:
+    import shutil
+
+    out = Path(shutil.copytree(straight, tmp_path / "out"))
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.warns(UserWarning, match=r"holds a finished run \(8 steps.*nothing to do"):
+        result = pretrain(
+            PretrainConfig(train=[str(corpus / "train.txt")], output_dir=str(out), **RUN, resume=True)
+        )
+    assert result.steps == 8
+    assert result.perplexity == json.loads((straight / "metrics.json").read_text())["perplexity"]
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before

@@ -16,6 +16,7 @@ starts), then the Trainer's.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import warnings
 from dataclasses import dataclass
@@ -211,6 +212,24 @@ class LinformerTrainingArguments(TrainingArguments):
                 f"output_dir {self.output_dir!r} already holds {', '.join(saved_files(out))} "
                 f"({self._what_output_dir_holds()}): choose another --output-dir"
             )
+
+    def finished_result(self, result_class: type) -> Any | None:
+        """With `resume`: the saved result of a run that already finished here (metrics.json and its
+        model), as a `result_class`; None otherwise. Resuming a finished run changes nothing."""
+        out = Path(self.output_dir)
+        weights = any(
+            (out / name).is_file() for name in ("model.safetensors", "model.safetensors.index.json")
+        )
+        if not (self.resume and (out / "metrics.json").is_file() and weights):
+            return None
+        saved = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+        names = {field.name for field in dataclasses.fields(result_class)}
+        warnings.warn(
+            f"resume: {self.output_dir!r} holds a finished run ({saved.get('steps')} steps, metrics.json and "
+            "the model): nothing to do, nothing changed; to train further, start a new run with --init-from",
+            stacklevel=3,
+        )
+        return result_class(**{key: value for key, value in saved.items() if key in names})
 
     def set_aside_incomplete_checkpoints(self) -> list[Path]:
         """Rename the cut-off checkpoints a resume found (checkpoint-N -> incomplete-checkpoint-N[-2...]).

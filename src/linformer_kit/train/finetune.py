@@ -352,6 +352,9 @@ def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) 
     `callbacks` are extra `TrainerCallback`s, after our own. Lock, preemption, non-finite loss and a full
     disk are handled as in `pretrain` (train/guards.py).
     """
+    finished = config.finished_result(FinetuneResult)
+    if finished is not None:
+        return finished
     with output_dir_lock(config.output_dir, enabled=config.process_index == 0):
         if config.process_index == 0:
             config.set_aside_incomplete_checkpoints()

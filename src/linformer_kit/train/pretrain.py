@@ -535,6 +535,9 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
     holds output_dir/.lock while it works, stops cleanly on SIGTERM / SIGUSR1 (`Preempted`, after a
     checkpoint), at a non-finite loss (`NonFiniteLoss`) and on a full disk (`DiskFull`): train/guards.py.
     """
+    finished = config.finished_result(PretrainResult)
+    if finished is not None:
+        return finished
     with output_dir_lock(config.output_dir, enabled=config.process_index == 0):
         if config.process_index == 0:
             config.set_aside_incomplete_checkpoints()  # --resume of a run killed in its first save
