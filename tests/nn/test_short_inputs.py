@@ -39,9 +39,32 @@ def test_inputs_longer_than_k_are_projected_as_always(projection: str) -> None:
     paper = LinformerSelfAttention(D, H, N, K, projection=projection).double().eval()
     paper.load_state_dict(layer.state_dict())
     x = torch.randn(2, K + 1, D, dtype=torch.float64)
-    mask = torch.arange(K + 1)[None, :] < torch.tensor([K + 1, 3])[:, None]
-    assert_close(layer(x, mask), paper(x, mask))  # the padded length decides, not the real one
+    mask = torch.arange(K + 1)[None, :] < torch.tensor([K + 1, K + 1])[:, None]
+    assert_close(layer(x, mask), paper(x, mask))
+    assert_close(layer(x), paper(x))
     assert not torch.allclose(layer(x[:, :K]), paper(x[:, :K]))  # below it the two differ
+
+
+@pytest.mark.parametrize("sharing", ["none", "headwise", "kv", "layerwise"])
+@pytest.mark.parametrize("projection", ["linear", "max"])
+@pytest.mark.parametrize("backend", ["sdpa", "eager"])
+def test_each_sequence_is_decided_by_its_real_length(sharing: str, projection: str, backend: str) -> None:
+    # a short sentence padded into a batch with long ones gets what it gets alone (exact attention),
+    # and the long ones what they get alone (projected): the padding guarantee holds with "exact" on
+    layer, full = _pair(sharing, projection)
+    layer.backend = backend
+    lengths = [N, 5, K, K + 1, 1, 0]  # long, short, exactly k, just past k, one token, all padding
+    x = torch.randn(len(lengths), N, D, dtype=torch.float64)
+    x[1, 5:] = float("nan")  # pad content must not matter
+    mask = torch.arange(N)[None, :] < torch.tensor(lengths)[:, None]
+    batched = layer(x, mask)
+    assert torch.isfinite(batched[mask]).all()
+    assert torch.isfinite(batched[-1]).all()  # the all-padding row: finite, not NaN
+    for i, length in enumerate(lengths[:-1]):
+        alone = layer(x[i : i + 1, :length])
+        assert_close(batched[i, :length], alone[0])
+        if length <= K:
+            assert_close(alone, full(x[i : i + 1, :length]))  # and alone it is exact attention
 
 
 def test_gradients_flow_through_the_exact_path() -> None:

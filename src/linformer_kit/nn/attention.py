@@ -12,12 +12,16 @@ The fast order needs one E for all heads and a linear projection; it is the defa
 applies ("auto"), and the paper order is kept as the reference ("paper"). Under kv / layerwise
 sharing one E X serves keys and values; under headwise sharing E X and F X come from one matmul.
 
-Short inputs. With short_inputs="exact", an input of n <= k tokens (the padded length of the batch)
-takes exact softmax attention with the same query/key/value/output weights instead of k projected
-slots: there the projection saves nothing (scores cost n·k >= n² multiply-adds) and only loses the
-attention Linformer approximates (k slots that each mix all n tokens through a fixed E cannot single
-out one token). Inputs longer than k are projected as always. Default "project" (the paper,
-fairseq and the other peers); `linformer finetune` defaults to "exact" (docs/reproduction.md, CPU tier).
+Short inputs. With short_inputs="exact", a sequence of at most k real tokens takes exact softmax
+attention with the same query/key/value/output weights instead of k projected slots: there the
+projection saves nothing (scores cost n·k >= n² multiply-adds) and only loses the attention Linformer
+approximates (k slots that each mix all n tokens through a fixed E cannot single out one token).
+Sequences longer than k are projected as always. The choice is made per sequence, by its real length,
+so a sentence gets the same output whether it is run alone or padded into a batch with long ones:
+a batch of padded length n <= k takes the exact path outright; in a longer batch, the k slots of a
+short sequence hold its own real tokens (gathered in order, the rest of the slots masked out), which is
+exact attention at the cost of the projected one. Default "project" (the paper, fairseq and the other
+peers); `linformer finetune` defaults to "exact" (docs/reproduction.md, CPU tier).
 """
 
 from __future__ import annotations
@@ -222,6 +226,8 @@ class LinformerSelfAttention(nn.Module):
             k, v, slot_mask = (
                 self._fast_keys_values(x, mask) if self.uses_fast_order else self._paper_keys_values(x, mask)
             )
+            if self.short_inputs == "exact" and mask is not None:
+                k, v, slot_mask = self._short_rows_exact(x, mask, k, v, slot_mask)
             attn_mask = _slot_attention_mask(slot_mask)
             causal = False
 
@@ -259,6 +265,38 @@ class LinformerSelfAttention(nn.Module):
         if past is not None:
             attn_mask = attn_mask & past
         return k, v, attn_mask, False
+
+    def _short_rows_exact(
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor,
+        k: torch.Tensor,
+        v: torch.Tensor,
+        slot_mask: torch.Tensor | None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Rows of at most k real tokens (in a batch padded past k): their slots become their own tokens.
+
+        Slot j of such a row holds the key and value of its j-th real token (j < its real length L),
+        the other slots are masked out: softmax over exactly its L real keys, i.e. exact attention.
+        Longer rows keep their projected slots. torch.where, not a branch: one graph for every batch.
+        """
+        slots = self.projected_length
+        real = mask.sum(-1)  # (b,) real tokens per row
+        short = real <= slots  # (b,)
+        order = torch.argsort((~mask).to(torch.int8), dim=-1, stable=True)[:, :slots]  # (b, k) real first
+        filled = torch.arange(slots, device=x.device)[None, :] < real[:, None]  # (b, k)
+        rows = torch.gather(x, 1, order[..., None].expand(-1, -1, x.shape[-1]))  # (b, k, D)
+        rows = rows.masked_fill(~filled[..., None], 0.0)  # pad content (NaN, inf) never reaches a matmul
+        exact_k = self._split_heads(self.key(rows))  # (b, h, k, d)
+        exact_v = self._split_heads(self.value(rows))  # (b, h, k, d)
+        pick = short[:, None, None, None]  # (b, 1, 1, 1)
+        k, v = torch.where(pick, exact_k, k), torch.where(pick, exact_v, v)
+        if slot_mask is None:
+            slot_mask = torch.ones_like(filled)
+        filled = filled | ~filled.any(-1, keepdim=True)  # a row without a real token keeps every slot
+        if slot_mask.dim() == 3:  # per-head slots (b, h, k)
+            filled, short = filled[:, None, :], short[:, None]
+        return k, v, torch.where(short[..., None], filled, slot_mask)
 
     def _fast_keys_values(
         self, x: torch.Tensor, mask: torch.Tensor | None
