@@ -147,3 +147,22 @@ def test_portable_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
         "callbacks": ["object"],
         "k": [8, None],
     }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run", ["pretrained", "finetuned"])
+def test_the_cards_load_snippet_runs_in_a_clean_interpreter_without_prompts(run: str, request) -> None:
+    import re
+    import subprocess
+    import sys
+
+    folder = request.getfixturevalue(run)
+    card = (folder / "README.md").read_text()
+    snippet = re.search(r"```python\n(.*?)```", card, re.S).group(1)
+    snippet = snippet.replace('"path/to/this/directory"', repr(str(folder)))
+    done = subprocess.run([sys.executable, "-c", snippet + "\nprint(type(model).__name__)"], cwd=folder,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("MaskedLM" if run == "pretrained" else "SequenceClassification")
+    assert "Sharing this directory" in card
+    assert "arXiv:2006.04768" in card

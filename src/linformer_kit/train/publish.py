@@ -89,6 +89,7 @@ def model_card(trainer: Trainer, task: Task, result: dict[str, Any], config: dic
         _training(trainer, config),
         _results(result),
         _how_to_load(task),
+        _sharing_and_citation(),
     ])  # fmt: skip
 
 
@@ -184,13 +185,30 @@ def _how_to_load(task: Task) -> str:
         "```python\n"
         f"from transformers import {auto}, AutoTokenizer, pipeline\n\n"
         'path = "path/to/this/directory"  # or its Hub id\n'
-        "tokenizer = AutoTokenizer.from_pretrained(path)\n"
+        "tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=True)  # reads config.json's auto_map\n"
         f"model = {auto}.from_pretrained(path, trust_remote_code=True)  # runs modeling_linformer.py\n"
         f'pipe = pipeline("{task}", model=model, tokenizer=tokenizer)\n'
         "```\n\n"
         "With `pip install linformer-kit`, `import linformer_kit` registers the Linformer classes and no\n"
         "`trust_remote_code` is needed. Inputs longer than the longest input above raise an error; the\n"
         "tokenizer's `model_max_length` is that limit, so pass `truncation=True`.\n"
+    )
+
+
+def _sharing_and_citation() -> str:
+    return (
+        "## Sharing this directory\n\n"
+        "Upload everything here except `checkpoint-*/` and `log_history.jsonl`: the checkpoints are the "
+        "state a `--resume` needs (optimizer, RNG, pickled training arguments), not part of the model.\n\n"
+        "## Citation\n\n"
+        "```bibtex\n"
+        "@article{wang2020linformer,\n"
+        "  title   = {Linformer: Self-Attention with Linear Complexity},\n"
+        "  author  = {Wang, Sinong and Li, Belinda Z. and Khabsa, Madian and Fang, Han and Ma, Hao},\n"
+        "  journal = {arXiv preprint arXiv:2006.04768},\n"
+        "  year    = {2020}\n"
+        "}\n"
+        "```\n"
     )
 
 
