@@ -105,3 +105,27 @@ def test_schedule_trains_short_blocks_first_and_resumes_exactly_in_phase_two(
     curve = [e for e in read_curve(killed) if "loss" in e]
     assert [e["step"] for e in curve] == list(range(1, 9))
     assert [e["seq_len"] for e in curve] == lengths
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("positions", "highest"), [("restart", 1 + 16), ("keep", 1 + 32)])
+def test_short_blocks_restart_or_keep_their_positions(
+    corpus: Path, tmp_path: Path, positions, highest
+) -> None:
+    from transformers import TrainerCallback
+
+    seen: list[int] = []
+
+    class Watch(TrainerCallback):  # the position ids the embedding looks up during the first (short) phase
+        def on_train_begin(self, args, state, control, model=None, **kwargs):
+            def hook(module, inputs):
+                if not seen:
+                    seen.append(int(inputs[0].max()))
+
+            model.linformer.embeddings.position_embeddings.register_forward_pre_hook(hook)
+
+    pretrain(PretrainConfig(output_dir=str(tmp_path / "out"), train=[str(corpus / "train.txt")], preset="tiny",
+                            seq_len=32, projected_length=8, per_device_train_batch_size=4, max_steps=2,
+                            max_eval_blocks=4, disable_tqdm=True, seq_len_schedule="16:0.5,32:0.5",
+                            short_block_positions=positions), callbacks=[Watch()])  # fmt: skip
+    assert seen == [highest]  # RoBERTa numbering: positions pad+1 .. pad+L (restart) or .. pad+n (keep)

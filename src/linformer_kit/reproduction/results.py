@@ -308,6 +308,19 @@ def plot_curves(runs: list[dict[str, Any]], path: Path, tier: str) -> Path:
     for r in runs:
         steps = [p["step"] for p in r["curve"]]
         ax.plot(steps, [p["val_perplexity"] for p in r["curve"]], marker="o", markersize=3, label=r["name"])
+    floors = [r["no_context_perplexity"] for r in runs if r.get("no_context_perplexity")]
+    if floors:  # one tokenizer and one set of masked blocks in a study: one floor
+        ax.axhline(floors[0], color="grey", linestyle="--", linewidth=1, label="no-context floor")
+    switches = sorted(
+        {
+            p["step"]
+            for r in runs
+            for p, q in zip(r["curve"], r["curve"][1:])
+            if p.get("seq_len") != q.get("seq_len")
+        }
+    )
+    for step in switches:  # where the length schedule moves to longer blocks
+        ax.axvline(step, color="grey", linestyle=":", linewidth=1)
     ax.set_yscale("log")
     ax.set_xlabel("training steps")
     ax.set_ylabel("validation perplexity (log scale)")

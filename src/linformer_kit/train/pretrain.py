@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import torch
 from transformers import (
@@ -74,6 +74,7 @@ from linformer_kit.train.schedule import check_schedule, cut_blocks, length_at, 
 from linformer_kit.train.throughput import ThroughputCallback
 
 Preset = Literal["tiny", "mini", "small", "base"]
+ShortBlockPositions = Literal["restart", "keep"]
 MIN_VOCAB = 256 + len(SPECIAL_TOKENS)  # a byte-level BPE: every byte, the special tokens, then merges
 
 # Encoder shapes. "base" is the paper's RoBERTa-base (Linformer §5: 12 layers, 768 wide, 12 heads).
@@ -171,6 +172,14 @@ class PretrainConfig(LinformerTrainingArguments):
             "plateau far sooner (docs/reproduction.md)"
         },
     )
+    short_block_positions: ShortBlockPositions = field(
+        default="restart",
+        metadata={
+            "help": "positions of the short blocks of a length schedule: 'restart' (0..L-1, as BERT; positions "
+            "past L first train in the last phase) or 'keep' (the positions they have in their seq_len block, "
+            "so every position embedding trains from the start; docs/reproduction.md)"
+        },
+    )
     # int | list[int] | None after __post_init__; the str is the command-line form ("128", "256,128", "none")
     projected_length: int | str | list[int] | None = field(
         default=128,
@@ -238,6 +247,10 @@ class PretrainConfig(LinformerTrainingArguments):
             schedule = parse_schedule(schedule, self.seq_len)
         self.seq_len_schedule = schedule
         self.seq_len_schedule = [list(p) for p in check_schedule(self.seq_len_schedule, self.seq_len)]
+        if self.short_block_positions not in get_args(ShortBlockPositions):
+            raise ValueError(
+                f"short_block_positions must be one of {get_args(ShortBlockPositions)}, got {self.short_block_positions!r}"
+            )
         self._check_data()
         self._check_model()
 
@@ -506,9 +519,16 @@ class MaskedLMTrainer(FiniteLossTrainer):
     scripts/cpu/masked_head_ab.py). Through `model(...)`, so DDP / accelerate wrappers still see the call.
     """
 
-    def __init__(self, *args, seq_len_schedule: list | None = None, **kwargs) -> None:
+    def __init__(
+        self,
+        *args,
+        seq_len_schedule: list | None = None,
+        short_block_positions: ShortBlockPositions = "restart",
+        **kwargs,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.seq_len_schedule = seq_len_schedule  # None: every batch at the length it comes in
+        self.short_block_positions = short_block_positions
 
     def current_seq_len(self, training: bool = False) -> int:
         """The block length of the step being trained, or (evaluation, logs) of the last step trained."""
@@ -518,9 +538,19 @@ class MaskedLMTrainer(FiniteLossTrainer):
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         if self.seq_len_schedule is not None:
-            inputs = cut_blocks(inputs, self.current_seq_len(training=model.training))
+            length = self.current_seq_len(training=model.training)
+            if self.short_block_positions == "keep" and length < inputs["input_ids"].shape[1]:
+                inputs = {**inputs, "position_ids": self._block_positions(model, inputs["input_ids"])}
+            inputs = cut_blocks(inputs, length)
         inputs = {**inputs, "logits_for": "labelled"} if "labels" in inputs else inputs
         return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+
+    def _block_positions(self, model, input_ids: torch.Tensor) -> torch.Tensor:
+        """(b, n) position ids of the full blocks, as the model numbers them: cut with the tokens, a short
+        block keeps the positions it has in its block, so every position embedding trains in every phase."""
+        embeddings = self.accelerator.unwrap_model(model).linformer.embeddings
+        b, n = input_ids.shape
+        return embeddings.position_ids(input_ids, b, n, input_ids.device)
 
     def log(self, logs: dict[str, float], *args, **kwargs) -> None:
         if self.seq_len_schedule is not None:
@@ -600,6 +630,7 @@ def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> P
         processing_class=tokenizer,
         callbacks=[throughput, CurveCallback(), preemption, LockHeartbeat(), *callbacks],
         seq_len_schedule=config.seq_len_schedule,
+        short_block_positions=config.short_block_positions,
     )
 
     train_loss = None
