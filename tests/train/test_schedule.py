@@ -129,3 +129,14 @@ def test_short_blocks_restart_or_keep_their_positions(
                             max_eval_blocks=4, disable_tqdm=True, seq_len_schedule="16:0.5,32:0.5",
                             short_block_positions=positions), callbacks=[Watch()])  # fmt: skip
     assert seen == [highest]  # RoBERTa numbering: positions pad+1 .. pad+L (restart) or .. pad+n (keep)
+
+
+def test_short_inputs_exact_reaches_the_new_model(tmp_path: Path, corpus: Path) -> None:
+    # with a length schedule, the phases of at most k tokens then train exact attention
+    common = dict(
+        output_dir=str(tmp_path / "out"), train=[str(corpus / "train.txt")], seq_len=32, projected_length=16
+    )
+    assert PretrainConfig(**common).model_config().short_inputs == "project"  # the paper's, LinformerConfig's
+    assert PretrainConfig(**common, short_inputs="exact").model_config().short_inputs == "exact"
+    with pytest.raises(ValueError, match="short_inputs must be one of"):
+        PretrainConfig(**common, short_inputs="never").model_config()

@@ -45,6 +45,7 @@ from linformer_kit.nn import (
     ProjectionKind,
     ProjectionScaling,
     Sharing,
+    ShortInputs,
 )
 from linformer_kit.output_dir import is_same_or_inside
 from linformer_kit.train.arguments import LinformerTrainingArguments, check_number, trainer_default
@@ -207,6 +208,14 @@ class PretrainConfig(LinformerTrainingArguments):
             "help": "dropout of hidden states and attention weights (new models only; 0 for short runs)"
         },
     )
+    short_inputs: ShortInputs = field(
+        default=LinformerConfig.short_inputs,
+        metadata={
+            "help": "a Linformer's sequences of at most k tokens: 'project' to k slots (the paper) or 'exact' "
+            "softmax attention (then the short phases of a length schedule train the attention exactly and "
+            "only the last one projects; new models only)"
+        },
+    )
     layer_norm: LayerNormPosition = field(
         default=LinformerConfig.layer_norm,
         metadata={
@@ -313,6 +322,7 @@ class PretrainConfig(LinformerTrainingArguments):
             "projection_scaling": LinformerConfig.projection_scaling,
             "layer_norm": LinformerConfig.layer_norm,
             "dropout": LinformerConfig.hidden_dropout_prob,
+            "short_inputs": LinformerConfig.short_inputs,
         }
         for name, default in new_model_only.items():
             if getattr(self, name) != default and self.init_from is not None:
@@ -373,7 +383,7 @@ class PretrainConfig(LinformerTrainingArguments):
                 vocab_size=vocab_size or self.vocab_size or PRESETS[self.shape]["vocab_size"],
                 max_position_embeddings=self.seq_len + pad_token_id + 1,  # RoBERTa positions: n = seq_len
                 pad_token_id=pad_token_id, projection_scaling=self.projection_scaling,
-                layer_norm=self.layer_norm, hidden_dropout_prob=self.dropout,
+                layer_norm=self.layer_norm, short_inputs=self.short_inputs, hidden_dropout_prob=self.dropout,
                 attention_probs_dropout_prob=self.dropout, **shape, **linformer,
             )  # fmt: skip
         return target_config(AutoConfig.from_pretrained(self.init_from), **linformer)
