@@ -215,7 +215,8 @@ class LinformerTrainingArguments(TrainingArguments):
 
     def finished_result(self, result_class: type) -> Any | None:
         """With `resume`: the saved result of a run that already finished here (metrics.json and its
-        model), as a `result_class`; None otherwise. Resuming a finished run changes nothing."""
+        model, as many steps or epochs as this config asks), as a `result_class`; None otherwise.
+        Resuming a finished run changes nothing; asking for more steps continues it."""
         out = Path(self.output_dir)
         weights = any(
             (out / name).is_file() for name in ("model.safetensors", "model.safetensors.index.json")
@@ -223,6 +224,10 @@ class LinformerTrainingArguments(TrainingArguments):
         if not (self.resume and (out / "metrics.json").is_file() and weights):
             return None
         saved = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+        if self.max_steps > 0 and saved.get("steps", 0) < self.max_steps:
+            return None  # a finished run continued to a larger --max-steps: train on
+        if self.max_steps < 0 and saved.get("config", {}).get("num_train_epochs", 0) < self.num_train_epochs:
+            return None
         names = {field.name for field in dataclasses.fields(result_class)}
         warnings.warn(
             f"resume: {self.output_dir!r} holds a finished run ({saved.get('steps')} steps, metrics.json and "

@@ -19,18 +19,27 @@ from linformer_kit.models.convert import (
     is_projection_key,
     with_linformer_options,
 )
-from linformer_kit.nn import ProjectionKind, Sharing
+from linformer_kit.nn import ProjectionInit, ProjectionKind, Sharing
 
 
 def linformer_from_checkpoint(
-    path: str, projected_length: int | list[int] | None, sharing: Sharing, projection: ProjectionKind
+    path: str,
+    projected_length: int | list[int] | None,
+    sharing: Sharing,
+    projection: ProjectionKind,
+    projection_init: ProjectionInit = "window",
 ) -> tuple[LinformerForMaskedLM, list[str]]:
     """`LinformerForMaskedLM` from the model at `path` with these Linformer options.
 
     Returns the model and the names of the parameters / buffers that were not in the checkpoint (the
     freshly initialised projections; empty when the options match the checkpoint's).
     """
-    linformer = dict(projected_length=projected_length, sharing=sharing, projection=projection)
+    linformer = dict(
+        projected_length=projected_length,
+        sharing=sharing,
+        projection=projection,
+        projection_init=projection_init,
+    )
     model_type = AutoConfig.from_pretrained(path).model_type
     if model_type in SOURCE_TYPES:
         convert = from_roberta if SOURCE_TYPES[model_type][0] == "roberta" else from_bert
@@ -48,12 +57,18 @@ def target_config(
     projected_length: int | list[int] | None,
     sharing: Sharing,
     projection: ProjectionKind,
+    projection_init: ProjectionInit = "window",
 ) -> LinformerConfig:
     """The config of the Linformer converted from `source` (linformer, roberta or bert), validated.
 
     Reads no weights: `PretrainConfig` uses it to check the options before any work.
     """
-    linformer = dict(projected_length=projected_length, sharing=sharing, projection=projection)
+    linformer = dict(
+        projected_length=projected_length,
+        sharing=sharing,
+        projection=projection,
+        projection_init=projection_init,
+    )
     if source.model_type in SOURCE_TYPES:
         return converted_config(source, **linformer)
     if source.model_type != "linformer":
