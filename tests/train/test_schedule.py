@@ -136,7 +136,9 @@ def test_short_inputs_exact_reaches_the_new_model(tmp_path: Path, corpus: Path) 
     common = dict(
         output_dir=str(tmp_path / "out"), train=[str(corpus / "train.txt")], seq_len=32, projected_length=16
     )
-    assert PretrainConfig(**common).model_config().short_inputs == "project"  # the paper's, LinformerConfig's
-    assert PretrainConfig(**common, short_inputs="exact").model_config().short_inputs == "exact"
+    assert PretrainConfig(**common).model_config().short_inputs == "exact"  # pretrain's default
+    assert (
+        PretrainConfig(**common, short_inputs="project").model_config().short_inputs == "project"
+    )  # the paper's
     with pytest.raises(ValueError, match="short_inputs must be one of"):
         PretrainConfig(**common, short_inputs="never").model_config()

@@ -209,11 +209,12 @@ class PretrainConfig(LinformerTrainingArguments):
         },
     )
     short_inputs: ShortInputs = field(
-        default=LinformerConfig.short_inputs,
+        default="exact",
         metadata={
-            "help": "a Linformer's sequences of at most k tokens: 'project' to k slots (the paper) or 'exact' "
-            "softmax attention (then the short phases of a length schedule train the attention exactly and "
-            "only the last one projects; new models only)"
+            "help": "a Linformer's sequences of at most k tokens: 'exact' softmax attention (the default: the "
+            "short phases of a length schedule then train attention exactly, and only longer blocks project; "
+            "projecting them, a window-started k=128 model stayed on the floor, docs/reproduction.md) or "
+            "'project' to k slots (the paper); saved with the model; new models only"
         },
     )
     layer_norm: LayerNormPosition = field(
@@ -322,7 +323,7 @@ class PretrainConfig(LinformerTrainingArguments):
             "projection_scaling": LinformerConfig.projection_scaling,
             "layer_norm": LinformerConfig.layer_norm,
             "dropout": LinformerConfig.hidden_dropout_prob,
-            "short_inputs": LinformerConfig.short_inputs,
+            "short_inputs": "exact",
         }
         for name, default in new_model_only.items():
             if getattr(self, name) != default and self.init_from is not None:
