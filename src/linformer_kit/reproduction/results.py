@@ -258,6 +258,8 @@ def format_tables(results: dict[str, Any]) -> str:
 
 def _schedule(phases: list | None) -> str:
     """' (128: 70%, 512: 30%)' for a length schedule; nothing for one length."""
+    if isinstance(phases, str):  # a run without results: the recipe's text form
+        return "" if phases in ("none", "auto") else f" ({phases})"
     if not phases or len(phases) == 1:
         return ""
     return " (" + ", ".join(f"{length}: {fraction:.0%}" for length, fraction in phases) + ")"
