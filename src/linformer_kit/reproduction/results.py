@@ -87,6 +87,10 @@ def _pretrain_record(o: Outcome, metrics: dict[str, Any] | None) -> dict[str, An
     # the recipe's path names the dataset: metrics.json keeps no absolute path (train/publish.py)
     train = o.run.options.get("train") or config.get("train")
     record: dict[str, Any] = {"dataset": _dataset(train), **_model_fields(config)}
+    saved = _read(o.output_dir / "config.json") or {}  # the model's own (init_from keeps its layout)
+    for key in ("layer_norm", "projection_init"):
+        if key in saved and record.get(key) is not None:
+            record[key] = saved[key]
     record["seed"] = config.get("seed", 42)
     if metrics:
         steps = metrics["steps"]
