@@ -133,30 +133,21 @@ class LinformerSelfAttention(nn.Module):
         self._external_projection: tuple[SequenceProjection, ...] = ()
         if projected_length is None:
             return
+
+        def projection_module(heads: int = 1) -> SequenceProjection:
+            return SequenceProjection(
+                max_seq_len, projected_length, projection, num_heads=heads, scaling=projection_scaling,
+                init=projection_init,
+            )  # fmt: skip
+
         if sharing in ("none", "headwise"):
             heads = num_heads if sharing == "none" else 1
-            self.key_projection = SequenceProjection(
-                max_seq_len,
-                projected_length,
-                projection,
-                num_heads=heads,
-                scaling=projection_scaling,
-                init=projection_init,
-            )
-            self.value_projection = SequenceProjection(
-                max_seq_len,
-                projected_length,
-                projection,
-                num_heads=heads,
-                scaling=projection_scaling,
-                init=projection_init,
-            )
+            self.key_projection = projection_module(heads)
+            self.value_projection = projection_module(heads)
         elif shared_projection is not None:  # layerwise, owned by the caller
             self._external_projection = (shared_projection,)
         else:  # kv, or layerwise owned by this layer
-            self.kv_projection = SequenceProjection(
-                max_seq_len, projected_length, projection, scaling=projection_scaling, init=projection_init
-            )
+            self.kv_projection = projection_module()
 
     # --- which projections this layer uses -------------------------------------------------------
 
