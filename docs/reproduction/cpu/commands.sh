@@ -3,7 +3,7 @@
 # k128-window, which projected its 128-token blocks and was stopped at step 4 500
 # (docs/reproduction/cpu/stopped/). From 11:51: the recipe as committed (Linformers with short_inputs
 # exact). 12:31-12:37: a first finetuning pass on smaller sets, stopped and deleted; 12:37: the finetunes
-# reported. 12:53: full-keep (started after the results above were collected).
+# reported. 12:53: full-keep (added after; collected with the others).
 # 2026-11-23 11:21 UTC
 linformer pretrain --output_dir runs/reproduction-cpu/pretrain/full --train ../shared/data/gutenberg/train.jsonl.gz --validation ../shared/data/gutenberg/valid.jsonl.gz --max_train_documents 80 --preset mini --layer_norm pre --dropout 0.0 --seq_len 512 --seq_len_schedule 128:0.8,512:0.2 --max_steps 7500 --per_device_train_batch_size 8 --learning_rate 0.002 --warmup_steps 0.04 --weight_decay 0.01 --lr_scheduler_type constant_with_warmup --bf16 false --eval_strategy steps --eval_steps 500 --max_eval_blocks 128 --logging_steps 500 --save_strategy steps --save_steps 1000 --save_total_limit 1 --seed 42 --disable_tqdm true --dataloader_num_workers 0 --projected_length none
 # 2026-11-23 11:39 UTC
