@@ -150,8 +150,17 @@ class LinformerConfig(PreTrainedConfig):
             raise ValueError(
                 f"hidden_size={self.hidden_size} must be divisible by num_attention_heads={self.num_attention_heads}"
             )
-        if self.position_style not in POSITION_STYLES:
-            raise ValueError(f"position_style must be one of {POSITION_STYLES}, got {self.position_style!r}")
+        for name, choices in (
+            ("position_style", POSITION_STYLES),
+            ("sharing", SHARING_MODES),
+            ("projection", PROJECTION_KINDS),
+            ("projection_init", PROJECTION_INITS),
+            ("layer_norm", LAYER_NORMS),
+            ("short_inputs", SHORT_INPUTS),
+            ("projection_scaling", PROJECTION_SCALINGS),
+        ):
+            if getattr(self, name) not in choices:
+                raise ValueError(f"{name} must be one of {choices}, got {getattr(self, name)!r}")
         if self.position_style == "roberta" and self.pad_token_id is None:
             raise ValueError(
                 "position_style='roberta' numbers positions from pad_token_id + 1: pad_token_id=None"
@@ -160,19 +169,6 @@ class LinformerConfig(PreTrainedConfig):
             raise ValueError(
                 f"max_position_embeddings={self.max_position_embeddings} leaves no room for a token "
                 f"(position_style={self.position_style!r}, pad_token_id={self.pad_token_id})"
-            )
-        if self.sharing not in SHARING_MODES:
-            raise ValueError(f"sharing must be one of {SHARING_MODES}, got {self.sharing!r}")
-        if self.projection not in PROJECTION_KINDS:
-            raise ValueError(f"projection must be one of {PROJECTION_KINDS}, got {self.projection!r}")
-        for name, choices in (("projection_init", PROJECTION_INITS), ("layer_norm", LAYER_NORMS)):
-            if getattr(self, name) not in choices:
-                raise ValueError(f"{name} must be one of {choices}, got {getattr(self, name)!r}")
-        if self.short_inputs not in SHORT_INPUTS:
-            raise ValueError(f"short_inputs must be one of {SHORT_INPUTS}, got {self.short_inputs!r}")
-        if self.projection_scaling not in PROJECTION_SCALINGS:
-            raise ValueError(
-                f"projection_scaling must be one of {PROJECTION_SCALINGS}, got {self.projection_scaling!r}"
             )
         if self.projection_scaling == "length" and self.projection not in ("linear", "random"):
             raise ValueError(

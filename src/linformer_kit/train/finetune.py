@@ -42,14 +42,7 @@ from linformer_kit.train.files import (
     line_of_row,
     peek_columns,
 )
-from linformer_kit.train.guards import (
-    FiniteLossTrainer,
-    LockHeartbeat,
-    PreemptionCallback,
-    disk_full_is_named,
-    output_dir_lock,
-    raise_if_preempted,
-)
+from linformer_kit.train.guards import GuardedTrainer, guarded_run
 from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.throughput import ThroughputCallback
 
@@ -352,13 +345,7 @@ def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) 
     `callbacks` are extra `TrainerCallback`s, after our own. Lock, preemption, non-finite loss and a full
     disk are handled as in `pretrain` (train/guards.py).
     """
-    finished = config.finished_result(FinetuneResult)
-    if finished is not None:
-        return finished
-    with output_dir_lock(config.output_dir, enabled=config.process_index == 0):
-        if config.process_index == 0:
-            config.set_aside_incomplete_checkpoints()
-        return _finetune(config, callbacks)
+    return guarded_run(config, FinetuneResult, lambda: _finetune(config, callbacks))
 
 
 def _finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback]) -> FinetuneResult:
@@ -402,8 +389,8 @@ def _finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback]) -> F
         **linformer_options(config),
     )  # every encoder weight from the checkpoint: a config.json of another model type is an error
     limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
-    throughput, preemption = ThroughputCallback(), PreemptionCallback()
-    trainer = FiniteLossTrainer(
+    throughput = ThroughputCallback()
+    trainer = GuardedTrainer(
         model=model,
         args=config,
         data_collator=DataCollatorWithPadding(tokenizer),
@@ -411,15 +398,12 @@ def _finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback]) -> F
         eval_dataset=dev,
         processing_class=tokenizer,
         compute_metrics=regression_metrics if regression else compute_metrics,
-        callbacks=[throughput, preemption, LockHeartbeat(), *callbacks],
+        callbacks=[throughput, *callbacks],
     )
-    with disk_full_is_named(config.output_dir):
-        train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss
-    raise_if_preempted(preemption, trainer)
+    train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss
     prediction = trainer.predict(dev, metric_key_prefix="eval")  # metrics and per-example predictions
     metrics = prediction.metrics
-    with disk_full_is_named(config.output_dir):
-        trainer.save_model()
+    trainer.save_model()
 
     result = FinetuneResult(
         output_dir=config.output_dir,

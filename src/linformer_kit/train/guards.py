@@ -26,8 +26,9 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import Trainer, TrainerCallback
@@ -87,26 +88,40 @@ def _any_rank(flag: bool, device: torch.device) -> bool:
     return bool(value.item())
 
 
-def raise_if_preempted(preemption: PreemptionCallback, trainer: Trainer) -> None:
-    """After `trainer.train()`: a preempted run stops here, with its checkpoint saved, before any final save."""
-    if preemption.requested is None:
-        return
-    step = trainer.state.global_step
-    raise Preempted(
-        f"{preemption.requested} received: stopped after step {step} and saved "
-        f"{Path(trainer.args.output_dir) / f'checkpoint-{step}'}; run the same command with --resume to continue"
-    )
+# --- the Trainer both verbs use ------------------------------------------------------------------------
 
 
-# --- non-finite loss ---------------------------------------------------------------------------------
+class GuardedTrainer(Trainer):
+    """`Trainer` with the guards of a long run (module docstring), for `pretrain` and `finetune` alike.
 
-
-class FiniteLossTrainer(Trainer):
-    """`Trainer` that stops at the first non-finite training loss, before the optimizer applies it.
-
-    The check costs one device synchronisation per step, which the Trainer already pays when
-    `logging_nan_inf_filter` (default True) inspects every step's loss.
+    - `train()` stops a preempted run after its checkpoint (`Preempted`) and names a full disk (`DiskFull`);
+    - `save_model()` (the final save and every checkpoint's weights) names a full disk;
+    - `training_step()` stops at the first non-finite loss, before the optimizer applies it
+      (`NonFiniteLoss`). That check costs one device synchronisation per step, which the Trainer already
+      pays when `logging_nan_inf_filter` (default True) inspects every step's loss.
     """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.preemption = PreemptionCallback()
+        self.add_callback(self.preemption)
+        self.add_callback(LockHeartbeat())
+
+    def train(self, *args, **kwargs):
+        with disk_full_is_named(self.args.output_dir):
+            output = super().train(*args, **kwargs)
+        if self.preemption.requested is not None:
+            step = self.state.global_step
+            raise Preempted(
+                f"{self.preemption.requested} received: stopped after step {step} and saved "
+                f"{Path(self.args.output_dir) / f'checkpoint-{step}'}; run the same command with --resume to "
+                "continue"
+            )
+        return output
+
+    def save_model(self, *args, **kwargs) -> None:
+        with disk_full_is_named(self.args.output_dir):
+            super().save_model(*args, **kwargs)
 
     def training_step(self, model, inputs, num_items_in_batch=None):
         loss = super().training_step(model, inputs, num_items_in_batch)
@@ -120,6 +135,19 @@ class FiniteLossTrainer(Trainer):
                 + (f"--resume from {checkpoint}, whose weights are finite" if checkpoint else "start again")
             )
         return loss
+
+
+def guarded_run(config, result_class: type, run: Callable[[], Any]) -> Any:
+    """What `pretrain` and `finetune` do around their work: a finished run's saved result (resume of a
+    finished run changes nothing), or `run()` while holding output_dir/.lock, after setting aside the
+    cut-off checkpoints a resume found. `config` is a `LinformerTrainingArguments`."""
+    finished = config.finished_result(result_class)
+    if finished is not None:
+        return finished
+    with output_dir_lock(config.output_dir, enabled=config.process_index == 0):
+        if config.process_index == 0:
+            config.set_aside_incomplete_checkpoints()  # --resume of a run killed in its first save
+        return run()
 
 
 def _last_checkpoint_name(output_dir: str) -> str | None:

@@ -62,14 +62,7 @@ from linformer_kit.train.data import (
     train_tokenizer,
 )
 from linformer_kit.train.files import has_suffix
-from linformer_kit.train.guards import (
-    FiniteLossTrainer,
-    LockHeartbeat,
-    PreemptionCallback,
-    disk_full_is_named,
-    output_dir_lock,
-    raise_if_preempted,
-)
+from linformer_kit.train.guards import GuardedTrainer, guarded_run
 from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.schedule import check_schedule, cut_blocks, length_at, parse_schedule
 from linformer_kit.train.throughput import ThroughputCallback
@@ -520,12 +513,12 @@ class ResumableMaskingCollator(DataCollatorForLanguageModeling):
         return super().__call__(features, return_tensors)
 
 
-class MaskedLMTrainer(FiniteLossTrainer):
+class MaskedLMTrainer(GuardedTrainer):
     """`Trainer` for masked-LM pretraining: the length schedule, and the LM head at masked positions only.
 
     Each batch of seq_len blocks is cut to the block length of the current optimizer step
     (`args.seq_len_schedule`, train/schedule.py), in training and evaluation alike; logs carry that
-    length as `seq_len`. A non-finite loss stops the run (`FiniteLossTrainer`, train/guards.py). The LM
+    length as `seq_len`. The guards of a long run come from `GuardedTrainer` (train/guards.py). The LM
     head runs only where there is a label (`logits_for="labelled"`): same
     loss as the model's default call, 0.15x the head work (1.54x faster `small` training steps,
     scripts/cpu/masked_head_ab.py). Through `model(...)`, so DDP / accelerate wrappers still see the call.
@@ -535,12 +528,12 @@ class MaskedLMTrainer(FiniteLossTrainer):
         self,
         *args,
         seq_len_schedule: list | None = None,
-        short_block_positions: ShortBlockPositions = "restart",
+        short_block_positions: ShortBlockPositions | None = None,
         **kwargs,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.seq_len_schedule = seq_len_schedule  # None: every batch at the length it comes in
-        self.short_block_positions = short_block_positions
+        self.short_block_positions = short_block_positions  # with a schedule: `PretrainConfig`'s choice
 
     def current_seq_len(self, training: bool = False) -> int:
         """The block length of the step being trained, or (evaluation, logs) of the last step trained."""
@@ -577,13 +570,7 @@ def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) 
     holds output_dir/.lock while it works, stops cleanly on SIGTERM / SIGUSR1 (`Preempted`, after a
     checkpoint), at a non-finite loss (`NonFiniteLoss`) and on a full disk (`DiskFull`): train/guards.py.
     """
-    finished = config.finished_result(PretrainResult)
-    if finished is not None:
-        return finished
-    with output_dir_lock(config.output_dir, enabled=config.process_index == 0):
-        if config.process_index == 0:
-            config.set_aside_incomplete_checkpoints()  # --resume of a run killed in its first save
-        return _pretrain(config, callbacks)
+    return guarded_run(config, PretrainResult, lambda: _pretrain(config, callbacks))
 
 
 def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> PretrainResult:
@@ -632,7 +619,7 @@ def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> P
         )
     limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
     collator = ResumableMaskingCollator(tokenizer, mlm_probability=config.mlm_probability, seed=config.seed)
-    throughput, preemption = ThroughputCallback(), PreemptionCallback()
+    throughput = ThroughputCallback()
     trainer = MaskedLMTrainer(
         model=model,
         args=config,
@@ -640,21 +627,18 @@ def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> P
         train_dataset=train_blocks,
         eval_dataset=eval_blocks,
         processing_class=tokenizer,
-        callbacks=[throughput, CurveCallback(), preemption, LockHeartbeat(), *callbacks],
+        callbacks=[throughput, CurveCallback(), *callbacks],
         seq_len_schedule=config.seq_len_schedule,
         short_block_positions=config.short_block_positions,
     )
 
     train_loss = None
     if config.max_steps != 0:
-        with disk_full_is_named(config.output_dir):
-            train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss
-        raise_if_preempted(preemption, trainer)
+        train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss
     eval_loss = trainer.evaluate()["eval_loss"]
     floor = no_context_loss(collator, eval_blocks, label_unigram(train_blocks, tokenizer),
                             config.per_device_eval_batch_size)  # fmt: skip
-    with disk_full_is_named(config.output_dir):
-        trainer.save_model()  # model.safetensors + config.json + tokenizer files, on the main process only
+    trainer.save_model()  # model.safetensors + config.json + tokenizer files, on the main process only
 
     perplexity = math.exp(min(eval_loss, 100.0))
     result = PretrainResult(
