@@ -113,7 +113,7 @@ def _padded(value: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 
 @pytest.mark.parametrize(("sharing", "kind", "order"), PAD_CONFIGS)
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")], ids=["nan", "inf", "-inf"])
-@pytest.mark.parametrize("backend", ["sdpa", "eager"])
+@pytest.mark.parametrize("backend", ["sdpa", "blocked", "eager"])
 def test_non_finite_pad_content_changes_nothing(
     sharing: str, kind: str, order: str, value: float, backend: str
 ) -> None:

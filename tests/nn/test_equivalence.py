@@ -75,8 +75,9 @@ def test_fast_order_matches_paper_order_with_bias_and_padding(sharing: str, kind
     assert_close(fast(x, mask), paper(x, mask))
 
 
-def test_eager_and_sdpa_backends_agree() -> None:
-    sdpa = LinformerSelfAttention(D, H, N, 4, backend="sdpa")
+@pytest.mark.parametrize("backend", ["sdpa", "blocked"])
+def test_fast_backends_agree_with_eager(backend: str) -> None:
+    sdpa = LinformerSelfAttention(D, H, N, 4, backend=backend)
     eager = LinformerSelfAttention(D, H, N, 4, backend="eager")
     eager.load_state_dict(sdpa.state_dict())
     x = torch.randn(2, N, D)

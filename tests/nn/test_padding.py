@@ -52,7 +52,7 @@ def test_pad_content_does_not_matter(sharing: str, kind: str, order: str) -> Non
 
 
 @pytest.mark.parametrize(("sharing", "kind"), [*CONFIGS, ("headwise", "full")])
-@pytest.mark.parametrize("backend", ["sdpa", "eager"])
+@pytest.mark.parametrize("backend", ["sdpa", "blocked", "eager"])
 def test_no_nan_for_all_pad_rows(sharing: str, kind: str, backend: str) -> None:
     layer = (
         _layer(sharing, "linear", None, backend=backend)

@@ -12,7 +12,7 @@ D, H, N = 32, 4, 16
 
 
 @pytest.mark.parametrize("k", [4, None])
-@pytest.mark.parametrize("backend", ["sdpa", "eager"])
+@pytest.mark.parametrize("backend", ["auto", "sdpa", "blocked", "eager"])
 def test_bf16_autocast_is_close_to_fp32(k: int | None, backend: str) -> None:
     layer = LinformerSelfAttention(D, H, N, k, backend=backend)
     x = torch.randn(2, N, D)

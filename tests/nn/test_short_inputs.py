@@ -21,7 +21,7 @@ def _pair(sharing: str, projection: str = "linear") -> tuple[LinformerSelfAttent
 
 
 @pytest.mark.parametrize("sharing", ["none", "headwise", "kv", "layerwise"])
-@pytest.mark.parametrize("backend", ["sdpa", "eager"])
+@pytest.mark.parametrize("backend", ["sdpa", "blocked", "eager"])
 def test_inputs_up_to_k_tokens_get_exact_attention(sharing: str, backend: str) -> None:
     layer, full = _pair(sharing)
     layer.backend = full.backend = backend
@@ -47,7 +47,7 @@ def test_inputs_longer_than_k_are_projected_as_always(projection: str) -> None:
 
 @pytest.mark.parametrize("sharing", ["none", "headwise", "kv", "layerwise"])
 @pytest.mark.parametrize("projection", ["linear", "max"])
-@pytest.mark.parametrize("backend", ["sdpa", "eager"])
+@pytest.mark.parametrize("backend", ["sdpa", "blocked", "eager"])
 def test_each_sequence_is_decided_by_its_real_length(sharing: str, projection: str, backend: str) -> None:
     # a short sentence padded into a batch with long ones gets what it gets alone (exact attention),
     # and the long ones what they get alone (projected): the padding guarantee holds with "exact" on

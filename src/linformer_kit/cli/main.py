@@ -19,6 +19,7 @@ from contextlib import suppress
 from importlib.metadata import PackageNotFoundError, version
 
 from linformer_kit import __version__
+from linformer_kit.allocator import reuse_freed_memory
 from linformer_kit.stopped import RunStopped
 
 VERBS: dict[str, str] = {
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     verb = build_parser().parse_args(argv[:1]).verb  # --help, --version and a bad verb exit here
+    reuse_freed_memory()  # every verb trains, measures or converts on the CPU (allocator.py)
     module = importlib.import_module(f"linformer_kit.cli.{verb}")
     try:
         return int(module.main(argv[1:]))

@@ -32,7 +32,7 @@ from typing import Literal, get_args
 import torch
 from torch import nn
 
-from linformer_kit.nn.backends import ATTENTION_BACKENDS, BACKENDS, AttentionBackend
+from linformer_kit.nn.backends import ATTENTION_BACKENDS, AttentionBackend, attention_function
 from linformer_kit.nn.projection import (
     PROJECTION_INITS,
     PROJECTION_KINDS,
@@ -68,7 +68,9 @@ class LinformerSelfAttention(nn.Module):
         projection: "linear", "mean", "max", "conv" or "random" (see `SequenceProjection`).
         dropout: dropout on the attention weights (training only).
         bias: whether query/key/value/output linears have a bias.
-        backend: "sdpa" (torch.nn.functional.scaled_dot_product_attention) or "eager" (explicit softmax).
+        backend: "auto" (the fastest core for the input's device and dtype), "sdpa"
+            (torch.nn.functional.scaled_dot_product_attention), "blocked" (query blocks in the input
+            dtype, the bf16 CPU path) or "eager" (explicit softmax in fp32): see `nn/backends.py`.
         projection_order: "auto" (fast order when it applies) or "paper" (the reference order).
         causal: only supported with projected_length=None: E mixes every position, so masking after
             the projection would leak the future (see DESIGN.md, "Causality").
@@ -99,7 +101,7 @@ class LinformerSelfAttention(nn.Module):
         projection: ProjectionKind = "linear",
         dropout: float = 0.0,
         bias: bool = True,
-        backend: AttentionBackend = "sdpa",
+        backend: AttentionBackend = "auto",
         projection_order: ProjectionOrder = "auto",
         causal: bool = False,
         shared_projection: SequenceProjection | None = None,
@@ -222,7 +224,7 @@ class LinformerSelfAttention(nn.Module):
             attn_mask = _slot_attention_mask(slot_mask)
             causal = False
 
-        attend = BACKENDS["eager" if need_weights else self.backend]
+        attend = attention_function("eager" if need_weights else self.backend, q)
         out, weights = attend(
             q, k, v, attn_mask,
             scale=1.0 / math.sqrt(d), dropout_p=self.dropout if self.training else 0.0, causal=causal,

@@ -1,4 +1,4 @@
-"""Attention cores: one signature, an eager reference and PyTorch SDPA.
+"""Attention cores: one signature, an eager reference, PyTorch SDPA, and query blocks for bf16 on CPU.
 
     (q (b, h, n, d), k (b, h, m, d), v (b, h, m, d), mask, *, scale, dropout_p, causal)
         -> (out (b, h, n, d), weights (b, h, n, m) | None)
@@ -6,6 +6,11 @@
 `mask` is a bool tensor broadcastable to (b, h, n, m), True = attend, or None. Callers guarantee
 that no row is fully masked (a fully masked softmax row is NaN in every backend).
 m is k for Linformer (projected keys/values) and n for full attention.
+
+"auto" (the layer's default) picks per call: `blocked_attention` for bfloat16 on a CPU, where
+PyTorch's fused SDPA kernel reaches about a third of the bf16 GEMM rate when m is a few hundred
+keys (its per-block softmax work dominates), and `sdpa_attention` everywhere else (GPU, fp32/fp64,
+fp16). Measured in docs/benchmarks.md ("bfloat16 on CPU").
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Literal, get_args
 import torch
 from torch.nn import functional as F
 
-AttentionBackend = Literal["sdpa", "eager"]
+AttentionBackend = Literal["auto", "sdpa", "blocked", "eager"]
 ATTENTION_BACKENDS: tuple[str, ...] = get_args(AttentionBackend)
 
 AttentionFn = Callable[..., tuple[torch.Tensor, torch.Tensor | None]]
@@ -72,4 +77,74 @@ def sdpa_attention(
     return out, None
 
 
-BACKENDS: dict[str, AttentionFn] = {"eager": eager_attention, "sdpa": sdpa_attention}
+def blocked_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None,
+    *,
+    scale: float,
+    dropout_p: float = 0.0,
+    causal: bool = False,
+) -> tuple[torch.Tensor, None]:
+    """Exact softmax(q kᵀ * scale) v, a block of queries at a time, in the input dtype.
+
+    The fast path for bf16 on CPU: each block's scores (b, h, rows, m) are one bf16 GEMM (fp32
+    accumulation, rounded to bf16 on output, as any bf16 matmul), the softmax keeps its max and sum
+    in fp32 (PyTorch's CPU kernel accumulates half precision in fp32) and returns bf16, and the
+    block is sized to stay in cache. `scale` multiplies k (m rows) rather than the scores (n x m).
+    Agrees with `eager_attention` to float64 round-off in float64; in bf16 its error is at most 4x
+    the error that rounding q, k, v to bf16 already causes (1.5-3.4x measured; SDPA, which keeps
+    fp32 scores, 1.0-1.2x): tests/nn/test_backends.py. The output is a (b, h, n, d) view of a (b, n, h, d) tensor,
+    so merging heads afterwards is free.
+    """
+    b, h, n, _ = q.shape
+    m = k.shape[-2]
+    kt = (k * scale).transpose(-1, -2).contiguous()  # (b, h, d, m), scaled once
+    v = v.contiguous()  # (b, h, m, d): one copy, not one per block
+    rows = max(64, _BLOCK_SCORES // (b * h * m))
+    blocks = []
+    for start in range(0, n, rows):
+        stop = min(start + rows, n)
+        scores = torch.matmul(q[:, :, start:stop], kt)  # (b, h, rows, m)
+        keep = _block_mask(mask, start, stop, m, causal, q.device)
+        if keep is not None:
+            scores = scores.masked_fill(~keep, float("-inf"))
+        weights = scores.softmax(dim=-1)
+        if dropout_p > 0.0:
+            weights = F.dropout(weights, p=dropout_p)
+        blocks.append(torch.matmul(weights, v).transpose(1, 2))  # (b, rows, h, d)
+    out = blocks[0] if len(blocks) == 1 else torch.cat(blocks, dim=1)  # (b, n, h, d)
+    return out.transpose(1, 2), None  # (b, h, n, d)
+
+
+_BLOCK_SCORES = 1 << 21  # scores per query block (4 MiB in bf16): measured best of 2^19..2^23 rows*h*m
+
+
+def _block_mask(
+    mask: torch.Tensor | None, start: int, stop: int, m: int, causal: bool, device: torch.device
+) -> torch.Tensor | None:
+    """The rows start:stop of `mask` (broadcastable to (b, h, n, m)) and of the causal mask."""
+    if mask is not None and mask.shape[-2] != 1:
+        mask = mask[..., start:stop, :]
+    if not causal:
+        return mask
+    past = torch.arange(start, stop, device=device)[:, None] >= torch.arange(m, device=device)[None, :]
+    return past if mask is None else mask & past
+
+
+BACKENDS: dict[str, AttentionFn] = {
+    "eager": eager_attention,
+    "sdpa": sdpa_attention,
+    "blocked": blocked_attention,
+}
+
+
+def attention_function(backend: str, q: torch.Tensor) -> AttentionFn:
+    """The core `backend` names for queries q; "auto" resolves by q's device and dtype (module docstring)."""
+    if backend != "auto":
+        return BACKENDS[backend]
+    # A symbolic length (torch.export / dynamic compile) cannot be cut into Python-level blocks.
+    if q.device.type == "cpu" and q.dtype == torch.bfloat16 and isinstance(q.shape[-2], int):
+        return blocked_attention
+    return sdpa_attention
