@@ -29,6 +29,10 @@ print(applied, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 
 def _faults(mode: str) -> tuple[bool, int]:
     env = {"PATH": "/usr/bin:/bin"}  # no MALLOC_* or LD_PRELOAD from the test's own environment
+    if mode == "default":
+        # glibc's starting threshold, pinned: its dynamic threshold makes the default run-dependent
+        # (0 to 30 000 faults measured for this loop), which is what the settings take away.
+        env["MALLOC_MMAP_THRESHOLD_"] = str(128 << 10)
     out = subprocess.run(
         [sys.executable, "-c", _FAULTS, mode], env=env, capture_output=True, text=True, check=True
     ).stdout.split()
@@ -40,8 +44,9 @@ def test_reusing_freed_memory_removes_the_page_faults_of_each_allocation() -> No
     applied, tuned = _faults("tuned")
     _, default = _faults("default")
     assert applied
-    assert default > 20 * 1024, f"glibc default: {default} faults (46 MiB of fresh pages a step is 11 776)"
-    assert tuned < default / 10, f"{tuned} faults with the settings vs {default} without"
+    assert default > 20 * 11_000, f"glibc default: {default} faults (46 MiB of fresh pages a step is 11 776)"
+    # A few blocks can still miss a freed hole by their alignment padding: 0-6 144 faults measured.
+    assert tuned < default / 20, f"{tuned} faults in 20 steps with the settings, {default} without"
 
 
 @pytest.mark.parametrize(
