@@ -7,7 +7,13 @@ import torch
 from torch.testing import assert_close
 
 from linformer_kit.nn import backends
-from linformer_kit.nn.backends import attention_function, blocked_attention, eager_attention, sdpa_attention
+from linformer_kit.nn.backends import (
+    BLOCKED_MAX_KEYS_WITH_GRAD,
+    attention_function,
+    blocked_attention,
+    eager_attention,
+    sdpa_attention,
+)
 
 B, H, N, D = 2, 3, 37, 8
 
@@ -110,6 +116,15 @@ def test_dropout_in_one_block_matches_eager_with_the_same_seed() -> None:
 )
 def test_auto_picks_blocked_for_bf16_on_cpu_only(dtype: torch.dtype, want: object) -> None:
     q = torch.zeros(1, 1, 4, 2, dtype=dtype)
-    assert attention_function("auto", q) is want
-    assert attention_function("eager", q) is eager_attention
-    assert attention_function("sdpa", q) is sdpa_attention
+    assert attention_function("auto", q, 4) is want
+    assert attention_function("eager", q, 4) is eager_attention
+    assert attention_function("sdpa", q, 4) is sdpa_attention
+
+
+def test_auto_trains_many_keys_in_sdpa_whose_backward_keeps_no_n_by_m_weights() -> None:
+    q = torch.zeros(1, 1, 4, 2, dtype=torch.bfloat16, requires_grad=True)
+    many = BLOCKED_MAX_KEYS_WITH_GRAD + 1
+    assert attention_function("auto", q, BLOCKED_MAX_KEYS_WITH_GRAD) is blocked_attention
+    assert attention_function("auto", q, many) is sdpa_attention
+    with torch.no_grad():  # inference keeps nothing: the blocked core at any m
+        assert attention_function("auto", q, many) is blocked_attention

@@ -10,7 +10,9 @@ m is k for Linformer (projected keys/values) and n for full attention.
 "auto" (the layer's default) picks per call: `blocked_attention` for bfloat16 on a CPU, where
 PyTorch's fused SDPA kernel reaches about a third of the bf16 GEMM rate when m is a few hundred
 keys (its per-block softmax work dominates), and `sdpa_attention` everywhere else (GPU, fp32/fp64,
-fp16). Measured in docs/benchmarks.md ("bfloat16 on CPU").
+fp16), and also for a backward pass over more than 1 024 keys: autograd keeps the blocked core's
+(b, h, n, m) weights, where SDPA's backward keeps O(n) statistics, so full attention at long n
+trains in SDPA. Measured in docs/benchmarks.md ("bfloat16 on CPU").
 """
 
 from __future__ import annotations
@@ -118,7 +120,7 @@ def blocked_attention(
     return out.transpose(1, 2), None  # (b, h, n, d)
 
 
-_BLOCK_SCORES = 1 << 21  # scores per query block (4 MiB in bf16): measured best of 2^19..2^23 rows*h*m
+_BLOCK_SCORES = 1 << 20  # scores per query block (2 MiB in bf16); 2^19..2^23 measured within 5% of each other
 
 
 def _block_mask(
@@ -140,11 +142,17 @@ BACKENDS: dict[str, AttentionFn] = {
 }
 
 
-def attention_function(backend: str, q: torch.Tensor) -> AttentionFn:
-    """The core `backend` names for queries q; "auto" resolves by q's device and dtype (module docstring)."""
+BLOCKED_MAX_KEYS_WITH_GRAD = 1024  # above it, "auto" trains in SDPA: O(n) saved for backward, not (n x m)
+
+
+def attention_function(backend: str, q: torch.Tensor, m: int) -> AttentionFn:
+    """The core `backend` names for queries q and m keys; "auto" resolves as the module docstring says."""
     if backend != "auto":
         return BACKENDS[backend]
-    # A symbolic length (torch.export / dynamic compile) cannot be cut into Python-level blocks.
-    if q.device.type == "cpu" and q.dtype == torch.bfloat16 and isinstance(q.shape[-2], int):
-        return blocked_attention
-    return sdpa_attention
+    if q.device.type != "cpu" or q.dtype != torch.bfloat16:
+        return sdpa_attention
+    if not isinstance(q.shape[-2], int):  # a symbolic length (export, dynamic compile): no Python blocks
+        return sdpa_attention
+    if m > BLOCKED_MAX_KEYS_WITH_GRAD and torch.is_grad_enabled() and q.requires_grad:
+        return sdpa_attention
+    return blocked_attention
