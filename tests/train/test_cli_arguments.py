@@ -32,6 +32,21 @@ def test_every_trainer_argument_is_a_flag_under_its_name(verb: str) -> None:
     assert [name for name in TRAINER_FIELDS if f"--{name.replace('_', '-')}" not in options] == []
 
 
+@pytest.mark.parametrize(("verb", "own"), [("pretrain", "--projected_length"), ("finetune", "--model")])
+def test_help_lists_our_options_first_and_the_trainer_options_last(verb: str, own: str) -> None:
+    text = importlib.import_module(f"linformer_kit.cli.{verb}").build_parser().format_help()
+    sections = ["options:", "training (the Trainer options most runs set):", "short aliases:",
+                "every other Trainer option (transformers.TrainingArguments):"]  # fmt: skip
+    where = [text.index(section) for section in sections]
+    assert where == sorted(where), "help sections out of order"
+    first, essentials, _, rest = (text[a:b] for a, b in zip(where, [*where[1:], len(text)], strict=True))
+    assert own in first and "--learning_rate" not in first and "--adam_epsilon" not in first
+    assert "--learning_rate" in essentials and "--max_steps" in essentials and "--bf16" in essentials
+    assert "--adam_epsilon" in rest and "--learning_rate" not in rest
+    # every Trainer field is still listed somewhere, once
+    assert [name for name in TRAINER_FIELDS if text.count(f"--{name} ") + text.count(f"--{name},") < 1] == []
+
+
 def test_pretrain_flags_reach_the_config(corpus: Path, tiny_model_dir: Path, tmp_path: Path) -> None:
     """The flag spellings scripts already use, and Trainer options under the Trainer's names."""
     config = parse("pretrain", [

@@ -7,6 +7,10 @@ Every field of the config is a flag under its own name, spelled with `_` or `-` 
 the field's. `--config FILE` reads a YAML (.yaml, .yml) or JSON (.json) mapping of field names to
 values; flags given on the command line override it. A few short names stay as aliases
 (`--batch-size`, `--epochs`, `--no-progress`); nothing else is hand-written here.
+
+`--help` lists the verb's own options first (data, model, Linformer), then the Trainer options a
+run usually sets (`TRAINING_ESSENTIALS`), the aliases, and last every other `TrainingArguments`
+field under its own heading: the parser is the same, only the help is grouped.
 """
 
 from __future__ import annotations
@@ -19,6 +23,14 @@ from typing import Any
 
 import yaml
 from transformers import HfArgumentParser
+
+# Trainer fields most runs set: shown right after the verb's own options in --help
+TRAINING_ESSENTIALS: tuple[str, ...] = (
+    "output_dir", "max_steps", "num_train_epochs", "per_device_train_batch_size", "per_device_eval_batch_size",
+    "gradient_accumulation_steps", "learning_rate", "lr_scheduler_type", "warmup_steps", "weight_decay",
+    "adam_beta2", "bf16", "seed", "eval_strategy", "eval_steps", "save_steps", "save_total_limit",
+    "logging_steps", "report_to",
+)  # fmt: skip
 
 # short flag -> (field, argparse options): the names of the first CLI, kept because scripts use them
 ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
@@ -36,10 +48,29 @@ def config_parser(config_class: type, prog: str, usage: str, description: str) -
     parser.add_argument(
         "--config", metavar="FILE", help="YAML or JSON file of options (flags on the command line win)"
     )
+    essentials = parser.add_argument_group("training (the Trainer options most runs set)")
     aliases = parser.add_argument_group("short aliases")
     for flag, (name, options) in ALIASES.items():
         aliases.add_argument(flag, dest=name, default=argparse.SUPPRESS, help=f"= --{name}", **options)
+    others = parser.add_argument_group("every other Trainer option (transformers.TrainingArguments)")
+    _group_trainer_options(parser, essentials, others)
     return parser
+
+
+def _group_trainer_options(
+    parser: argparse.ArgumentParser, essentials: argparse._ArgumentGroup, others: argparse._ArgumentGroup
+) -> None:
+    """Move the Trainer's fields out of the first help section into `essentials` and `others`."""
+    from transformers import TrainingArguments
+
+    trainer_fields = {field.name for field in dataclasses.fields(TrainingArguments)}
+    for action in list(parser._optionals._group_actions):  # help layout only: parsing is unchanged
+        if action.dest not in trainer_fields:
+            continue
+        parser._optionals._group_actions.remove(action)
+        group = essentials if action.dest in TRAINING_ESSENTIALS else others
+        group._group_actions.append(action)
+    essentials._group_actions.sort(key=lambda action: TRAINING_ESSENTIALS.index(action.dest))
 
 
 def parse_config(parser: HfArgumentParser, argv: list[str]) -> Any:

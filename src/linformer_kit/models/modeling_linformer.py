@@ -20,8 +20,9 @@ Notation: b batch, n sequence length (<= config.max_seq_len), k projected length
 D hidden size.
 
 Attention implementation (`attn_implementation=` in `from_pretrained` / the constructor):
-"sdpa" (default) runs `torch.nn.functional.scaled_dot_product_attention`; "eager" runs the explicit
-softmax. `output_attentions=True` always takes the eager path, the only one that materialises the
+"sdpa" (default) runs the layer's fast cores (`backend="auto"`: PyTorch's
+`scaled_dot_product_attention`, or on a CPU in bfloat16 the query-blocked core of `nn/backends.py`);
+"eager" runs the explicit softmax in fp32. `output_attentions=True` always takes the eager path, the only one that materialises the
 (b, h, n, k) maps ((b, h, n, n) in layers with projected_length=None).
 """
 

@@ -142,8 +142,8 @@ class PretrainConfig(LinformerTrainingArguments):
         default=None,
         metadata={
             "help": "encoder shape: tiny (64 wide, 2 layers), mini (128 wide, 2 layers), small (256 wide, "
-            "4 layers; the default) or base (RoBERTa-base); "
-            "not with init_from"
+            "4 layers) or base (RoBERTa-base); None means small, or the shape of the init_from model "
+            "(the two do not go together)"
         },
     )
     init_from: str | None = field(
