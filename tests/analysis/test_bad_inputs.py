@@ -82,6 +82,22 @@ TEXTS = {
 }
 
 
+JSON_TEXTS = {
+    "broken JSON line": ('{"text": "a"}\n{"text": \n', r"text_file.*line 2.*not valid JSON"),
+    "no text field": ('{"body": "a"}\n', r"text_file.*line 1.*no field \['text'\]"),
+}
+
+
+@pytest.mark.parametrize("case", JSON_TEXTS)
+def test_spectrum_bad_json_records(
+    case: str, before_load: None, tiny_roberta_dir: Path, tmp_path: Path, capsys
+) -> None:
+    content, match = JSON_TEXTS[case]
+    text = tmp_path / "docs.jsonl"
+    text.write_text(content)
+    check_cli(_argv(tiny_roberta_dir, text, tmp_path / "out"), match, capsys, watch=[tmp_path])
+
+
 @pytest.mark.parametrize("case", TEXTS)
 def test_spectrum_bad_text(
     case: str, before_load: None, tiny_roberta_dir: Path, tmp_path: Path, capsys

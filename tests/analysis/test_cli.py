@@ -32,6 +32,47 @@ def test_cli_writes_json_and_figures(tiny_roberta_dir: Path, text_file: Path, tm
     assert f"recommended projected_length (keep=0.8): {k}" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("learned", [False, True])
+def test_cli_warns_when_the_model_never_left_its_no_context_floor(
+    learned: bool, tiny_roberta_dir: Path, text_file: Path, tmp_path: Path, capsys
+) -> None:
+    import shutil
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_roberta_dir, model)
+    metrics = {
+        "perplexity": 3043.8 if not learned else 80.5,
+        "no_context_perplexity": 465.8,
+        "learned_context": learned,
+    }
+    (model / "metrics.json").write_text(json.dumps(metrics))
+    report = _run(model, text_file, tmp_path / "out")
+    out = capsys.readouterr().out
+    warned = "WARNING: this model has not learned to use context (validation perplexity 3043.8 vs its no-context floor 465.8"
+    assert (warned in out) is not learned
+    assert any(warned in note for note in report["notes"]) is not learned
+
+
+@pytest.mark.parametrize("suffix", [".jsonl.gz", ".jsonl", ".json"])
+def test_cli_reads_the_files_pretrain_reads(
+    suffix: str, tiny_roberta_dir: Path, text_file: Path, tmp_path: Path
+) -> None:
+    """The same documents as a .txt (joined by a blank line) and as JSON records give the same spectrum."""
+    import gzip
+
+    documents = text_file.read_text().split("\n\n")
+    joined = tmp_path / "joined.txt"
+    joined.write_text("\n\n".join(documents))
+    records = [{"text": doc, "id": i} for i, doc in enumerate(documents)]
+    body = json.dumps(records) if suffix == ".json" else "".join(json.dumps(r) + "\n" for r in records)
+    data = tmp_path / f"docs{suffix}"
+    data.write_bytes(gzip.compress(body.encode()) if suffix.endswith(".gz") else body.encode())
+    want = _run(tiny_roberta_dir, joined, tmp_path / "txt")
+    got = _run(tiny_roberta_dir, data, tmp_path / "json")
+    assert got["curve_mean"] == want["curve_mean"]
+    assert got["num_inputs"] == want["num_inputs"] == 4
+
+
 def test_cli_recommendation_is_accepted_by_linformer_config(
     tiny_roberta_dir: Path, text_file: Path, tmp_path: Path
 ) -> None:

@@ -93,7 +93,9 @@ def test_blocked_bf16_error_is_within_four_times_the_input_rounding(logit_scale:
     q, k, v = _qkv(m, scale=logit_scale)
     exact, _ = eager_attention(q, k, v, None, scale=D**-0.5)
     rounded = [t.bfloat16() for t in (q, k, v)]
-    input_error = (eager_attention(*(t.double() for t in rounded), None, scale=D**-0.5)[0] - exact).abs().max()
+    input_error = (
+        (eager_attention(*(t.double() for t in rounded), None, scale=D**-0.5)[0] - exact).abs().max()
+    )
     got, _ = blocked_attention(*rounded, None, scale=D**-0.5)
     assert got.dtype == torch.bfloat16
     error = (got.double() - exact).abs().max()

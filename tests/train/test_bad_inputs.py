@@ -740,7 +740,7 @@ def test_trainer_option_typo(
 def test_a_json_line_longer_than_the_sniffed_head_is_not_called_broken(tmp_path: Path) -> None:
     # Seen on the real Gutenberg corpus (one book per JSON line, ~400 KB): the 64 KiB head cut the
     # first line, and the check called it "not valid JSON".
-    from linformer_kit.train.files import HEAD_BYTES, check_data_file
+    from linformer_kit.data_files import HEAD_BYTES, check_data_file
 
     book = json.dumps({"title": "a book", "text": "word " * HEAD_BYTES}) + "\n"
     path = tmp_path / "books.jsonl.gz"

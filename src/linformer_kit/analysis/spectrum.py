@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from linformer_kit.analysis.svd import SvdMethod, singular_values
+from linformer_kit.data_files import check_data_file, file_format, read_texts
 
 Normalization = Literal["singular", "energy"]
 HeadReduction = Literal["max", "mean"]
@@ -41,7 +42,9 @@ class SpectrumConfig:
     config.json (a Linformer with projected_length=k has no n x n maps; seq_len and index must fit)."""
 
     model: str = ""  # model directory or Hub name (loading only; unused by `compute_spectrum`)
-    text_file: str = ""  # UTF-8 text, cut into chunks of `seq_len` tokens (loading only)
+    text_file: str = (
+        ""  # .txt, or .jsonl / .json records with a "text" field (each may be .gz), as pretrain reads
+    )
     output_dir: str | None = None  # where `write_spectrum_report` goes; checked here when given
     seq_len: int | None = None  # tokens per input, special tokens included; None = the model's maximum
     max_inputs: int = 64  # bounds the work: at most this many chunks of the text
@@ -145,27 +148,23 @@ def check_device(device: str) -> None:
 
 
 def check_text_file(path: str) -> None:
-    """The text must be a readable, non-blank UTF-8 file (the whole file is read later anyway)."""
+    """A readable, non-blank UTF-8 text file, or JSON records with a "text" field (what pretrain reads)."""
     file = Path(path)
     if file.is_dir():
-        raise ValueError(f"text_file: {path!r} is a directory; give a UTF-8 text file")
+        raise ValueError(
+            f"text_file: {path!r} is a directory; give a text file (.txt, .jsonl, .json, or .gz)"
+        )
     if not file.is_file():
         raise ValueError(f"text_file: no such file: {path!r}")
-    data = file.read_bytes()
-    if not data:
-        raise ValueError(f"text_file: {path!r} is empty (0 bytes)")
-    if b"\x00" in data:
-        line = data[: data.index(b"\x00")].count(b"\n") + 1
-        raise ValueError(f"text_file: {path!r}, line {line}: looks binary (a NUL byte), not text")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise ValueError(
-            f"text_file: {path!r}, line {line}: is not UTF-8 text; re-encode it as UTF-8"
-        ) from None
-    if not text.strip():
+    records = file_format(file) != "text"
+    check_data_file(file, "text_file", ("text",) if records else ())
+    if not records and not file.read_text(encoding="utf-8").strip():
         raise ValueError(f"text_file: {path!r} holds no text (only whitespace)")
+
+
+def read_text(path: str) -> str:
+    """The documents of `path`, one after another (a blank line between two)."""
+    return "\n\n".join(read_texts(path))
 
 
 # position ids start after the pad id in these (fairseq style): the longest input is shorter by pad + 1
@@ -565,9 +564,34 @@ def spectrum_from_pretrained(config: SpectrumConfig) -> SpectrumResult:
     seq_len = config.seq_len or limit
     if seq_len > limit:
         raise ValueError(f"seq_len={seq_len} exceeds the model's longest input {limit}")
-    text = Path(config.text_file).read_text(encoding="utf-8")
-    inputs = chunk_text(text, tokenizer, seq_len, config.max_inputs)
-    return compute_spectrum(model, inputs, config)
+    inputs = chunk_text(read_text(config.text_file), tokenizer, seq_len, config.max_inputs)
+    result = compute_spectrum(model, inputs, config)
+    untrained = no_context_warning(config.model)
+    if untrained is not None:
+        result.notes.insert(0, untrained)
+    return result
+
+
+def no_context_warning(model: str) -> str | None:
+    """A warning when the model's own metrics.json (`linformer pretrain`) says it learned no context.
+
+    Such a model's attention is close to uniform or positional: its maps are low rank because it
+    reads nothing yet, and a k taken from them says nothing about a trained model.
+    """
+    path = Path(model) / "metrics.json"
+    try:
+        metrics = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        return None
+    if not isinstance(metrics, dict) or metrics.get("learned_context") is not False:
+        return None
+    return (
+        f"WARNING: this model has not learned to use context (validation perplexity "
+        f"{metrics.get('perplexity', float('nan')):.1f} vs its no-context floor "
+        f"{metrics.get('no_context_perplexity', float('nan')):.1f}, metrics.json): its attention maps "
+        "reflect an untrained model, and the recommended projected_length may be far too small; "
+        "measure a model that left the floor"
+    )
 
 
 def write_spectrum_report(result: SpectrumResult, output_dir: str | Path) -> dict[str, Path]:

@@ -24,7 +24,12 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     parser.add_argument("model", metavar="MODEL_DIR_OR_NAME", help="model directory (or Hub name)")
-    parser.add_argument("--text", required=True, metavar="FILE", help="UTF-8 text file to cut into inputs")
+    parser.add_argument(
+        "--text",
+        required=True,
+        metavar="FILE",
+        help='text to cut into inputs: .txt, or .jsonl / .json records with a "text" field (each may be .gz), as pretrain reads',
+    )
     parser.add_argument("--output-dir", required=True, metavar="DIR")
     parser.add_argument(
         "--keep", type=float, default=default["keep"], help="share of the spectrum k must keep"

@@ -21,7 +21,7 @@ from tokenizers import ByteLevelBPETokenizer
 from tokenizers.processors import RobertaProcessing
 from transformers import PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
-from linformer_kit.train.files import check_data_file, explain_failure
+from linformer_kit.data_files import check_data_file, explain_failure
 
 TEXT_SUFFIXES = (".txt", ".text")
 JSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")

@@ -29,12 +29,7 @@ from transformers import (
     set_seed,
 )
 
-from linformer_kit.models.loading import check_model_dir, load_pretrained, read_config_json
-from linformer_kit.nn import SHORT_INPUTS, ShortInputs
-from linformer_kit.output_dir import is_same_or_inside
-from linformer_kit.train.arguments import LinformerTrainingArguments, check_number, trainer_default
-from linformer_kit.train.data import TABLE_SUFFIXES, load_hub_dataset
-from linformer_kit.train.files import (
+from linformer_kit.data_files import (
     check_data_file,
     explain_failure,
     has_examples,
@@ -42,6 +37,11 @@ from linformer_kit.train.files import (
     line_of_row,
     peek_columns,
 )
+from linformer_kit.models.loading import check_model_dir, load_pretrained, read_config_json
+from linformer_kit.nn import SHORT_INPUTS, ShortInputs
+from linformer_kit.output_dir import is_same_or_inside
+from linformer_kit.train.arguments import LinformerTrainingArguments, check_number, trainer_default
+from linformer_kit.train.data import TABLE_SUFFIXES, load_hub_dataset
 from linformer_kit.train.guards import GuardedTrainer, guarded_run
 from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.throughput import ThroughputCallback

@@ -37,6 +37,7 @@ from transformers import (
     set_seed,
 )
 
+from linformer_kit.data_files import has_suffix
 from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, parse_projected_length
 from linformer_kit.models.configuration_linformer import LayerNormPosition
 from linformer_kit.models.loading import check_model_dir, read_config_json
@@ -61,7 +62,6 @@ from linformer_kit.train.data import (
     pack_blocks,
     train_tokenizer,
 )
-from linformer_kit.train.files import has_suffix
 from linformer_kit.train.guards import GuardedTrainer, guarded_run
 from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.schedule import check_schedule, cut_blocks, length_at, parse_schedule

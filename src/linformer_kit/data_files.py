@@ -1,4 +1,7 @@
-"""Local data files: cheap checks before any work, and errors that name the file and the line.
+"""Local data files: cheap checks before any work, errors that name the file and the line, and text.
+
+Standard library only, so `linformer spectrum` (no `datasets` installed) reads the same files as
+`linformer pretrain`: `read_texts` gives the documents of a .txt, .jsonl, .json file (each may be .gz).
 
 `check_data_file` runs when a config is built. It reads the first 64 KiB of each file (and the rest
 of the line they end in), so a
@@ -109,6 +112,32 @@ def line_of_row(path: str | Path, row: int) -> int:
                 return start
             start = reader.line_num + 1
     return -1
+
+
+def read_texts(path: str | Path, column: str = "text") -> Iterator[str]:
+    """The documents of a text file (the whole file is one), or the `column` field of each JSON record.
+
+    A .jsonl file holds one record per line; a .json file either the same or one JSON array of
+    records (the two layouts `datasets`' json loader reads). Run `check_data_file` first for errors
+    that name the line.
+    """
+    path = Path(path)
+    kind = file_format(path)
+    with _open_text(path) as f:
+        if kind == "text":
+            yield f.read()
+            return
+        text = f.read()
+    try:
+        records = json.loads(text) if kind == "json" else None
+    except json.JSONDecodeError:
+        records = None  # JSON lines in a .json file
+    if not isinstance(records, list):
+        records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    for number, record in enumerate(records, start=1):
+        if not isinstance(record, dict) or column not in record:
+            raise ValueError(f"{str(path)!r}: record {number} has no field {column!r}")
+        yield str(record[column])
 
 
 # --- reading --------------------------------------------------------------------------------------------
