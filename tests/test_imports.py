@@ -24,10 +24,29 @@ def test_importing_nn_does_not_import_transformers() -> None:
     )
 
 
-@pytest.mark.parametrize("first", ["linformer_kit", "transformers"])
-def test_importing_linformer_kit_registers_the_auto_classes(first: str) -> None:
-    """Either import order: linformer_kit first (registers when transformers is imported) or second."""
-    second = "transformers" if first == "linformer_kit" else "linformer_kit"
+def test_importing_linformer_kit_imports_neither_transformers_nor_torch() -> None:
+    pytest.importorskip("transformers")  # installed, and still not imported
+    run_python(
+        "import sys\nimport linformer_kit\n"
+        "heavy = sorted(m for m in ('transformers', 'torch', 'linformer_kit.models') if m in sys.modules)\n"
+        "assert not heavy, f'import linformer_kit imported {heavy}'\n"
+    )
+
+
+def test_importing_linformer_kit_then_transformers_registers_nothing() -> None:
+    """Registration is explicit: no import hook makes `import transformers` pull in the models."""
+    pytest.importorskip("transformers")
+    run_python(
+        "import sys\nimport linformer_kit\nimport transformers\n"
+        "assert 'linformer_kit.models' not in sys.modules\n"
+        "assert 'linformer' not in transformers.CONFIG_MAPPING\n"
+    )
+
+
+@pytest.mark.parametrize("first", ["linformer_kit.models", "transformers"])
+def test_importing_linformer_kit_models_registers_the_auto_classes(first: str) -> None:
+    """Either import order: `import linformer_kit.models` is what registers `model_type="linformer"`."""
+    second = "transformers" if first == "linformer_kit.models" else "linformer_kit.models"
     run_python(
         f"import {first}\nimport {second}\n"
         "from transformers import AutoConfig, AutoModelForMaskedLM\n"
@@ -45,5 +64,7 @@ def test_subpackages_load_on_first_use() -> None:
         "import sys\nimport linformer_kit\n"
         "assert 'linformer_kit.models' not in sys.modules\n"
         "assert linformer_kit.models.LinformerConfig.model_type == 'linformer'\n"
+        "from transformers import AutoConfig\n"
+        "assert AutoConfig.for_model('linformer').model_type == 'linformer'  # first use registered it\n"
         "assert linformer_kit.nn.LinformerSelfAttention is not None\n"
     )

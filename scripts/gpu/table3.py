@@ -1,13 +1,15 @@
-"""GPU call 2: the paper's Table 3 on a CUDA GPU, the SDPA kernels that ran, a profile and a compiled path.
+"""The paper's Table 3 on a CUDA GPU, the SDPA kernels that ran, a profile and a compiled path.
 
-    python scripts/gpu/table3.py --out $OUT            # on the GPU machine (bf16), about 6 minutes on an H100
-    python scripts/gpu/table3.py --out /tmp/t3 --tiny  # CPU dry run of the same code on tiny shapes
+    bash scripts/gpu/run.sh table3 [PART...]                # on the GPU machine (scripts/gpu/README.md)
+    python scripts/gpu/table3.py --out runs/gpu/table3      # the same, directly (bf16), ~6 minutes on an H100
+    python scripts/gpu/table3.py --out runs/t3 --tiny       # CPU dry run of the same code on tiny shapes
 
 Writes, under --out: kernels.json (which attention kernels each method launched), profile.txt (top
 kernels of one Linformer layer call), compiled.json (eager vs torch.compile, outputs compared), and
-table3-<part>.json / .md (the `linformer_kit.bench` records, written part by part so a timeout keeps
-what was measured). Everything is measured with the library's own benchmark; this script only chooses
-the grid and adds what the library does not record (kernel names, compiled variants).
+<part>/benchmark.json / .md (the `linformer_kit.bench` records, written part by part so a timeout keeps
+what was measured). Parts: kernels, compiled, and the grids layer, layer-batch8, encoder, encoder-k256,
+layer-large-k (`grid` below). Everything is measured with the library's own benchmark; this script only
+chooses the grid and adds what the library does not record (kernel names, compiled variants).
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ def grid(tiny: bool) -> dict[str, BenchmarkConfig]:
                                      scopes=("layer",), passes=("forward", "forward+backward"),
                                      batch_size=8, seq_lens=base.seq_lens[:-1]),  # fmt: skip
         "encoder": base.replace(methods=ours, scopes=("encoder",), passes=("forward", "forward+backward")),
-        # what call 2 could not fit in its time: the encoder at k=256, and the layer at k = 1024, 2048
+        # smaller grids, for a session that has little time: the encoder at k=256, the layer at k = 1024, 2048
         "encoder-k256": base.replace(methods=("linformer-headwise", "linformer-kv", "full-sdpa", "full-eager"),
                                      projected_lengths=(256,), scopes=("encoder",), rounds=3,
                                      passes=("forward", "forward+backward"), seq_lens=base.seq_lens[:6]),

@@ -1,13 +1,15 @@
-"""GPU call 2b: masked-LM training throughput of the `base` preset, Linformer vs full attention.
+"""Masked-LM training throughput of the `base` preset, Linformer vs full attention.
 
-    python scripts/gpu/train_throughput.py --out $OUT                 # H100: about 2 minutes
-    python scripts/gpu/train_throughput.py --out /tmp/tt --tiny       # CPU dry run
+    bash scripts/gpu/run.sh throughput                              # on the GPU machine (scripts/gpu/README.md)
+    python scripts/gpu/train_throughput.py --out runs/gpu/throughput  # the same, directly; H100: about 2 minutes
+    python scripts/gpu/train_throughput.py --out runs/tt --tiny       # CPU dry run
 
 One optimizer step = what `linformer pretrain --preset base --bf16` runs per batch: the same
 `LinformerForMaskedLM` (RoBERTa-base shape, vocab 50265), bf16 autocast, AdamW, 15 % of the tokens
 carrying a label. Synthetic token ids (the step's cost does not depend on their values). For each
 (n, attention) the batch doubles from `tokens_start // n` until it runs out of memory; every batch that
-fits is timed, and the largest one is the "largest batch that fits".
+fits is timed, and the largest one is the "largest batch that fits". train_throughput.json is rewritten
+after every (n, attention), so a run stopped at a time limit keeps what it measured.
 """
 
 from __future__ import annotations
@@ -79,15 +81,18 @@ def main() -> None:
     device = "cpu" if args.tiny or not torch.cuda.is_available() else "cuda"
     shape = dict(PRESETS["tiny" if args.tiny else "base"])
     lengths = (64, 128) if args.tiny else (512, 1024, 2048, 4096)
+    env = dict(device=torch.cuda.get_device_name() if device == "cuda" else "cpu", torch=torch.__version__)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     results = []
     for n in lengths:
         for k in (None, 128, 256):
             if k is not None and k >= n:
                 continue
             results.append(measure(n, k, shape, device, tokens_start=8 * n if args.tiny else 16384, steps=5))
-    env = dict(device=torch.cuda.get_device_name() if device == "cuda" else "cpu", torch=torch.__version__)
-    Path(args.out).mkdir(parents=True, exist_ok=True)
-    (Path(args.out) / "train_throughput.json").write_text(json.dumps(dict(env=env, results=results), indent=1))
+            partial = out / "train_throughput.json.part"  # written whole, then renamed: never half a file
+            partial.write_text(json.dumps(dict(env=env, results=results), indent=1))
+            partial.replace(out / "train_throughput.json")
     print("| n | attention | largest batch | tokens/s at largest | best tokens/s (batch) |")
     for r in results:
         best = r["best"] or {}

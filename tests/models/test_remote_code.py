@@ -8,6 +8,8 @@ and transformers, and that it computes what the installed classes compute.
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -102,8 +104,29 @@ def test_saved_models_load_and_agree_without_linformer_kit(tmp_path: Path) -> No
         assert torch.equal(got[name], expected[name]), name
 
 
-def test_installed_classes_win_when_linformer_kit_is_imported(tmp_path: Path) -> None:
+def test_installed_classes_win_when_linformer_kit_models_is_imported(tmp_path: Path) -> None:
+    # this module imports linformer_kit.models, which registers the installed classes
     LinformerForMaskedLM(tiny_linformer_config()).save_pretrained(tmp_path)
     assert type(AutoModelForMaskedLM.from_pretrained(tmp_path)) is LinformerForMaskedLM
     # transformers prefers a registered class over the directory's code, even when trusting it
     assert type(AutoModel.from_pretrained(tmp_path, trust_remote_code=True)) is LinformerModel
+
+
+def test_directory_code_loads_when_only_linformer_kit_is_imported(tmp_path: Path) -> None:
+    """`import linformer_kit` registers nothing, so trust_remote_code=True runs the directory's own code."""
+    LinformerForMaskedLM(tiny_linformer_config()).save_pretrained(tmp_path / "model")
+    code = (
+        "import sys\nimport linformer_kit\nfrom transformers import AutoModel\n"
+        f"model = AutoModel.from_pretrained({str(tmp_path / 'model')!r}, trust_remote_code=True)\n"
+        "assert type(model).__module__.startswith('transformers_modules.'), type(model).__module__\n"
+        "assert type(model).__name__ == 'LinformerModel'\n"
+        "assert 'linformer_kit.models' not in sys.modules\n"
+    )
+    env = os.environ | {
+        "HF_MODULES_CACHE": str(tmp_path / "modules"),
+        "HF_HUB_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+    }
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                            stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]

@@ -83,13 +83,17 @@ def test_fast_and_paper_order_agree_with_length_scaling() -> None:
 
 @pytest.mark.parametrize("kind", ["mean", "max", "conv"])
 def test_length_scaling_needs_a_dense_projection(kind: str) -> None:
-    with pytest.raises(ValueError, match=f"scaling 'length' applies to dense E.*kind='{kind}'"):
+    with pytest.raises(
+        ValueError, match=f"projection_scaling='length' applies to dense projections.*projection='{kind}'"
+    ):
         SequenceProjection(N, K, kind, scaling="length")
 
 
 def test_length_scaling_needs_a_zero_mean_start() -> None:
     # a window-started E already averages its window's real tokens: scaling would inflate it
-    with pytest.raises(ValueError, match=r"scaling 'length'.*init='window'.*init='random'"):
+    with pytest.raises(
+        ValueError, match=r"projection_scaling='length'.*projection_init='window'.*projection_init='random'"
+    ):
         SequenceProjection(N, K, scaling="length")
 
 

@@ -30,7 +30,15 @@ def test_pretrain_end_to_end_loss_falls_and_output_loads(corpus: Path, tmp_path:
                  "--output-dir", str(out), "--projected-length", "8", "--max-steps", "40", "--save-steps", "40",
                  "--logging-steps", "5", "--learning-rate", "2e-3", *TINY])  # fmt: skip
     assert code == 0
-    summary = capsys.readouterr().out.strip().splitlines()[-1]
+    lines = capsys.readouterr().out.strip().splitlines()
+    summary = lines[-1]
+    start = next(line for line in lines if line.startswith("pretrain: "))  # what will run, before it runs
+    parameters = AutoModelForMaskedLM.from_pretrained(out).num_parameters()
+    assert f"{parameters / 1e6:.2f} M parameters" in start
+    assert "k=8 headwise linear (window start)" in start
+    assert "tokens/step" in start
+    assert "40 steps" in start
+    assert start.endswith("cpu, fp32")
     assert "perplexity" in summary
     assert "no-context floor" in summary
     assert "tokens/s" in summary

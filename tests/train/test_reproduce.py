@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from linformer_kit.cli.main import main
+from linformer_kit.cli.reproduce import build_parser
 from linformer_kit.reproduction import load_recipe
 
 
@@ -154,6 +155,28 @@ def test_dry_run_prints_every_command_and_runs_nothing(tmp_path, corpus, sentime
     assert "--projected_length none" in lines[0]
     assert f"--tokenizer {tmp_path / 'runs' / 'pretrain' / 'full'}" in lines[1]
     assert not (tmp_path / "runs").exists()
+
+
+def test_data_folder_defaults_to_linformer_data(tmp_path, corpus, sentiment_csv, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("LINFORMER_DATA", str(corpus))
+    recipe = _recipe(tmp_path, corpus, sentiment_csv)
+    assert main(["reproduce", str(recipe), "--dry-run"]) == 0
+    assert f"--train {corpus / 'train.txt'}" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_a_recipe_using_data_needs_a_folder(tmp_path, corpus, sentiment_csv, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("LINFORMER_DATA", raising=False)
+    assert build_parser().parse_args(["r.yaml"]).data is None  # no default path, inside or outside the repo
+    recipe = _recipe(tmp_path, corpus, sentiment_csv)
+    with pytest.raises(ValueError, match=r"full.train '\{data\}/train.txt' uses \{data\}.*--data DIR"):
+        load_recipe(recipe)
+    assert main(["reproduce", str(recipe), "--dry-run"]) == 2
+    assert "linformer reproduce: error:" in capsys.readouterr().err
+    # a recipe with no {data} in it needs no data folder
+    raw = yaml.safe_load(recipe.read_text())
+    raw["pretrain"]["defaults"].update(train=str(corpus / "train.txt"), validation=str(corpus / "valid.txt"))
+    recipe.write_text(yaml.safe_dump(raw))
+    assert len(load_recipe(recipe).runs) == 4
 
 
 @pytest.mark.slow

@@ -167,18 +167,11 @@ def read_text(path: str) -> str:
     return "\n\n".join(read_texts(path))
 
 
-# position ids start after the pad id in these (fairseq style): the longest input is shorter by pad + 1
-_PAD_OFFSET_TYPES = ("roberta", "xlm-roberta", "camembert", "roberta-prelayernorm", "data2vec-text")
-
-
 def _longest_input(config: dict, folder: Path) -> int:
     """The longest input from config.json (and tokenizer_config.json's model_max_length if smaller)."""
-    limit = int(config.get("max_position_embeddings", 512))
-    offset = config["model_type"] in _PAD_OFFSET_TYPES or (
-        config["model_type"] == "linformer" and config.get("position_style", "roberta") == "roberta"
-    )
-    if offset:
-        limit -= int(config.get("pad_token_id") or 0) + 1
+    from linformer_kit.models.loading import longest_input
+
+    limit = longest_input(config)
     try:
         tokenizer_limit = json.loads((folder / "tokenizer_config.json").read_text()).get("model_max_length")
     except (OSError, ValueError):
@@ -542,7 +535,7 @@ def load_encoder(path: str, device: str | None = None) -> tuple[nn.Module, Any]:
     """AutoModel (eager attention, so it can return maps) and AutoTokenizer from a directory or name."""
     from transformers import AutoModel, AutoTokenizer
 
-    import linformer_kit  # noqa: F401  (registers model_type="linformer" with the Auto classes)
+    import linformer_kit.models  # noqa: F401  (registers model_type="linformer" with the Auto classes)
     from linformer_kit.models.loading import load_pretrained
 
     # every encoder weight from the checkpoint (a config.json of another model type is an error)

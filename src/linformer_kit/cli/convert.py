@@ -17,7 +17,7 @@ from typing import get_args, get_type_hints
 
 def projected_length(text: str) -> int | list[int] | None:
     """argparse's form of `parse_projected_length` (its message, not "invalid value")."""
-    from linformer_kit.models import parse_projected_length
+    from linformer_kit.nn import parse_projected_length
 
     try:
         return parse_projected_length(text)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from contextlib import suppress
 from importlib.metadata import PackageNotFoundError, version
@@ -60,6 +61,11 @@ def main(argv: list[str] | None = None) -> int:
     verb = build_parser().parse_args(argv[:1]).verb  # --help, --version and a bad verb exit here
     reuse_freed_memory()  # every verb trains, measures or converts on the CPU (allocator.py)
     module = importlib.import_module(f"linformer_kit.cli.{verb}")
+    progress = logging.StreamHandler(sys.stdout)  # the library's INFO lines (e.g. what a run will do)
+    progress.setFormatter(logging.Formatter("%(message)s"))
+    ours = logging.getLogger("linformer_kit")
+    ours.addHandler(progress)
+    ours.setLevel(logging.INFO)
     try:
         return int(module.main(argv[1:]))
     except RunStopped as error:  # preempted, non-finite loss, full disk: its own status (train/guards.py)
@@ -68,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:  # a bad value, named by the config that checked it
         print(f"linformer {verb}: error: {error}", file=sys.stderr)
         return 2
+    finally:
+        ours.removeHandler(progress)
 
 
 if __name__ == "__main__":

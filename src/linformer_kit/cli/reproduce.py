@@ -1,8 +1,11 @@
 """`linformer reproduce RECIPE`: run a reproduction study (a recipe of `pretrain` / `finetune` runs).
 
-    linformer reproduce recipes/reproduction/cpu.yaml               # the CPU tier, ../shared/data
-    linformer reproduce recipes/reproduction/gpu.yaml --data /data  # the GPU tier
-    linformer reproduce RECIPE --dry-run                            # check it and print the commands
+    linformer reproduce recipes/reproduction/cpu.yaml --data ../shared/data  # the CPU tier
+    linformer reproduce recipes/reproduction/gpu.yaml --data /data           # the GPU tier
+    linformer reproduce RECIPE --data DIR --dry-run       # check it and print the commands
+
+`{data}` in a recipe's paths stands for the data folder: `--data DIR`, or the LINFORMER_DATA
+environment variable when --data is not given; a recipe that uses `{data}` without either is refused.
 
 Runs already finished (metrics.json in their directory) are not run again: rerun the same command to
 continue an interrupted study. Results go to the recipe's results_dir (results.json, results.md, plot).
@@ -11,6 +14,7 @@ continue an interrupted study. Results go to the recipe's results_dir (results.j
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 
@@ -18,7 +22,13 @@ import sys
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="linformer reproduce", description=__doc__.splitlines()[0])
     parser.add_argument("recipe", help="a recipe file (.yaml / .json), e.g. recipes/reproduction/cpu.yaml")
-    parser.add_argument("--data", default="../shared/data", help="what {data} stands for in the recipe")
+    parser.add_argument(
+        "--data",
+        metavar="DIR",
+        default=os.environ.get("LINFORMER_DATA") or None,
+        help="the data folder {data} stands for in the recipe (default: $LINFORMER_DATA; "
+        "required when the recipe uses {data})",
+    )
     parser.add_argument("--output-dir", help="where the runs go (default: the recipe's output_dir)")
     parser.add_argument("--results-dir", help="where results go (default: the recipe's results_dir)")
     parser.add_argument(
@@ -39,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     from linformer_kit.reproduction import collect, command, load_recipe, run_study, write_results
-    from linformer_kit.reproduction.probe_study import probe_study
+    from linformer_kit.reproduction.short_input_probe import probe_study
 
     args = build_parser().parse_args(argv)
     overrides = {k: v for k, v in (("output_dir", args.output_dir), ("results_dir", args.results_dir)) if v}

@@ -1,8 +1,9 @@
 """Hugging Face-native Linformer models (RoBERTa architecture) and RoBERTa/BERT conversion.
 
-Importing this package (or `linformer_kit`) registers `model_type="linformer"` with `AutoConfig`,
+Importing this package (or any module in it) registers `model_type="linformer"` with `AutoConfig`,
 `AutoModel`, `AutoModelForMaskedLM`, `AutoModelForSequenceClassification` and
 `AutoModelForTokenClassification`, so `AutoModel.from_pretrained(dir)` loads a saved Linformer.
+This is the only place that registers: `import linformer_kit` alone does not (it stays light).
 """
 
 from transformers import (

@@ -35,20 +35,19 @@ from typing import Literal, get_args
 from transformers import PreTrainedConfig
 from transformers.activations import ACT2FN
 
+from linformer_kit.models.loading import longest_input
 from linformer_kit.models.remote_code import write_remote_code
-from linformer_kit.nn import (
-    PROJECTION_INITS,
-    PROJECTION_KINDS,
-    PROJECTION_SCALINGS,
-    SHARING_MODES,
-    SHORT_INPUTS,
+from linformer_kit.nn.options import (
+    DEFAULT_OPTIONS,
+    LinformerOptions,
     ProjectionInit,
     ProjectionKind,
     ProjectionScaling,
     Sharing,
     ShortInputs,
+    check_choice,
+    parse_projected_length,
 )
-from linformer_kit.nn.projection import WINDOW_KINDS
 
 POSITIVE_INTS = (
     "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
@@ -60,23 +59,6 @@ PositionStyle = Literal["roberta", "bert"]
 POSITION_STYLES: tuple[str, ...] = get_args(PositionStyle)
 LayerNormPosition = Literal["post", "pre"]
 LAYER_NORMS: tuple[str, ...] = get_args(LayerNormPosition)
-
-
-def parse_projected_length(text: str) -> int | list[int] | None:
-    """The text form of `projected_length` (command lines, config files): one grammar for k.
-
-    '128' -> 128 (every layer), '256,256,128' -> [256, 256, 128] (one per layer), 'none' -> None
-    (full attention). Anything else raises ValueError naming the text.
-    """
-    if text.strip().lower() == "none":
-        return None
-    try:
-        values = [int(part) for part in text.split(",")]
-    except ValueError:
-        raise ValueError(
-            f"projected_length: expected an int, a comma-separated list of ints or 'none', got {text!r}"
-        ) from None
-    return values[0] if len(values) == 1 else values
 
 
 class LinformerConfig(PreTrainedConfig):
@@ -107,14 +89,14 @@ class LinformerConfig(PreTrainedConfig):
     eos_token_id: int | list[int] | None = 2
     classifier_dropout: float | None = None
     tie_word_embeddings: bool = True
-    # Linformer
-    projected_length: int | list[int] | None = 256
-    sharing: Sharing = "headwise"
-    projection: ProjectionKind = "linear"
-    projection_scaling: ProjectionScaling = "none"  # "length": E(mX) * sqrt(max_seq_len / real tokens)
-    short_inputs: ShortInputs = "project"  # "exact": n <= k tokens take exact softmax attention
+    # Linformer: defaults and checks are LinformerOptions' (nn/options.py); k is saved as a JSON list
+    projected_length: int | list[int] | None = DEFAULT_OPTIONS.projected_length  # type: ignore[assignment]
+    sharing: Sharing = DEFAULT_OPTIONS.sharing
+    projection: ProjectionKind = DEFAULT_OPTIONS.projection
+    projection_scaling: ProjectionScaling = DEFAULT_OPTIONS.projection_scaling
+    short_inputs: ShortInputs = DEFAULT_OPTIONS.short_inputs
     position_style: PositionStyle = "roberta"
-    projection_init: ProjectionInit = "window"
+    projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init
     layer_norm: LayerNormPosition = "post"
 
     def __post_init__(self, **kwargs) -> None:
@@ -124,15 +106,27 @@ class LinformerConfig(PreTrainedConfig):
     @property
     def max_seq_len(self) -> int:
         """The longest input the position embeddings allow (the n that E and F are sized to)."""
-        if self.position_style == "roberta":
-            return self.max_position_embeddings - (self.pad_token_id or 0) - 1
-        return self.max_position_embeddings
+        return longest_input({
+            "model_type": self.model_type, "max_position_embeddings": self.max_position_embeddings,
+            "pad_token_id": self.pad_token_id, "position_style": self.position_style,
+        })  # fmt: skip
 
     def projected_lengths(self) -> list[int | None]:
         """k of every layer (None = full attention in that layer)."""
         if isinstance(self.projected_length, list):
             return list(self.projected_length)
         return [self.projected_length] * self.num_hidden_layers
+
+    def linformer_options(self) -> LinformerOptions:
+        """This config's Linformer attention options, validated (ValueError names a bad value)."""
+        try:
+            return LinformerOptions(
+                projected_length=self.projected_length, sharing=self.sharing, projection=self.projection,
+                projection_init=self.projection_init, projection_scaling=self.projection_scaling,
+                short_inputs=self.short_inputs,
+            )  # fmt: skip
+        except TypeError as error:  # a config's contract is ValueError for every bad value
+            raise ValueError(f"{error} (projected_length: an int, a list of ints or None)") from None
 
     def save_pretrained(self, save_directory: str | os.PathLike, push_to_hub: bool = False, **kwargs) -> None:
         """config.json plus the model's code as one file (`modeling_linformer.py`) and an `auto_map`.
@@ -150,17 +144,8 @@ class LinformerConfig(PreTrainedConfig):
             raise ValueError(
                 f"hidden_size={self.hidden_size} must be divisible by num_attention_heads={self.num_attention_heads}"
             )
-        for name, choices in (
-            ("position_style", POSITION_STYLES),
-            ("sharing", SHARING_MODES),
-            ("projection", PROJECTION_KINDS),
-            ("projection_init", PROJECTION_INITS),
-            ("layer_norm", LAYER_NORMS),
-            ("short_inputs", SHORT_INPUTS),
-            ("projection_scaling", PROJECTION_SCALINGS),
-        ):
-            if getattr(self, name) not in choices:
-                raise ValueError(f"{name} must be one of {choices}, got {getattr(self, name)!r}")
+        check_choice("position_style", self.position_style, POSITION_STYLES)
+        check_choice("layer_norm", self.layer_norm, LAYER_NORMS)
         if self.position_style == "roberta" and self.pad_token_id is None:
             raise ValueError(
                 "position_style='roberta' numbers positions from pad_token_id + 1: pad_token_id=None"
@@ -170,22 +155,12 @@ class LinformerConfig(PreTrainedConfig):
                 f"max_position_embeddings={self.max_position_embeddings} leaves no room for a token "
                 f"(position_style={self.position_style!r}, pad_token_id={self.pad_token_id})"
             )
-        if self.projection_scaling == "length" and self.projection not in ("linear", "random"):
-            raise ValueError(
-                f"projection_scaling='length' applies to dense projections (linear, random), "
-                f"not projection={self.projection!r}"
-            )
-        if (
-            self.projection_scaling == "length"
-            and self.projection == "linear"
-            and self.projection_init == "window"
-        ):
-            raise ValueError(
-                "projection_scaling='length' restores the key norm of a zero-mean random E on short inputs; "
-                "projection_init='window' starts E as window means, which need no scaling: set "
-                "projection_init='random' with it"
-            )
-        self._validate_projected_length()
+        self.linformer_options().check_model(
+            self.max_seq_len,
+            self.num_hidden_layers,
+            where=f"the longest input, from max_position_embeddings={self.max_position_embeddings}, "
+            f"position_style={self.position_style!r}",
+        )
 
     def _validate_encoder(self) -> None:
         """RoBERTa's fields: positive sizes, probabilities in [0, 1), a known activation."""
@@ -213,37 +188,7 @@ class LinformerConfig(PreTrainedConfig):
         if self.num_labels < 1:
             raise ValueError(f"num_labels must be >= 1, got {self.num_labels}")
 
-    def _validate_projected_length(self) -> None:
-        k = self.projected_length
-        if isinstance(k, list):
-            if len(k) != self.num_hidden_layers:
-                raise ValueError(
-                    f"projected_length has {len(k)} entries, expected one per layer "
-                    f"(num_hidden_layers={self.num_hidden_layers})"
-                )
-            if self.sharing == "layerwise" and len(set(k)) > 1:
-                raise ValueError(
-                    f"sharing='layerwise' uses one projection for every layer, so projected_length must be "
-                    f"a single k, got {k}"
-                )
-        elif k is not None and (isinstance(k, bool) or not isinstance(k, int)):
-            raise ValueError(f"projected_length must be an int, a list of ints or None, got {k!r}")
-        for layer_k in self.projected_lengths():
-            if layer_k is None:
-                continue
-            if isinstance(layer_k, bool) or not isinstance(layer_k, int):
-                raise ValueError(f"projected_length entries must be ints, got {layer_k!r}")
-            if not 1 <= layer_k <= self.max_seq_len:
-                raise ValueError(
-                    f"projected_length (k={layer_k}) must be between 1 and the longest input "
-                    f"max_seq_len={self.max_seq_len} (from max_position_embeddings={self.max_position_embeddings}, "
-                    f"position_style={self.position_style!r})"
-                )
-            if self.projection in WINDOW_KINDS and self.max_seq_len % layer_k:
-                raise ValueError(
-                    f"projection={self.projection!r} pools windows of max_seq_len/k positions: "
-                    f"k={layer_k} must divide max_seq_len={self.max_seq_len}"
-                )
 
-
-__all__ = ["LAYER_NORMS", "POSITION_STYLES", "LayerNormPosition", "LinformerConfig", "PositionStyle"]
+__all__ = [
+    "LAYER_NORMS", "POSITION_STYLES", "LayerNormPosition", "LinformerConfig", "PositionStyle", "parse_projected_length",
+]  # fmt: skip

@@ -22,8 +22,13 @@ New projections (E, F), `projection_init` (`SequenceProjection`'s start, saved i
               With k = n it is the identity, so the converted model *equals* the original.
               Applies to the learned kinds ("linear", per head too, and "conv", whose kernel is
               mean pooling); the "random" kind stays a fixed Gaussian (that is its definition), and
-              "mean" / "max" have no weights. Slots whose window holds no real token (inputs
-              shorter than n, padding) are masked out of the attention, as empty pooling windows are.
+              "mean" / "max" have no weights. A slot whose row of E gives no weight to any real
+              token (at this start: a window past a short input's end, or over padding only) is
+              masked out of the attention and takes no probability mass, as an empty pooling
+              window is (`nn/projection.py`, `dense_slot_mask`); a row with no real token at all
+              keeps every slot. For a dense E ("linear") the mask follows E's current weights:
+              once training moves a window-started E's zero entries, its slots reach every
+              position and none is masked; "conv" pools fixed windows, whose empty ones stay masked.
     "random"  the paper's zero-mean start, N(0, 1/n): the converted model no longer equals the source.
 
 A Linformer converts to other Linformer options the same way (`with_linformer_options`, used by
@@ -54,7 +59,7 @@ from linformer_kit.models.modeling_linformer import (
     LinformerModel,
     LinformerPreTrainedModel,
 )
-from linformer_kit.nn import ProjectionInit, ProjectionKind, Sharing
+from linformer_kit.nn import DEFAULT_OPTIONS, ProjectionInit, ProjectionKind, Sharing
 from linformer_kit.output_dir import check_output_dir, is_same_or_inside, saved_files, staged_output_dir
 
 SourceFamily = Literal["roberta", "bert"]
@@ -112,10 +117,10 @@ class ConvertConfig:
 
     source: str
     output_dir: str
-    projected_length: int | list[int] | None = 256
-    sharing: Sharing = "headwise"
-    projection: ProjectionKind = "linear"
-    projection_init: ProjectionInit = "window"
+    projected_length: int | list[int] | None = DEFAULT_OPTIONS.projected_length
+    sharing: Sharing = DEFAULT_OPTIONS.sharing
+    projection: ProjectionKind = DEFAULT_OPTIONS.projection
+    projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init
     overwrite: bool = False  # replace an existing, non-empty output_dir
 
     def __post_init__(self) -> None:
@@ -154,7 +159,7 @@ def with_linformer_options(
     projected_length: int | list[int] | None,
     sharing: Sharing,
     projection: ProjectionKind,
-    projection_init: ProjectionInit = "window",
+    projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
 ) -> tuple[LinformerPreTrainedModel, list[str]]:
     """The same Linformer (same head) with other Linformer options, e.g. its full-attention baseline at k = 64.
 
@@ -182,10 +187,10 @@ def with_linformer_options(
 
 def from_roberta(
     model_or_path: PreTrainedModel | str | Path,
-    projected_length: int | list[int] | None = 256,
-    sharing: Sharing = "headwise",
-    projection: ProjectionKind = "linear",
-    projection_init: ProjectionInit = "window",
+    projected_length: int | list[int] | None = DEFAULT_OPTIONS.projected_length,
+    sharing: Sharing = DEFAULT_OPTIONS.sharing,
+    projection: ProjectionKind = DEFAULT_OPTIONS.projection,
+    projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
 ) -> LinformerPreTrainedModel:
     """A Linformer copy of a RoBERTa model (`RobertaModel` or its MaskedLM / sequence / token heads;
     RoBERTa-PreLayerNorm's too, as a `layer_norm="pre"` Linformer).
@@ -199,10 +204,10 @@ def from_roberta(
 
 def from_bert(
     model_or_path: PreTrainedModel | str | Path,
-    projected_length: int | list[int] | None = 256,
-    sharing: Sharing = "headwise",
-    projection: ProjectionKind = "linear",
-    projection_init: ProjectionInit = "window",
+    projected_length: int | list[int] | None = DEFAULT_OPTIONS.projected_length,
+    sharing: Sharing = DEFAULT_OPTIONS.sharing,
+    projection: ProjectionKind = DEFAULT_OPTIONS.projection,
+    projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
 ) -> LinformerPreTrainedModel:
     """Like `from_roberta`, for BERT (`BertModel` or its MaskedLM / sequence / token heads)."""
     return _convert(model_or_path, "bert", projected_length, sharing, projection, projection_init)
@@ -282,7 +287,7 @@ def converted_config(
     projected_length: int | list[int] | None,
     sharing: Sharing,
     projection: ProjectionKind,
-    projection_init: ProjectionInit = "window",
+    projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
 ) -> LinformerConfig:
     """The LinformerConfig a RoBERTa(-PreLayerNorm) / BERT config converts to (validated; no weights involved)."""
     if source.model_type not in SOURCE_TYPES:

@@ -101,6 +101,24 @@ def safetensors_problem(path: Path) -> str | None:
     return None
 
 
+# position ids start after the pad id in these (fairseq's numbering): the longest input is shorter by pad + 1
+PAD_OFFSET_TYPES = ("roberta", "xlm-roberta", "camembert", "roberta-prelayernorm", "data2vec-text")
+
+
+def longest_input(config: dict[str, Any]) -> int:
+    """The longest input a model's config (config.json as a dict) allows: the one rule, for every type.
+
+    RoBERTa-style numbering (the types above, and a Linformer with position_style "roberta"):
+    max_position_embeddings - pad_token_id - 1 (514 -> 512); BERT-style: max_position_embeddings.
+    """
+    positions = int(config.get("max_position_embeddings", 512))
+    model_type = config.get("model_type")
+    roberta_numbering = model_type in PAD_OFFSET_TYPES or (
+        model_type == "linformer" and config.get("position_style", "roberta") == "roberta"
+    )
+    return positions - (int(config.get("pad_token_id") or 0) + 1 if roberta_numbering else 0)
+
+
 def read_config_json(path: str | Path, what: str = "model") -> dict[str, Any]:
     """config.json of a model folder as a dict; ValueError naming the file if it is not JSON."""
     file = Path(path).expanduser() / "config.json"

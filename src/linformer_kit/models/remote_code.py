@@ -5,13 +5,14 @@
     AutoModel.from_pretrained(dir, trust_remote_code=True)      # anywhere with torch + transformers
 
 `modeling_linformer.py` is generated at save time from this package's own sources, never edited
-by hand, so there is still one model definition: `linformer_kit/nn` (backends, projection,
-attention) and `linformer_kit/models` (configuration, modeling, and this module, which is how a
+by hand, so there is still one model definition: `linformer_kit/nn` (options, backends,
+projection, attention) and `linformer_kit/models` (configuration, modeling, and this module, which is how a
 re-saved copy writes itself again) are concatenated in import order, their imports of each other
 removed and `from __future__ import annotations` put once at the top. Every other line is the
-source's line, byte for byte. With linformer-kit imported, the Auto classes keep using the installed
-classes (transformers prefers a registered class over a directory's code, even with
-trust_remote_code=True).
+source's line, byte for byte. With `linformer_kit.models` imported (it registers the installed classes),
+the Auto classes keep using them (transformers prefers a registered class over a directory's code,
+even with trust_remote_code=True); without it (`import linformer_kit` alone registers nothing), a
+directory loads through its own code only with trust_remote_code=True.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from linformer_kit import __version__
 REMOTE_CODE_FILE = "modeling_linformer.py"
 # In import order: a module only uses names defined above it (or inside functions, at call time).
 SOURCES = (
+    "nn/options.py",
     "nn/backends.py",
     "nn/projection.py",
     "nn/attention.py",

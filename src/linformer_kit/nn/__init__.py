@@ -3,15 +3,7 @@
 This subpackage imports torch and nothing else.
 """
 
-from linformer_kit.nn.attention import (
-    PROJECTION_ORDERS,
-    SHARING_MODES,
-    SHORT_INPUTS,
-    LinformerSelfAttention,
-    ProjectionOrder,
-    Sharing,
-    ShortInputs,
-)
+from linformer_kit.nn.attention import LinformerSelfAttention
 from linformer_kit.nn.backends import (
     ATTENTION_BACKENDS,
     BACKENDS,
@@ -19,20 +11,29 @@ from linformer_kit.nn.backends import (
     eager_attention,
     sdpa_attention,
 )
-from linformer_kit.nn.projection import (
+from linformer_kit.nn.options import (
+    DEFAULT_OPTIONS,
     PROJECTION_INITS,
     PROJECTION_KINDS,
+    PROJECTION_ORDERS,
     PROJECTION_SCALINGS,
-    Projected,
+    SHARING_MODES,
+    SHORT_INPUTS,
+    LinformerOptions,
     ProjectionInit,
     ProjectionKind,
+    ProjectionOrder,
     ProjectionScaling,
-    SequenceProjection,
+    Sharing,
+    ShortInputs,
+    parse_projected_length,
 )
+from linformer_kit.nn.projection import Projected, SequenceProjection
 
 __all__ = [
     "ATTENTION_BACKENDS",
     "BACKENDS",
+    "DEFAULT_OPTIONS",
     "PROJECTION_INITS",
     "PROJECTION_KINDS",
     "PROJECTION_ORDERS",
@@ -40,6 +41,7 @@ __all__ = [
     "SHARING_MODES",
     "SHORT_INPUTS",
     "AttentionBackend",
+    "LinformerOptions",
     "LinformerSelfAttention",
     "Projected",
     "ProjectionInit",
@@ -50,5 +52,6 @@ __all__ = [
     "Sharing",
     "ShortInputs",
     "eager_attention",
+    "parse_projected_length",
     "sdpa_attention",
 ]

@@ -27,32 +27,31 @@ peers); `linformer finetune` defaults to "exact" (docs/reproduction.md, CPU tier
 from __future__ import annotations
 
 import math
-from typing import Literal, get_args
 
 import torch
 from torch import nn
 
 from linformer_kit.nn.backends import ATTENTION_BACKENDS, AttentionBackend, attention_function
-from linformer_kit.nn.projection import (
-    PROJECTION_INITS,
-    PROJECTION_KINDS,
-    Projected,
+from linformer_kit.nn.options import (
+    DEFAULT_OPTIONS,
+    LinformerOptions,
     ProjectionInit,
     ProjectionKind,
+    ProjectionOrder,
     ProjectionScaling,
-    SequenceProjection,
+    Sharing,
+    ShortInputs,
     as_size,
+    check_choice,
+    check_projected_length,
+)
+from linformer_kit.nn.projection import (
+    Projected,
+    SequenceProjection,
     dense_project,
     dense_slot_mask,
     length_scaled,
 )
-
-Sharing = Literal["none", "headwise", "kv", "layerwise"]
-SHARING_MODES: tuple[str, ...] = get_args(Sharing)
-ProjectionOrder = Literal["auto", "paper"]
-PROJECTION_ORDERS: tuple[str, ...] = get_args(ProjectionOrder)
-ShortInputs = Literal["project", "exact"]
-SHORT_INPUTS: tuple[str, ...] = get_args(ShortInputs)
 
 
 class LinformerSelfAttention(nn.Module):
@@ -95,24 +94,28 @@ class LinformerSelfAttention(nn.Module):
         hidden_size: int,
         num_heads: int,
         max_seq_len: int,
-        projected_length: int | None = 256,
+        projected_length: int | None = DEFAULT_OPTIONS.projected_length,  # type: ignore[assignment]
         *,
-        sharing: Sharing = "headwise",
-        projection: ProjectionKind = "linear",
+        sharing: Sharing = DEFAULT_OPTIONS.sharing,
+        projection: ProjectionKind = DEFAULT_OPTIONS.projection,
         dropout: float = 0.0,
         bias: bool = True,
         backend: AttentionBackend = "auto",
-        projection_order: ProjectionOrder = "auto",
+        projection_order: ProjectionOrder = DEFAULT_OPTIONS.projection_order,
         causal: bool = False,
         shared_projection: SequenceProjection | None = None,
-        projection_scaling: ProjectionScaling = "none",
-        short_inputs: ShortInputs = "project",
-        projection_init: ProjectionInit = "window",
+        projection_scaling: ProjectionScaling = DEFAULT_OPTIONS.projection_scaling,
+        short_inputs: ShortInputs = DEFAULT_OPTIONS.short_inputs,
+        projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
     ) -> None:
         super().__init__()
+        options = LinformerOptions(  # the choices and their combinations (nn/options.py)
+            sharing=sharing, projection=projection, projection_init=projection_init,
+            projection_scaling=projection_scaling, short_inputs=short_inputs, projection_order=projection_order,
+        )  # fmt: skip
         _validate(
-            hidden_size, num_heads, max_seq_len, projected_length, sharing, projection, dropout, bias,
-            backend, projection_order, causal, shared_projection, short_inputs, projection_init,
+            hidden_size, num_heads, max_seq_len, projected_length, options, dropout, bias, backend, causal,
+            shared_projection,
         )  # fmt: skip
         self.hidden_size = hidden_size
         self.num_heads = num_heads
@@ -394,36 +397,22 @@ def _validate(
     num_heads: int,
     max_seq_len: int,
     projected_length: int | None,
-    sharing: str,
-    projection: str,
+    options: LinformerOptions,
     dropout: float,
     bias: bool,
     backend: str,
-    projection_order: str,
     causal: bool,
     shared_projection: SequenceProjection | None,
-    short_inputs: str,
-    projection_init: str,
 ) -> None:
     for name, value in (("hidden_size", hidden_size), ("num_heads", num_heads), ("max_seq_len", max_seq_len)):
         if as_size(name, value) < 1:
             raise ValueError(f"{name} must be >= 1, got {value}")
     if hidden_size % num_heads:
         raise ValueError(f"hidden_size={hidden_size} must be divisible by num_heads={num_heads}")
-    if projected_length is not None and not 1 <= as_size("projected_length", projected_length) <= max_seq_len:
-        raise ValueError(
-            f"projected_length (k={projected_length}) must be between 1 and max_seq_len={max_seq_len}"
-        )
-    for name, value, choices in (
-        ("sharing", sharing, SHARING_MODES),
-        ("projection", projection, PROJECTION_KINDS),
-        ("backend", backend, ATTENTION_BACKENDS),
-        ("projection_order", projection_order, PROJECTION_ORDERS),
-        ("short_inputs", short_inputs, SHORT_INPUTS),
-        ("projection_init", projection_init, PROJECTION_INITS),
-    ):
-        if value not in choices:
-            raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    if projected_length is not None:
+        check_projected_length(projected_length, max_seq_len, options.projection)
+    check_choice("backend", backend, ATTENTION_BACKENDS)
+    sharing = options.sharing
     if not 0.0 <= dropout < 1.0:  # also refuses NaN
         raise ValueError(f"dropout must be in [0, 1), got {dropout}")
     for name, value in (("bias", bias), ("causal", causal)):

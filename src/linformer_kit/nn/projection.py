@@ -36,29 +36,24 @@ the bias weight) by sqrt(N / n_real) restores the norm of a full-length input at
 from __future__ import annotations
 
 import math
-import operator
-from typing import Literal, NamedTuple, get_args
+from typing import NamedTuple
 
 import torch
 from torch import nn
 
-ProjectionKind = Literal["linear", "mean", "max", "conv", "random"]
-PROJECTION_KINDS: tuple[str, ...] = get_args(ProjectionKind)
-ProjectionScaling = Literal["none", "length"]
-PROJECTION_SCALINGS: tuple[str, ...] = get_args(ProjectionScaling)
-WINDOW_KINDS = ("mean", "max", "conv")
-ProjectionInit = Literal["window", "random"]
-PROJECTION_INITS: tuple[str, ...] = get_args(ProjectionInit)
-
-
-def as_size(name: str, value: object) -> int:
-    """`value` as an int, or a TypeError naming `name`: sizes are integers, and bool is not a size."""
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    try:
-        return operator.index(value)  # int, numpy and 0-d torch integers; not 32.0, not "32"
-    except TypeError:
-        raise TypeError(f"{name} must be an int, got {value!r} of type {type(value).__name__}") from None
+from linformer_kit.nn.options import (
+    PROJECTION_INITS,
+    PROJECTION_KINDS,
+    PROJECTION_SCALINGS,
+    WINDOW_KINDS,
+    LinformerOptions,
+    ProjectionInit,
+    ProjectionKind,
+    ProjectionScaling,
+    as_size,
+    check_choice,
+    check_projected_length,
+)
 
 
 class Projected(NamedTuple):
@@ -113,34 +108,15 @@ class SequenceProjection(nn.Module):
         init: ProjectionInit = "window",
     ) -> None:
         super().__init__()
-        if kind not in PROJECTION_KINDS:
-            raise ValueError(f"projection kind must be one of {PROJECTION_KINDS}, got {kind!r}")
-        if init not in PROJECTION_INITS:
-            raise ValueError(f"projection init must be one of {PROJECTION_INITS}, got {init!r}")
-        if scaling not in PROJECTION_SCALINGS:
-            raise ValueError(f"projection scaling must be one of {PROJECTION_SCALINGS}, got {scaling!r}")
-        if scaling == "length" and kind not in ("linear", "random"):
-            raise ValueError(
-                f"projection scaling 'length' applies to dense E (linear, random), not kind={kind!r}: "
-                "pooling already averages over the real tokens of a window"
-            )
-        if scaling == "length" and kind == "linear" and init == "window":
-            raise ValueError(
-                "projection scaling 'length' restores the key norm of a zero-mean random E on short inputs; "
-                "an E started with init='window' averages its window's real tokens already: use "
-                "init='random' with it, or no scaling"
-            )
+        # named as this constructor names them; their combinations: the options' check (nn/options.py)
+        for name, value, choices in (
+            ("kind", kind, PROJECTION_KINDS), ("init", init, PROJECTION_INITS), ("scaling", scaling, PROJECTION_SCALINGS)
+        ):  # fmt: skip
+            check_choice(name, value, choices)
+        LinformerOptions(projection=kind, projection_init=init, projection_scaling=scaling)
         if as_size("max_seq_len", max_seq_len) < 1:
             raise ValueError(f"max_seq_len must be >= 1, got {max_seq_len}")
-        if not 1 <= as_size("projected_length", projected_length) <= max_seq_len:
-            raise ValueError(
-                f"projected_length (k={projected_length}) must be between 1 and max_seq_len={max_seq_len}"
-            )
-        if kind in WINDOW_KINDS and max_seq_len % projected_length:
-            raise ValueError(
-                f"projection {kind!r} pools windows of max_seq_len/k positions: k={projected_length} "
-                f"must divide max_seq_len={max_seq_len}"
-            )
+        check_projected_length(projected_length, max_seq_len, kind)
         if as_size("num_heads", num_heads) < 1:
             raise ValueError(f"num_heads must be >= 1, got {num_heads}")
         self.max_seq_len = max_seq_len

@@ -17,8 +17,9 @@ A recipe (YAML or JSON, committed under `recipes/reproduction/`) names pretraini
       seeds: [1, 2, 3]
 
 Every option is a field of `PretrainConfig` / `FinetuneConfig` (so of the CLI) under its own name;
-`{data}` is the data folder (`--data`, default `../shared/data`). `load_recipe` checks all of it,
-every path and every field name, before any run starts, and raises ValueError naming the bad entry.
+`{data}` is the data folder (`data_dir`; `linformer reproduce --data DIR` or $LINFORMER_DATA): a recipe
+that uses it with no data folder given is refused. `load_recipe` checks all of it, every path and
+every field name, before any run starts, and raises ValueError naming the bad entry.
 """
 
 from __future__ import annotations
@@ -61,8 +62,8 @@ class Recipe:
         return [*self.pretrain, *self.finetune]
 
 
-def load_recipe(path: str | Path, data_dir: str = "../shared/data", overrides: dict | None = None) -> Recipe:
-    """Read and check a recipe; `overrides` replaces top-level keys (e.g. output_dir)."""
+def load_recipe(path: str | Path, data_dir: str | None = None, overrides: dict | None = None) -> Recipe:
+    """Read and check a recipe; `data_dir` fills in `{data}`; `overrides` replaces top-level keys (e.g. output_dir)."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"recipe: no such file: {str(path)!r}")
@@ -84,7 +85,7 @@ def load_recipe(path: str | Path, data_dir: str = "../shared/data", overrides: d
     return _build(raw, data_dir)
 
 
-def _build(raw: dict, data_dir: str) -> Recipe:
+def _build(raw: dict, data_dir: str | None) -> Recipe:
     known = {"tier", "output_dir", "results_dir", "max_parallel", "pretrain", "finetune"}
     _no_unknown("recipe", raw, known)
     for key in ("tier", "output_dir", "results_dir", "pretrain"):
@@ -112,7 +113,7 @@ def _build(raw: dict, data_dir: str) -> Recipe:
     return recipe
 
 
-def _finetune_runs(section: dict | None, pretrained: set[str], data_dir: str) -> list[Run]:
+def _finetune_runs(section: dict | None, pretrained: set[str], data_dir: str | None) -> list[Run]:
     """tasks x models x seeds; a task may name its own `models` (a subset to finetune, e.g. a variant)."""
     if not section:
         return []
@@ -141,16 +142,24 @@ def _finetune_runs(section: dict | None, pretrained: set[str], data_dir: str) ->
     return runs
 
 
-def _options(where: str, defaults: dict | None, spec: dict | None, data_dir: str) -> dict[str, Any]:
+def _options(where: str, defaults: dict | None, spec: dict | None, data_dir: str | None) -> dict[str, Any]:
     options = {**(defaults or {}), **(spec or {})}
     owned = [key for key in options if key in DRIVER_OWNED]
     if owned:
         raise ValueError(f"recipe: {where} sets {owned}, which the driver sets for every run")
     for key in PATH_FIELDS:
-        if isinstance(options.get(key), str):
-            options[key] = options[key].replace("{data}", data_dir)
-            if not Path(options[key]).exists():
-                raise ValueError(f"recipe: {where}.{key}: no such file or folder: {options[key]!r}")
+        value = options.get(key)
+        if not isinstance(value, str):
+            continue
+        if "{data}" in value:
+            if data_dir is None:
+                raise ValueError(
+                    f"recipe: {where}.{key} {value!r} uses {{data}}, and no data folder was given: "
+                    "pass --data DIR (or set LINFORMER_DATA)"
+                )
+            options[key] = value = value.replace("{data}", data_dir)
+        if not Path(value).exists():
+            raise ValueError(f"recipe: {where}.{key}: no such file or folder: {value!r}")
     return options
 
 

@@ -17,6 +17,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from linformer_kit.nn.options import parse_projected_length
 from linformer_kit.reproduction.recipe import Recipe
 from linformer_kit.reproduction.study import Outcome
 from linformer_kit.train.curve import read_curve
@@ -140,8 +141,11 @@ def _finetune_record(o: Outcome, metrics: dict | None, pretrained: dict | None) 
 
 
 def _as_config(options: dict[str, Any]) -> dict[str, Any]:
-    k = options.get("projected_length", 128)
-    return {**options, "projected_length": None if k in (None, "none") else k}
+    """A recipe run's options as its config: k parsed (nn/options.py), absent = `linformer pretrain`'s default."""
+    from linformer_kit.train.pretrain import PretrainConfig
+
+    k = options.get("projected_length", PretrainConfig.__dataclass_fields__["projected_length"].default)
+    return {**options, "projected_length": parse_projected_length(k) if isinstance(k, str) else k}
 
 
 def _dataset(train: Any) -> str | None:

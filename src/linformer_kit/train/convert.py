@@ -19,7 +19,7 @@ from linformer_kit.models.convert import (
     is_projection_key,
     with_linformer_options,
 )
-from linformer_kit.nn import ProjectionInit, ProjectionKind, Sharing
+from linformer_kit.nn import DEFAULT_OPTIONS, ProjectionInit, ProjectionKind, Sharing
 
 
 def linformer_from_checkpoint(
@@ -27,7 +27,7 @@ def linformer_from_checkpoint(
     projected_length: int | list[int] | None,
     sharing: Sharing,
     projection: ProjectionKind,
-    projection_init: ProjectionInit = "window",
+    projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
 ) -> tuple[LinformerForMaskedLM, list[str]]:
     """`LinformerForMaskedLM` from the model at `path` with these Linformer options.
 
@@ -57,7 +57,7 @@ def target_config(
     projected_length: int | list[int] | None,
     sharing: Sharing,
     projection: ProjectionKind,
-    projection_init: ProjectionInit = "window",
+    projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
 ) -> LinformerConfig:
     """The config of the Linformer converted from `source` (linformer, roberta or bert), validated.
 

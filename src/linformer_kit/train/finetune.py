@@ -37,7 +37,7 @@ from linformer_kit.data_files import (
     line_of_row,
     peek_columns,
 )
-from linformer_kit.models.loading import check_model_dir, load_pretrained, read_config_json
+from linformer_kit.models.loading import check_model_dir, load_pretrained, longest_input, read_config_json
 from linformer_kit.nn import SHORT_INPUTS, ShortInputs
 from linformer_kit.output_dir import is_same_or_inside
 from linformer_kit.train.arguments import LinformerTrainingArguments, check_number, trainer_default
@@ -99,9 +99,8 @@ class FinetuneConfig(LinformerTrainingArguments):
     short_inputs: ShortInputs = field(
         default="exact",
         metadata={
-            "help": "a Linformer's batches of at most k tokens: 'exact' softmax attention (the default: "
-            "it closed an 11-point SST-2 gap, docs/reproduction.md) or 'project' to k slots (the paper); "
-            "other encoders ignore it"
+            "help": "a Linformer's batches of at most k tokens: 'exact' softmax attention (the default; "
+            "why: docs/reproduction.md) or 'project' to k slots (the paper); other encoders ignore it"
         },
     )
     max_train_samples: int | None = field(
@@ -143,7 +142,7 @@ class FinetuneConfig(LinformerTrainingArguments):
             self._check_files()
         check_model_dir(self.model, "model", tokenizer=True)  # a model without tokenizer sees only [UNK]
         if self.max_length is not None:
-            limit = longest_input(self.model)
+            limit = longest_input(read_config_json(self.model))
             if not 2 <= self.max_length <= limit:
                 raise ValueError(
                     f"max_length={self.max_length} must be between 2 and the model's longest input {limit}"
@@ -323,15 +322,6 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return (ends - (counts - 1) / 2.0)[inverse]
 
 
-def longest_input(model: str) -> int:
-    """The longest input of the model in directory `model`, from its config.json."""
-    config = read_config_json(model)
-    bert_positions = config["model_type"] == "bert" or config.get("position_style") == "bert"
-    return config.get("max_position_embeddings", 512) - (
-        0 if bert_positions else (config.get("pad_token_id") or 0) + 1
-    )
-
-
 def linformer_options(config: FinetuneConfig) -> dict[str, str]:
     """Config overrides for a Linformer model (saved with the classifier, so inference matches)."""
     if read_config_json(config.model).get("model_type") != "linformer":
@@ -364,7 +354,7 @@ def _finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback]) -> F
         raise ValueError(
             f"model: cannot load the tokenizer in {config.model!r}: {str(error).splitlines()[0]}"
         ) from None
-    max_length = config.max_length or min(128, longest_input(config.model))
+    max_length = config.max_length or min(128, longest_input(read_config_json(config.model)))
 
     def encode(batch: dict[str, list]) -> dict[str, list]:
         pair = batch[config.text_pair_column] if config.text_pair_column else None

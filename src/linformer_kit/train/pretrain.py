@@ -18,6 +18,7 @@ and every other Trainer option work as they do in any Hugging Face script.
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import shutil
 import warnings
@@ -38,15 +39,18 @@ from transformers import (
 )
 
 from linformer_kit.data_files import has_suffix
-from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, parse_projected_length
+from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
 from linformer_kit.models.configuration_linformer import LayerNormPosition
-from linformer_kit.models.loading import check_model_dir, read_config_json
-from linformer_kit.nn import (
+from linformer_kit.models.loading import check_model_dir, longest_input, read_config_json
+from linformer_kit.nn.options import (
+    DEFAULT_OPTIONS,
     ProjectionInit,
     ProjectionKind,
     ProjectionScaling,
     Sharing,
     ShortInputs,
+    check_projected_length,
+    parse_projected_length,
 )
 from linformer_kit.output_dir import is_same_or_inside
 from linformer_kit.train.arguments import LinformerTrainingArguments, check_number, trainer_default
@@ -67,6 +71,7 @@ from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.schedule import check_schedule, cut_blocks, length_at, parse_schedule
 from linformer_kit.train.throughput import ThroughputCallback
 
+logger = logging.getLogger(__name__)
 Preset = Literal["tiny", "mini", "small", "base"]
 ShortBlockPositions = Literal["restart", "keep"]
 MIN_VOCAB = 256 + len(SPECIAL_TOKENS)  # a byte-level BPE: every byte, the special tokens, then merges
@@ -169,28 +174,31 @@ class PretrainConfig(LinformerTrainingArguments):
     short_block_positions: ShortBlockPositions = field(
         default="keep",
         metadata={
-            "help": "positions of the short blocks of a length schedule: 'keep' (the default: the positions "
-            "they have in their seq_len block, so every position embedding trains from the first step; on "
-            "the CPU tier 80.5 against 138.7 at n=512, docs/reproduction.md) or 'restart' (0..L-1, BERT's: "
-            "positions past L train only in the last phase)"
+            "help": "positions of the short blocks of a length schedule: 'keep' (the positions they have in "
+            "their seq_len block, so every position embedding trains from the first step; measured in "
+            "docs/reproduction.md) or 'restart' (0..L-1, BERT's: positions past L train only in the last phase)"
         },
     )
     # int | list[int] | None after __post_init__; the str is the command-line form ("128", "256,128", "none")
+    # Linformer options: nn/options.py defines and checks them. Two defaults are pretraining's own:
+    # k = 128 (a quarter of the 512-token blocks, the paper's n/k at n = 512) and short_inputs below.
     projected_length: int | str | list[int] | None = field(
         default=128,
         metadata={"help": "Linformer k: K, one per layer K1,K2,..., or 'none' for full attention"},
     )
-    sharing: Sharing = field(default="headwise", metadata={"help": "E/F sharing (paper §4)"})
-    projection: ProjectionKind = field(default="linear", metadata={"help": "projection kind (paper §4-5)"})
+    sharing: Sharing = field(default=DEFAULT_OPTIONS.sharing, metadata={"help": "E/F sharing (paper §4)"})
+    projection: ProjectionKind = field(
+        default=DEFAULT_OPTIONS.projection, metadata={"help": "projection kind (paper §4-5)"}
+    )
     projection_scaling: ProjectionScaling = field(
-        default="none",
+        default=DEFAULT_OPTIONS.projection_scaling,
         metadata={
             "help": "'length': scale E(mX) by sqrt(seq_len / real tokens) so short inputs keep full-length "
             "key norms (new models only)"
         },
     )
     projection_init: ProjectionInit = field(
-        default=LinformerConfig.projection_init,
+        default=DEFAULT_OPTIONS.projection_init,
         metadata={
             "help": "how new E, F start: 'window' (each slot the mean of seq_len/k neighbouring positions; "
             "learns local context) or 'random' (zero-mean N(0, 1/n), the paper's; docs/reproduction.md)"
@@ -205,10 +213,10 @@ class PretrainConfig(LinformerTrainingArguments):
     short_inputs: ShortInputs = field(
         default="exact",
         metadata={
-            "help": "a Linformer's sequences of at most k tokens: 'exact' softmax attention (the default: the "
-            "short phases of a length schedule then train attention exactly, and only longer blocks project; "
-            "projecting them, a window-started k=128 model stayed on the floor, docs/reproduction.md) or "
-            "'project' to k slots (the paper); saved with the model; new models only"
+            "help": "a Linformer's sequences of at most k tokens: 'exact' softmax attention (the short phases "
+            "of a length schedule then train attention exactly and only longer blocks project; why it is the "
+            "default: docs/reproduction.md) or 'project' to k slots (the paper); saved with the model; "
+            "new models only"
         },
     )
     layer_norm: LayerNormPosition = field(
@@ -341,8 +349,8 @@ class PretrainConfig(LinformerTrainingArguments):
         for k in (
             self.projected_length if isinstance(self.projected_length, list) else [self.projected_length]
         ):
-            if isinstance(k, int) and not 1 <= k <= self.seq_len:
-                raise ValueError(f"projected_length k={k} must be between 1 and seq_len={self.seq_len}")
+            if isinstance(k, int) and not isinstance(k, bool):  # within the blocks trained on, not the model
+                check_projected_length(k, self.seq_len, self.projection, where="seq_len")
         self.model_config()  # k per layer, sharing, projection against the model: LinformerConfig's checks
 
     def _check_seq_len_fits(self, source: dict) -> None:
@@ -352,8 +360,7 @@ class PretrainConfig(LinformerTrainingArguments):
                 f"init_from: {self.init_from!r} is a {source['model_type']!r} model; expected linformer, roberta or bert"
             )
         positions = source.get("max_position_embeddings", 512)
-        bert_positions = source["model_type"] == "bert" or source.get("position_style") == "bert"
-        limit = positions - (0 if bert_positions else (source.get("pad_token_id") or 0) + 1)
+        limit = longest_input(source)
         if self.seq_len > limit:
             raise ValueError(
                 f"seq_len={self.seq_len} is above the longest input of {self.init_from!r} "
@@ -410,7 +417,7 @@ class PretrainConfig(LinformerTrainingArguments):
             if wanted.max_position_embeddings != saved.get("max_position_embeddings"):
                 raise ValueError(
                     f"resume: seq_len={self.seq_len} differs from the checkpoint's longest input "
-                    f"{saved.get('max_position_embeddings', 0) - saved.get('pad_token_id', 1) - 1} "
+                    f"{longest_input(saved)} "
                     f"({checkpoint / 'config.json'}): resume with the options of the run that wrote it"
                 )
 
@@ -563,6 +570,35 @@ class MaskedLMTrainer(GuardedTrainer):
         super().log(logs, *args, **kwargs)
 
 
+def start_line(
+    config: PretrainConfig, model: LinformerForMaskedLM, train_blocks: int, eval_blocks: int
+) -> str:
+    """What is about to run, in one line: model, parameters, data, tokens per step, budget, device, dtype."""
+    c = model.config
+    ks = sorted({k for k in c.projected_lengths() if k is not None})
+    if not ks:
+        attention = "full attention"
+    else:
+        attention = f"k={','.join(map(str, ks))} {c.sharing} {c.projection} ({c.projection_init} start)"
+    sequences = config.per_device_train_batch_size * config.world_size * config.gradient_accumulation_steps
+    tokens_per_step = sequences * config.seq_len
+    if config.max_steps > 0:
+        steps = config.max_steps
+    else:
+        steps = math.ceil(config.num_train_epochs * train_blocks / sequences) if config.max_steps else 0
+    dtype = "bf16 autocast" if config.bf16 else "fp16 autocast" if config.fp16 else "fp32"
+    schedule = config.seq_len_schedule
+    phases = "" if not schedule else ", lengths " + ",".join(f"{n}:{f:g}" for n, f in schedule)
+    origin = f"{config.shape} encoder" if config.init_from is None else f"encoder from {config.init_from}"
+    return (
+        f"pretrain: {origin} ({c.hidden_size} wide x {c.num_hidden_layers} layers, "
+        f"{c.layer_norm}-LN), {attention}, {model.num_parameters() / 1e6:.2f} M parameters; "
+        f"data {train_blocks:,} train / {eval_blocks:,} validation blocks of {config.seq_len} tokens; "
+        f"{tokens_per_step:,} tokens/step ({sequences} sequences){phases}; {steps:,} steps = "
+        f"{steps * tokens_per_step / 1e6:,.1f} M tokens; {config.device.type}, {dtype}"
+    )
+
+
 def pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback] = ()) -> PretrainResult:
     """Train (or continue) a masked LM as configured; save it with its tokenizer and metrics.json.
 
@@ -632,6 +668,8 @@ def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> P
         short_block_positions=config.short_block_positions,
     )
 
+    if trainer.is_world_process_zero():  # the `linformer` command prints linformer_kit's INFO lines
+        logger.info(start_line(config, model, len(train_blocks), len(eval_blocks)))
     train_loss = None
     if config.max_steps != 0:
         train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss

@@ -189,9 +189,9 @@ def _how_to_load(task: Task) -> str:
         f"model = {auto}.from_pretrained(path, trust_remote_code=True)  # runs modeling_linformer.py\n"
         f'pipe = pipeline("{task}", model=model, tokenizer=tokenizer)\n'
         "```\n\n"
-        "With `pip install linformer-kit`, `import linformer_kit` registers the Linformer classes and no\n"
-        "`trust_remote_code` is needed. Inputs longer than the longest input above raise an error; the\n"
-        "tokenizer's `model_max_length` is that limit, so pass `truncation=True`.\n"
+        "With `pip install linformer-kit`, `import linformer_kit.models` registers the Linformer classes\n"
+        "and no `trust_remote_code` is needed. Inputs longer than the longest input above raise an error;\n"
+        "the tokenizer's `model_max_length` is that limit, so pass `truncation=True`.\n"
     )
 
 

@@ -1,4 +1,7 @@
-"""What a pretrained encoder's attention does to inputs shorter than its training blocks.
+"""The short-input probe: what a pretrained encoder's attention does to inputs shorter than its blocks.
+
+`probe_lengths` measures one saved model; `probe_study` measures every pretrained model of a
+reproduction study (`linformer reproduce --probe-lengths`, results under "short_input_probe").
 
 For inputs of L tokens (cut from held-out text) and every layer:
 - key_norm_ratio / value_norm_ratio: mean norm of a projected key (value) row, E(mX)W_kᵀ + (Em)b_kᵀ,
@@ -16,12 +19,36 @@ from typing import Any
 import torch
 
 from linformer_kit.nn import LinformerSelfAttention
+from linformer_kit.reproduction.recipe import Recipe
+from linformer_kit.reproduction.study import Outcome
+
+
+def probe_study(recipe: Recipe, outcomes: list[Outcome], lengths: list[int]) -> list[dict[str, Any]]:
+    """`probe_lengths` for every finished pretraining run, on the held-out text of the first one."""
+    from linformer_kit.train.data import load_text
+
+    done = [o for o in outcomes if o.run.verb == "pretrain" and (o.output_dir / "metrics.json").is_file()]
+    if not done:
+        return []
+    held_out = done[0].run.options.get("validation") or done[0].run.options["train"]
+    text = load_text(held_out if isinstance(held_out, list) else [held_out], "text", "validation")
+    texts, chars = [], 0
+    for row in text:  # enough held-out text for 16 inputs of the longest length
+        texts.append(row["text"])
+        chars += len(row["text"])
+        if chars > 400_000:
+            break
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    return [
+        {"name": o.run.name, **probe_lengths(str(o.output_dir), texts, lengths, device=device)} for o in done
+    ]
 
 
 @torch.no_grad()
 def probe_lengths(
     model_dir: str, texts: list[str], lengths: list[int], *, inputs: int = 16, device: str = "cpu"
 ) -> dict[str, Any]:
+    """One saved model at each input length (`inputs` inputs cut from `texts`): a row per length and layer."""
     from transformers import AutoTokenizer
 
     from linformer_kit.models import LinformerModel

@@ -1,0 +1,180 @@
+"""The Linformer attention options: one definition, one default and one validation each.
+
+    LinformerOptions(projected_length=128, sharing="kv")            # validated on construction
+    LinformerOptions.from_text(projected_length="256,256,128")      # command-line / config-file forms
+    options.check_model(max_seq_len=512, num_layers=3)              # against a model's size
+
+Every place that takes these options (`LinformerSelfAttention`, `LinformerConfig`, `linformer
+pretrain`, `convert`, the benchmark, the recipes) checks them here, so a bad value gets the same
+`ValueError` (or `TypeError` for a wrong type) naming the value and its limit wherever it is given.
+
+    projected_length    k: an int (every layer), a tuple/list of ints (one per layer), or None
+                        (full softmax attention through the same code)
+    sharing             "none" | "headwise" | "kv" | "layerwise" (paper §4)
+    projection          "linear" | "mean" | "max" | "conv" | "random" (paper §4-5, nn/projection.py)
+    projection_init     "window" | "random": how a learned E, F start (nn/projection.py)
+    projection_scaling  "none" | "length": sqrt(max_seq_len / real tokens) on E(mX) (dense E only)
+    short_inputs        "project" | "exact": sequences of at most k real tokens (nn/attention.py)
+    projection_order    "auto" | "paper": the fast order where it applies, or the reference order
+
+Torch-only, like the rest of `linformer_kit.nn`.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+ProjectionKind = Literal["linear", "mean", "max", "conv", "random"]
+PROJECTION_KINDS: tuple[str, ...] = get_args(ProjectionKind)
+WINDOW_KINDS = ("mean", "max", "conv")  # pool windows of max_seq_len / k positions: k must divide it
+ProjectionScaling = Literal["none", "length"]
+PROJECTION_SCALINGS: tuple[str, ...] = get_args(ProjectionScaling)
+ProjectionInit = Literal["window", "random"]
+PROJECTION_INITS: tuple[str, ...] = get_args(ProjectionInit)
+Sharing = Literal["none", "headwise", "kv", "layerwise"]
+SHARING_MODES: tuple[str, ...] = get_args(Sharing)
+ProjectionOrder = Literal["auto", "paper"]
+PROJECTION_ORDERS: tuple[str, ...] = get_args(ProjectionOrder)
+ShortInputs = Literal["project", "exact"]
+SHORT_INPUTS: tuple[str, ...] = get_args(ShortInputs)
+
+ProjectedLength = int | tuple[int, ...] | None
+
+CHOICES: dict[str, tuple[str, ...]] = {  # option -> its choices (all but projected_length)
+    "sharing": SHARING_MODES,
+    "projection": PROJECTION_KINDS,
+    "projection_init": PROJECTION_INITS,
+    "projection_scaling": PROJECTION_SCALINGS,
+    "short_inputs": SHORT_INPUTS,
+    "projection_order": PROJECTION_ORDERS,
+}
+
+
+def as_size(name: str, value: object) -> int:
+    """`value` as an int, or a TypeError naming `name`: sizes are integers, and bool is not a size."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    try:
+        return operator.index(value)  # int, numpy and 0-d torch integers; not 32.0, not "32"
+    except TypeError:
+        raise TypeError(f"{name} must be an int, got {value!r} of type {type(value).__name__}") from None
+
+
+def check_choice(name: str, value: object, choices: Sequence[str]) -> None:
+    """ValueError naming `name`, the value and the choices unless value is one of them."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+
+
+def parse_projected_length(text: str) -> int | list[int] | None:
+    """The text form of `projected_length` (command lines, config files): one grammar for k.
+
+    '128' -> 128 (every layer), '256,256,128' -> [256, 256, 128] (one per layer), 'none' -> None
+    (full attention). Anything else raises ValueError naming the text.
+    """
+    if text.strip().lower() == "none":
+        return None
+    try:
+        values = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ValueError(
+            f"projected_length: expected an int, a comma-separated list of ints or 'none', got {text!r}"
+        ) from None
+    return values[0] if len(values) == 1 else values
+
+
+def check_projected_length(k: object, max_seq_len: int, projection: str = "linear", where: str = "") -> None:
+    """One k (not None) against the longest input: 1 <= k <= max_seq_len, and k | max_seq_len for pooling.
+
+    `where` says what max_seq_len is (e.g. "seq_len", or how a config derives it) in the message.
+    """
+    limit = f"max_seq_len={max_seq_len}{f' ({where})' if where else ''}"
+    if not 1 <= as_size("projected_length", k) <= max_seq_len:
+        raise ValueError(f"projected_length (k={k}) must be between 1 and {limit}")
+    if projection in WINDOW_KINDS and max_seq_len % k:
+        raise ValueError(
+            f"projection {projection!r} pools windows of max_seq_len/k positions: k={k} must divide {limit}"
+        )
+
+
+@dataclass(frozen=True)
+class LinformerOptions:
+    """The options of Linformer attention, with their defaults, checked on construction (module docstring).
+
+    Raises:
+        ValueError: a value outside its choices or limits, or two options that do not go together.
+        TypeError: a k that is not an int (a float, a bool, a string: parse text with `from_text`).
+    """
+
+    projected_length: ProjectedLength = 256
+    sharing: Sharing = "headwise"
+    projection: ProjectionKind = "linear"
+    projection_init: ProjectionInit = "window"
+    projection_scaling: ProjectionScaling = "none"
+    short_inputs: ShortInputs = "project"
+    projection_order: ProjectionOrder = "auto"
+
+    def __post_init__(self) -> None:
+        k = self.projected_length
+        if isinstance(k, list):
+            object.__setattr__(self, "projected_length", k := tuple(k))
+        for layer_k in k if isinstance(k, tuple) else () if k is None else (k,):
+            if as_size("projected_length", layer_k) < 1:
+                raise ValueError(f"projected_length (k={layer_k}) must be >= 1")
+        if isinstance(k, tuple) and not k:
+            raise ValueError("projected_length: an empty list (give one k per layer, one k, or None)")
+        for name, choices in CHOICES.items():
+            check_choice(name, getattr(self, name), choices)
+        self._check_combinations()
+
+    @classmethod
+    def from_text(cls, **values: object) -> LinformerOptions:
+        """Like the constructor, with `projected_length` also in its text form ('128', '256,128', 'none')."""
+        k = values.get("projected_length")
+        if isinstance(k, str):
+            values["projected_length"] = parse_projected_length(k)
+        return cls(**values)  # type: ignore[arg-type]
+
+    def projected_lengths(self, num_layers: int) -> list[int | None]:
+        """k of each of `num_layers` layers (None: full attention)."""
+        k = self.projected_length
+        return list(k) if isinstance(k, tuple) else [k] * num_layers
+
+    def check_model(self, max_seq_len: int, num_layers: int, where: str = "") -> None:
+        """These options in a model of `num_layers` layers whose longest input is `max_seq_len`."""
+        k = self.projected_length
+        if isinstance(k, tuple) and len(k) != num_layers:
+            raise ValueError(
+                f"projected_length has {len(k)} entries, expected one per layer (num_hidden_layers={num_layers})"
+            )
+        if isinstance(k, tuple) and self.sharing == "layerwise" and len(set(k)) > 1:
+            raise ValueError(
+                f"sharing='layerwise' uses one projection for every layer, so projected_length must be "
+                f"a single k, got {list(k)}"
+            )
+        for layer_k in self.projected_lengths(num_layers):
+            if layer_k is not None:
+                check_projected_length(layer_k, max_seq_len, self.projection, where)
+
+    def _check_combinations(self) -> None:
+        if self.projection_scaling == "length" and self.projection not in ("linear", "random"):
+            raise ValueError(
+                f"projection_scaling='length' applies to dense projections (linear, random), "
+                f"not projection={self.projection!r}: pooling already averages over the real tokens of a window"
+            )
+        if (
+            self.projection_scaling == "length"
+            and self.projection == "linear"
+            and self.projection_init == "window"
+        ):
+            raise ValueError(
+                "projection_scaling='length' restores the key norm of a zero-mean random E on short inputs; "
+                "projection_init='window' starts E as window means, which need no scaling: set "
+                "projection_init='random' with it, or no scaling"
+            )
+
+
+DEFAULT_OPTIONS = LinformerOptions()
