@@ -40,14 +40,22 @@ ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-def config_parser(config_class: type, prog: str, usage: str, description: str) -> HfArgumentParser:
-    """The parser of every field of `config_class`, `--config FILE` and the short aliases."""
+def config_parser(config_class: type, prog: str, usage: str | None, description: str) -> HfArgumentParser:
+    """The parser of every field of the dataclass `config_class` and `--config FILE`.
+
+    Any config dataclass works (Literal fields become choices, bools `--flag [true|false]`, tuples and
+    lists `nargs`); a `TrainingArguments` subclass also gets the short aliases and its help grouped.
+    """
+    from transformers import TrainingArguments
+
     parser = HfArgumentParser(
         config_class, prog=prog, usage=usage, description=description, allow_abbrev=False
     )
     parser.add_argument(
         "--config", metavar="FILE", help="YAML or JSON file of options (flags on the command line win)"
     )
+    if not issubclass(config_class, TrainingArguments):
+        return parser
     essentials = parser.add_argument_group("training (the Trainer options most runs set)")
     aliases = parser.add_argument_group("short aliases")
     for flag, (name, options) in ALIASES.items():
