@@ -11,12 +11,18 @@ pooler be new) and refuses every other missing or unused weight.
 from __future__ import annotations
 
 import json
+import logging
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from safetensors import SafetensorError
 from transformers import PreTrainedModel
+from transformers.utils import logging as hf_logging
+
+logger = logging.getLogger(__name__)
 
 # Where a saved model keeps its weights; pickled checkpoints (pytorch_model.bin) are never loaded.
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
@@ -140,7 +146,8 @@ def load_pretrained(
     """
     kwargs = {**kwargs, "use_safetensors": True, "output_loading_info": True}
     try:
-        model, info = model_class.from_pretrained(path, **kwargs)
+        with _quiet_transformers():  # its load report is replaced by our check and one line below
+            model, info = model_class.from_pretrained(path, **kwargs)
     except SafetensorError as err:
         raise ValueError(
             f"{what}: cannot read the weights in {str(path)!r} (truncated or corrupt?): {err}"
@@ -148,7 +155,36 @@ def load_pretrained(
     except (OSError, RuntimeError) as err:
         raise ValueError(f"{what}: cannot load {str(path)!r}: {str(err).splitlines()[0]}") from None
     check_loading_info(model, info, path, what)
+    head = _head_report(model, info)
+    if head:
+        logger.info(f"{what}: {type(model).__name__} from {path}: {head}")
     return model
+
+
+@contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """transformers' INFO / WARNING lines and progress bars off for one call (its errors stay)."""
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def _head_report(model: PreTrainedModel, info: dict) -> str:
+    """What loading did outside the encoder (checked separately): new task-head tensors, unused ones."""
+    parts = []
+    new = [key for key in info.get("missing_keys", ()) if key not in encoder_keys(model, [key])]
+    unused = [key for key in info.get("unexpected_keys", ()) if key not in encoder_keys(model, [key])]
+    if new:
+        parts.append(f"new task head ({len(new)} tensors, trained from scratch: {_some(sorted(new))})")
+    if unused:
+        parts.append(f"the checkpoint's {len(unused)} head tensors not used ({_some(sorted(unused))})")
+    return "; ".join(parts)
 
 
 def check_loading_info(
