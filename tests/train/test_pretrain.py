@@ -136,3 +136,13 @@ def test_resume_after_kill_gives_the_uninterrupted_weights(corpus: Path, tmp_pat
     for name in expected:
         torch.testing.assert_close(actual[name], expected[name], rtol=0, atol=1e-6, msg=name)
     assert resumed.eval_loss == pytest.approx(straight.eval_loss, abs=1e-5)
+
+
+def test_progress_bars_say_what_they_count(corpus: Path, tmp_path: Path, capsys) -> None:
+    tiny = [flag for flag in TINY if flag != "--no-progress"]
+    code = main(["pretrain", "--train", str(corpus / "train.txt"), "--validation", str(corpus / "valid.txt"),
+                 "--output-dir", str(tmp_path / "mlm"), "--projected-length", "8", "--max-steps", "2", *tiny])  # fmt: skip
+    assert code == 0
+    bars = capsys.readouterr().err
+    assert "train (steps): 100%" in bars
+    assert "evaluate (batches)" in bars

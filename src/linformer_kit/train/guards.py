@@ -34,6 +34,7 @@ import torch
 from transformers import Trainer, TrainerCallback
 
 from linformer_kit.stopped import DiskFull, NonFiniteLoss, Preempted
+from linformer_kit.train.progress import label_progress
 
 LOCK_FILE = ".lock"
 STALE_AFTER = 15 * 60  # seconds without a step before another host's lock counts as abandoned
@@ -106,6 +107,7 @@ class GuardedTrainer(Trainer):
         self.preemption = PreemptionCallback()
         self.add_callback(self.preemption)
         self.add_callback(LockHeartbeat())
+        label_progress(self)  # "train (steps)" / "evaluate (batches)" instead of bare bars
 
     def train(self, *args, **kwargs):
         with disk_full_is_named(self.args.output_dir):

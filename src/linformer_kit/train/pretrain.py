@@ -42,6 +42,7 @@ from linformer_kit.data_files import has_suffix
 from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
 from linformer_kit.models.configuration_linformer import LayerNormPosition
 from linformer_kit.models.loading import check_model_dir, longest_input, read_config_json
+from linformer_kit.models.presets import PRESETS  # re-exported: linformer_kit.train.pretrain.PRESETS
 from linformer_kit.nn.options import (
     DEFAULT_OPTIONS,
     ProjectionInit,
@@ -75,27 +76,6 @@ logger = logging.getLogger(__name__)
 Preset = Literal["tiny", "mini", "small", "base"]
 ShortBlockPositions = Literal["restart", "keep"]
 MIN_VOCAB = 256 + len(SPECIAL_TOKENS)  # a byte-level BPE: every byte, the special tokens, then merges
-
-# Encoder shapes. "base" is the paper's RoBERTa-base (Linformer §5: 12 layers, 768 wide, 12 heads).
-PRESETS: dict[str, dict[str, int]] = {
-    "tiny": dict(
-        hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=256, vocab_size=1024
-    ),
-    # the CPU tier's shape: the smallest that leaves the masked-LM plateau in a CPU session (pre-LN)
-    "mini": dict(
-        hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=512, vocab_size=1024
-    ),
-    "small": dict(
-        hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=1024, vocab_size=8192
-    ),
-    "base": dict(
-        hidden_size=768,
-        num_hidden_layers=12,
-        num_attention_heads=12,
-        intermediate_size=3072,
-        vocab_size=50265,
-    ),
-}
 
 
 @dataclass
