@@ -1,0 +1,25 @@
+"""Named encoder shapes: `linformer pretrain --preset NAME` trains them, `linformer benchmark --preset
+training` times the `small` one. One definition, here in the models layer, so both read it."""
+
+from __future__ import annotations
+
+# Encoder shapes. "base" is the paper's RoBERTa-base (Linformer §5: 12 layers, 768 wide, 12 heads).
+PRESETS: dict[str, dict[str, int]] = {
+    "tiny": dict(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=256, vocab_size=1024
+    ),
+    # the CPU tier's shape: the smallest that leaves the masked-LM plateau in a CPU session (pre-LN)
+    "mini": dict(
+        hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=512, vocab_size=1024
+    ),
+    "small": dict(
+        hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=1024, vocab_size=8192
+    ),
+    "base": dict(
+        hidden_size=768,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        vocab_size=50265,
+    ),
+}
