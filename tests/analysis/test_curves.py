@@ -12,7 +12,7 @@ from linformer_kit.analysis import (
     recommend_projected_length,
     singular_values,
 )
-from linformer_kit.analysis.spectrum import nuclear_norm_upper_bound
+from linformer_kit.analysis.curves import nuclear_norm_upper_bound
 
 
 def test_identity_has_a_flat_spectrum_and_a_straight_curve() -> None:

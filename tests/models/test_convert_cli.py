@@ -2,7 +2,6 @@
 
 import json
 
-import pytest
 import torch
 from tests.models.tiny_models import padded_batch, tiny_source, write_tokenizer
 from torch.testing import assert_close
@@ -13,6 +12,7 @@ from transformers import (
 )
 
 from linformer_kit.cli import convert as convert_cli
+from linformer_kit.cli.arguments import parse_config
 from linformer_kit.cli.main import main
 from linformer_kit.models import ConvertConfig, from_roberta, parse_projected_length
 from linformer_kit.nn import PROJECTION_INITS, PROJECTION_KINDS, SHARING_MODES
@@ -82,10 +82,10 @@ def test_projected_length_parsing(capsys):
     assert parse_projected_length("128") == 128
     assert parse_projected_length("256,128") == [256, 128]
     assert parse_projected_length("none") is None
-    with pytest.raises(SystemExit) as exit_info:
-        main(["convert", "a", "b", "--projected-length", "big"])
-    assert exit_info.value.code == 2
-    assert "expected an int, a comma-separated list of ints or 'none', got 'big'" in capsys.readouterr().err
+    assert main(["convert", "a", "b", "--projected-length", "big"]) == 2  # checked before SRC and DST
+    err = capsys.readouterr().err
+    assert "linformer convert: error: projected_length: expected an int" in err
+    assert "expected an int, a comma-separated list of ints or 'none', got 'big'" in err
 
 
 def test_cli_defaults_and_choices_are_the_configs(tmp_path):
@@ -93,10 +93,8 @@ def test_cli_defaults_and_choices_are_the_configs(tmp_path):
     tiny_source("roberta", "Model").save_pretrained(tmp_path / "a")  # the config checks the source's files
     a, b = str(tmp_path / "a"), str(tmp_path / "b")
     parser = convert_cli.build_parser()
-    parsed = vars(
-        parser.parse_args([a, b, "--projected-length", "8"])
-    )  # the default 256 > the tiny model's 32
-    assert ConvertConfig(**parsed) == ConvertConfig(source=a, output_dir=b, projected_length=8)
+    parsed = parse_config(parser, [a, b, "--projected-length", "8"])  # the default 256 > the tiny model's 32
+    assert parsed == ConvertConfig(source=a, output_dir=b, projected_length=8)
     choices = {action.dest: action.choices for action in parser._actions if action.choices}
     assert choices == {
         "sharing": SHARING_MODES,

@@ -11,232 +11,33 @@ From the curves we read the effective rank (smallest r with c(r) ≥ t) and reco
 smallest k that keeps a given share of the spectrum: a list `LinformerConfig(projected_length=...)`
 takes as it is.
 
-Computing lives here; figures in `analysis/plot.py`; the CLI in `cli/spectrum.py`.
+Running lives here (load the model, cut the text into inputs, run it, average over inputs); the
+options and their checks in `analysis/spectrum_config.py`; singular values in `analysis/svd.py`;
+curves, ranks and k in `analysis/curves.py`; the files written (JSON, figures) in
+`analysis/spectrum_report.py` and `analysis/plot.py`; the CLI in `cli/spectrum.py`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from torch import nn
 
-from linformer_kit.analysis.svd import SvdMethod, singular_values
-from linformer_kit.data_files import check_data_file, file_format, read_texts
-
-Normalization = Literal["singular", "energy"]
-HeadReduction = Literal["max", "mean"]
-DType = Literal["float32", "float64"]
-
-
-@dataclass
-class SpectrumConfig:
-    """What to analyse and how. Validated once, here, before any model is loaded: the options, the
-    output directory, the device, the text file, and (for a local model directory) its files and its
-    config.json (a Linformer with projected_length=k has no n x n maps; seq_len and index must fit)."""
-
-    model: str = ""  # model directory or Hub name (loading only; unused by `compute_spectrum`)
-    text_file: str = (
-        ""  # .txt, or .jsonl / .json records with a "text" field (each may be .gz), as pretrain reads
-    )
-    output_dir: str | None = None  # where `write_spectrum_report` goes; checked here when given
-    seq_len: int | None = None  # tokens per input, special tokens included; None = the model's maximum
-    max_inputs: int = 64  # bounds the work: at most this many chunks of the text
-    batch_size: int = 8
-    keep: float = 0.9  # share of the spectrum the recommended k must keep
-    index: int | None = (
-        None  # heatmap at c(index); None: the paper's 128th (of 512), or a quarter of a shorter curve
-    )
-    thresholds: tuple[float, ...] = (0.9, 0.99)  # effective rank reported at each
-    normalization: Normalization = "singular"
-    method: SvdMethod = "exact"
-    rank: int = 128  # top singular values estimated when method="randomized"
-    head_reduction: HeadReduction = "max"  # k per layer from the worst head ("max") or the head average
-    dtype: DType = "float32"  # precision of the SVD (attention maps are cast to it)
-    device: str | None = None  # None = cuda if available else cpu
-    seed: int = 0  # for the randomized method's Gaussian test matrices
-    progress: bool = True
-
-    def __post_init__(self) -> None:
-        if self.output_dir is not None:
-            from linformer_kit.output_dir import check_output_dir
-
-            check_output_dir(self.output_dir)
-        self._check_options()
-        if self.device is not None:
-            check_device(self.device)
-        if self.text_file:
-            check_text_file(self.text_file)
-        if self.model and _is_local(self.model):
-            self._check_model_dir()
-
-    def _check_options(self) -> None:
-        self.thresholds = tuple(float(t) for t in self.thresholds)
-        if not 0.0 < self.keep <= 1.0:  # also refuses NaN
-            raise ValueError(f"keep={self.keep} must be in (0, 1]")
-        for t in self.thresholds:
-            if not 0.0 < t <= 1.0:
-                raise ValueError(f"threshold {t} must be in (0, 1]")
-        if self.index is not None and self.index < 1:
-            raise ValueError(f"index={self.index} must be >= 1 (1-based, like 'the 128th singular value')")
-        if self.seq_len is not None and self.seq_len < 2:
-            raise ValueError(f"seq_len={self.seq_len} must be >= 2")
-        for name in ("max_inputs", "batch_size", "rank"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name}={getattr(self, name)} must be >= 1")
-        for name, choices in (
-            ("normalization", ("singular", "energy")),
-            ("method", ("exact", "randomized")),
-            ("head_reduction", ("max", "mean")),
-            ("dtype", ("float32", "float64")),
-        ):
-            if getattr(self, name) not in choices:
-                raise ValueError(f"{name}={getattr(self, name)!r} must be one of {choices}")
-
-    def _check_model_dir(self) -> None:
-        """From the files alone: weights, tokenizer, full attention, and the lengths that fit."""
-        from linformer_kit.models.loading import check_model_dir, read_config_json
-
-        folder = check_model_dir(self.model, "model", tokenizer=True)
-        config = read_config_json(folder)
-        ks = config.get("projected_length")
-        if config["model_type"] == "linformer" and any(
-            k is not None for k in (ks if isinstance(ks, list) else [ks])
-        ):
-            raise ValueError(
-                f"model: {self.model!r} is a Linformer with projected_length={ks}: its attention maps are "
-                "(n x k), and the spectrum needs the full (n x n) maps; use a full-attention model "
-                "(projected_length=None, e.g. `linformer pretrain --projected-length none`)"
-            )
-        limit = _longest_input(config, folder)
-        seq_len = self.seq_len or limit
-        if seq_len > limit:
-            raise ValueError(f"seq_len={seq_len} exceeds the model's longest input {limit}")
-        width = seq_len if self.method == "exact" else min(self.rank, seq_len)
-        if self.index is not None and self.index > width:
-            raise ValueError(
-                f"index={self.index} exceeds the curve length {width} (seq_len={seq_len}, "
-                f"method={self.method!r}); pass a smaller --index"
-            )
-
-
-def default_index(width: int) -> int:
-    """The paper's c(128) of 512; on a shorter curve the same place, a quarter of the way."""
-    return min(128, max(1, width // 4))
-
-
-def check_device(device: str) -> None:
-    """ValueError unless `device` names a torch device that is there."""
-    try:
-        parsed = torch.device(device)
-    except (RuntimeError, TypeError, ValueError):
-        raise ValueError(f"device={device!r} is not a torch device (cpu, cuda, cuda:1, mps, ...)") from None
-    if parsed.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(
-            f"device={device!r}: CUDA is not available here (torch.cuda.is_available() is False)"
-        )
-    if parsed.type == "cuda" and parsed.index is not None and parsed.index >= torch.cuda.device_count():
-        raise ValueError(f"device={device!r}: there are {torch.cuda.device_count()} CUDA devices")
-    if parsed.type == "mps" and not torch.backends.mps.is_available():
-        raise ValueError(f"device={device!r}: MPS is not available here")
-
-
-def check_text_file(path: str) -> None:
-    """A readable, non-blank UTF-8 text file, or JSON records with a "text" field (what pretrain reads)."""
-    file = Path(path)
-    if file.is_dir():
-        raise ValueError(
-            f"text_file: {path!r} is a directory; give a text file (.txt, .jsonl, .json, or .gz)"
-        )
-    if not file.is_file():
-        raise ValueError(f"text_file: no such file: {path!r}")
-    records = file_format(file) != "text"
-    check_data_file(file, "text_file", ("text",) if records else ())
-    if not records and not file.read_text(encoding="utf-8").strip():
-        raise ValueError(f"text_file: {path!r} holds no text (only whitespace)")
-
-
-def read_text(path: str) -> str:
-    """The documents of `path`, one after another (a blank line between two)."""
-    return "\n\n".join(read_texts(path))
-
-
-def _longest_input(config: dict, folder: Path) -> int:
-    """The longest input from config.json (and tokenizer_config.json's model_max_length if smaller)."""
-    from linformer_kit.models.loading import longest_input
-
-    limit = longest_input(config)
-    try:
-        tokenizer_limit = json.loads((folder / "tokenizer_config.json").read_text()).get("model_max_length")
-    except (OSError, ValueError):
-        tokenizer_limit = None
-    if isinstance(tokenizer_limit, int) and 0 < tokenizer_limit < limit:
-        limit = tokenizer_limit
-    return limit
-
-
-def _is_local(model: str) -> bool:
-    """A path (it exists, or is written like one) rather than a Hub id ('roberta-base', 'org/name')."""
-    return os.path.exists(model) or model.startswith((".", "/", "~")) or model.count("/") > 1 or "\\" in model
-
-
-# ----------------------------------------------------------------------------- curves and ranks
-
-
-def cumulative_curve(
-    sigma: torch.Tensor, normalization: Normalization = "singular", total: torch.Tensor | None = None
-) -> torch.Tensor:
-    """(..., r) descending singular values -> (..., r) normalized cumulative curve, monotone, ≤ 1.
-
-    `total` is the denominator (Σσ or Σσ² over *all* n values) when `sigma` holds only the top r;
-    by default it is the sum of `sigma` itself, so the curve ends at exactly 1.
-    """
-    weights = sigma if normalization == "singular" else sigma.square()
-    if total is None:
-        total = weights.sum(-1)
-    return weights.cumsum(-1) / total.unsqueeze(-1).clamp_min(torch.finfo(weights.dtype).tiny)
-
-
-def effective_rank(curve: torch.Tensor, threshold: float) -> torch.Tensor:
-    """(..., r) cumulative curve -> (...) smallest i (1-based) with curve[i-1] ≥ threshold.
-
-    A tolerance of 1e-6 absorbs rounding (c(5) of a flat 10-spectrum is 0.49999997 in fp32).
-    Where the curve never reaches the threshold (a truncated randomized curve) the answer is r.
-    """
-    below = (curve < threshold - 1e-6).sum(-1)  # curve is monotone: count of indices still short
-    return (below + 1).clamp_max(curve.shape[-1])
-
-
-def recommend_projected_length(
-    curves: torch.Tensor, keep: float, head_reduction: HeadReduction = "max"
-) -> list[int]:
-    """(L, h, r) input-averaged curves -> per layer the smallest k keeping `keep` of the spectrum.
-
-    "max": every head keeps `keep` (k = the largest head rank); "mean": the head-averaged curve does.
-    Returns plain ints, ready for `LinformerConfig(projected_length=[...])`.
-    """
-    if head_reduction == "max":
-        per_layer = effective_rank(curves, keep).amax(-1)  # (L,)
-    else:
-        per_layer = effective_rank(curves.mean(1), keep)  # (L,)
-    return [int(k) for k in per_layer]
-
-
-def nuclear_norm_upper_bound(top: torch.Tensor, frobenius_sq: torch.Tensor, n: int) -> torch.Tensor:
-    """Σ of all n singular values, bounded above from the top r and ‖P‖_F² (Cauchy–Schwarz on the tail).
-
-    Used as the "singular" denominator of the randomized method, so its curve is a lower bound of
-    the true curve there and the k it recommends errs on the large (safe) side.
-    """
-    tail_energy = (frobenius_sq - top.square().sum(-1)).clamp_min(0.0)
-    return top.sum(-1) + torch.sqrt((n - top.shape[-1]) * tail_energy)
-
+from linformer_kit.analysis.curves import (
+    cumulative_curve,
+    effective_rank,
+    nuclear_norm_upper_bound,
+    recommend_projected_length,
+)
+from linformer_kit.analysis.spectrum_config import SpectrumConfig, default_index
+from linformer_kit.analysis.svd import singular_values
+from linformer_kit.data_files import read_texts
 
 # ----------------------------------------------------------------------------- accumulation
 
@@ -476,6 +277,11 @@ def compute_spectrum(
 # ----------------------------------------------------------------------------- loading text and models
 
 
+def read_text(path: str) -> str:
+    """The documents of `path`, one after another (a blank line between two)."""
+    return "\n\n".join(read_texts(path))
+
+
 def max_input_length(model: nn.Module, tokenizer: Any) -> int:
     """Longest input the model takes: RoBERTa-style positions start at pad_token_id + 1."""
     config = model.config
@@ -585,20 +391,3 @@ def no_context_warning(model: str) -> str | None:
         "reflect an untrained model, and the recommended projected_length may be far too small; "
         "measure a model that left the floor"
     )
-
-
-def write_spectrum_report(result: SpectrumResult, output_dir: str | Path) -> dict[str, Path]:
-    """DIR/spectrum.json (all numbers) and the two Figure 1 PNGs. Returns the paths written."""
-    from linformer_kit.analysis.plot import plot_cumulative_curves, plot_index_heatmap
-
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "json": output_dir / "spectrum.json",
-        "curves": output_dir / "spectrum_curves.png",
-        "heatmap": output_dir / "spectrum_heatmap.png",
-    }
-    paths["json"].write_text(json.dumps(result.to_dict(), indent=1, allow_nan=False) + "\n", encoding="utf-8")
-    plot_cumulative_curves(result, paths["curves"])
-    plot_index_heatmap(result, paths["heatmap"])
-    return paths

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from linformer_kit.output_dir import check_output_dir
@@ -51,26 +51,57 @@ PRESETS: tuple[str, ...] = get_args(Preset)
 class BenchmarkConfig:
     """One sweep. Defaults are the paper's base shape (d=768, 12 heads, 12 layers, FFN 3072), batch 1."""
 
-    seq_lens: tuple[int, ...] = (1024, 2048, 4096)
-    projected_lengths: tuple[int, ...] = (256,)
-    methods: tuple[Method, ...] = ("linformer-headwise", "linformer-kv", "full-sdpa", "full-eager")
-    scopes: tuple[Scope, ...] = ("layer",)
-    passes: tuple[PassType, ...] = ("forward",)
-    device: Device = "cpu"
-    dtype: DType = "float32"
-    batch_size: int = 1
-    hidden_size: int = 768
-    num_heads: int = 12
-    num_layers: int = 12  # encoder scope only
-    intermediate_size: int = 3072  # encoder scope only
-    threads: int | None = None  # torch.set_num_threads (CPU); None keeps torch's default
-    rounds: int = 5  # timed rounds; each round visits every method of one (scope, pass, n) in turn
-    warmup: int = 1  # untimed calls per case before the first round
-    min_time_s: float = 0.02  # a timed sample repeats a fast call until it lasts this long
-    time_cap_s: float = 60.0  # predicted (warmup + 1) calls longer than this: the case is skipped
-    measure_memory: bool = True  # CPU: fresh subprocess per case; CUDA: max_memory_allocated
-    matmul_size: int = 2048  # the (m x m) @ (m x m) GEMM whose rate achieved FLOP/s is compared to
-    output_dir: str | None = None  # where the report goes (`write_report`); checked before any measuring
+    seq_lens: tuple[int, ...] = field(
+        default=(1024, 2048, 4096), metadata={"help": "sequence lengths n", "metavar": "N"}
+    )
+    projected_lengths: tuple[int, ...] = field(
+        default=(256,), metadata={"help": "projected lengths k (Linformer and peer methods)", "metavar": "K"}
+    )
+    methods: tuple[Method, ...] = field(
+        default=("linformer-headwise", "linformer-kv", "full-sdpa", "full-eager"),
+        metadata={"help": f"from {', '.join(METHODS)}", "metavar": "METHOD"},
+    )
+    scopes: tuple[Scope, ...] = field(
+        default=("layer",), metadata={"help": "one attention layer and/or the encoder stack"}
+    )
+    passes: tuple[PassType, ...] = field(
+        default=("forward",), metadata={"help": "train_step: forward + backward + AdamW (encoder scope)"}
+    )
+    device: Device = field(default="cpu", metadata={"help": "where to measure"})
+    dtype: DType = field(
+        default="float32", metadata={"help": "one dtype per run; every method is cast to it"}
+    )
+    batch_size: int = field(default=1, metadata={"help": "sequences per call"})
+    hidden_size: int = field(default=768, metadata={"help": "model dim D"})
+    num_heads: int = field(default=12, metadata={"help": "attention heads"})
+    num_layers: int = field(default=12, metadata={"help": "encoder blocks (encoder scope only)"})
+    intermediate_size: int = field(default=3072, metadata={"help": "encoder FFN width (encoder scope only)"})
+    threads: int | None = field(
+        default=None,
+        metadata={"help": "torch CPU threads (torch.set_num_threads); not given: torch's default"},
+    )
+    rounds: int = field(
+        default=5, metadata={"help": "timed rounds; each round visits every method of one (scope, pass, n)"}
+    )
+    warmup: int = field(default=1, metadata={"help": "untimed calls per case before the first round"})
+    min_time_s: float = field(
+        default=0.02, metadata={"help": "a timed sample repeats a fast call until it lasts this long"}
+    )
+    time_cap_s: float = field(
+        default=60.0,
+        metadata={"help": "skip a case whose predicted (warmup + 1) calls take longer", "metavar": "SECONDS"},
+    )
+    measure_memory: bool = field(
+        default=True,
+        metadata={"help": "peak memory (CPU: a fresh subprocess per case; CUDA: max_memory_allocated)"},
+    )
+    matmul_size: int = field(
+        default=2048, metadata={"help": "the (m x m) @ (m x m) GEMM whose FLOP/s rate cases are compared to"}
+    )
+    output_dir: str | None = field(
+        default=None,
+        metadata={"help": "where benchmark.json, benchmark.md and the plot go; checked before any measuring"},
+    )
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -81,7 +112,7 @@ class BenchmarkConfig:
 
 def preset(name: Preset) -> BenchmarkConfig:
     """The named sweeps of `linformer benchmark --preset NAME` (see docs/benchmarks.md)."""
-    if name == "quick":  # about a minute on a 2-core laptop CPU
+    if name == "quick":  # about two minutes on a 2-core CPU
         return BenchmarkConfig(
             seq_lens=(512, 1024, 2048, 4096),
             projected_lengths=(256,),
@@ -100,6 +131,9 @@ def preset(name: Preset) -> BenchmarkConfig:
             time_cap_s=45.0,
         )
     if name == "training":  # encoder training steps at the `linformer pretrain --preset small` shape
+        from linformer_kit.models.presets import PRESETS as SHAPES  # here: `import bench` stays light
+
+        small = SHAPES["small"]
         return BenchmarkConfig(
             seq_lens=(512, 1024, 2048, 4096),
             projected_lengths=(128,),
@@ -107,10 +141,10 @@ def preset(name: Preset) -> BenchmarkConfig:
             scopes=("encoder",),
             passes=("train_step",),
             batch_size=2,
-            hidden_size=256,
-            num_heads=4,
-            num_layers=4,
-            intermediate_size=1024,
+            hidden_size=small["hidden_size"],
+            num_heads=small["num_attention_heads"],
+            num_layers=small["num_hidden_layers"],
+            intermediate_size=small["intermediate_size"],
             rounds=3,
             time_cap_s=45.0,
         )

@@ -6,7 +6,8 @@ Every field of the config is a flag under its own name, spelled with `_` or `-` 
 `--output-dir`); a bool field takes `--bf16` or `--bf16 false`; the help text and the default are
 the field's. `--config FILE` reads a YAML (.yaml, .yml) or JSON (.json) mapping of field names to
 values; flags given on the command line override it. A few short names stay as aliases
-(`--batch-size`, `--epochs`, `--no-progress`); nothing else is hand-written here.
+(`--batch-size`, `--epochs`, `--no-progress`); nothing else is hand-written here. A verb may add
+aliases of its own (`linformer benchmark --time-cap`).
 
 `--help` lists the verb's own options first (data, model, Linformer), then the Trainer options a
 run usually sets (`TRAINING_ESSENTIALS`), the aliases, and last every other `TrainingArguments`
@@ -18,8 +19,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
+import types
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import yaml
 from transformers import HfArgumentParser
@@ -40,29 +44,72 @@ ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-def config_parser(config_class: type, prog: str, usage: str | None, description: str) -> HfArgumentParser:
+def config_parser(
+    config_class: type,
+    prog: str,
+    usage: str | None,
+    description: str,
+    *,
+    aliases: dict[str, tuple[str, dict[str, Any]]] | None = None,
+) -> HfArgumentParser:
     """The parser of every field of the dataclass `config_class` and `--config FILE`.
 
     Any config dataclass works (Literal fields become choices, bools `--flag [true|false]`, tuples and
-    lists `nargs`); a `TrainingArguments` subclass also gets the short aliases and its help grouped.
+    lists `nargs`; a field's metadata `help`, `metavar` and `nargs` go to its flag). `aliases` maps
+    more flags to fields (default: `ALIASES` for a `TrainingArguments` subclass, whose help is also
+    grouped; none otherwise).
     """
     from transformers import TrainingArguments
 
+    trainer = issubclass(config_class, TrainingArguments)
     parser = HfArgumentParser(
         config_class, prog=prog, usage=usage, description=description, allow_abbrev=False
     )
+    tuples = _tuple_fields(config_class)  # HfArgumentParser knows list fields only
+    for field in dataclasses.fields(config_class):
+        if field.name in tuples:
+            _take_a_tuple(parser._option_string_actions[f"--{field.name}"], tuples[field.name], field)
     parser.add_argument(
         "--config", metavar="FILE", help="YAML or JSON file of options (flags on the command line win)"
     )
-    if not issubclass(config_class, TrainingArguments):
-        return parser
-    essentials = parser.add_argument_group("training (the Trainer options most runs set)")
-    aliases = parser.add_argument_group("short aliases")
-    for flag, (name, options) in ALIASES.items():
-        aliases.add_argument(flag, dest=name, default=argparse.SUPPRESS, help=f"= --{name}", **options)
-    others = parser.add_argument_group("every other Trainer option (transformers.TrainingArguments)")
-    _group_trainer_options(parser, essentials, others)
+    essentials = (
+        parser.add_argument_group("training (the Trainer options most runs set)") if trainer else None
+    )
+    aliases = ALIASES if aliases is None and trainer else aliases or {}
+    if aliases:
+        group = parser.add_argument_group("short aliases")
+        for flag, (name, options) in aliases.items():
+            group.add_argument(
+                flag, dest=name, default=argparse.SUPPRESS, **{"help": f"= --{name}", **options}
+            )
+    if essentials is not None:
+        others = parser.add_argument_group("every other Trainer option (transformers.TrainingArguments)")
+        _group_trainer_options(parser, essentials, others)
     return parser
+
+
+def _tuple_fields(config_class: type) -> dict[str, Any]:
+    """field name -> element type, for the fields typed `tuple[X, ...]` (or `tuple[X, ...] | None`)."""
+    found = {}
+    for name, hint in get_type_hints(config_class).items():
+        if get_origin(hint) in (Union, types.UnionType):
+            hint = next((arg for arg in get_args(hint) if arg is not type(None)), hint)
+        if get_origin(hint) is tuple:
+            found[name] = get_args(hint)[0]
+    return found
+
+
+def _take_a_tuple(action: argparse.Action, element: Any, field: dataclasses.Field) -> None:
+    """`--seq-lens 512 1024`: nargs (the field's metadata's, else "+") of the element type or choices.
+
+    HfArgumentParser would call `tuple[int, ...]` on the text, splitting it into characters.
+    """
+    action.nargs = field.metadata.get("nargs", "+")
+    if get_origin(element) is Literal:
+        action.choices = get_args(element)
+        action.type = type(action.choices[0])
+    else:
+        action.type = element
 
 
 def _group_trainer_options(
@@ -89,9 +136,34 @@ def parse_config(parser: HfArgumentParser, argv: list[str]) -> Any:
     peek.add_argument("--config")
     config_file = peek.parse_known_args(argv)[0].config
     if config_file is not None:
-        parser.set_defaults(**read_config_file(config_file, names, parser.prog))
+        from_file = read_config_file(config_file, names, parser.prog)
+        parser.set_defaults(**from_file)
+        for action in parser._actions:  # a required flag the file gives is no longer required
+            action.required = action.required and action.dest not in from_file
     values = vars(parser.parse_args(argv))  # argparse errors exit here (code 2, on stderr)
-    return config_class(**{name: value for name, value in values.items() if name in names})
+    tuples = _tuple_fields(config_class)  # nargs and the file's lists -> the field's tuple
+    return config_class(**{
+        name: tuple(value) if name in tuples and isinstance(value, list) else value
+        for name, value in values.items() if name in names
+    })  # fmt: skip
+
+
+def run_training_verb(
+    parser: HfArgumentParser, train: Callable[[Any], Any], summary: Callable[[Any], str], argv: list[str]
+) -> int:
+    """`linformer pretrain` / `finetune`: parse argv into the config, train, print one summary line.
+
+    Under torchrun / accelerate launch every process trains; only rank 0 prints.
+    """
+    result = train(parse_config(parser, argv))
+    if os.environ.get("RANK", "0") == "0":
+        print(summary(result))
+    return 0
+
+
+def tokens_per_second(result: Any) -> str:
+    """`12,345 tokens/s` of a training result, or `tokens/s n/a` when it was not measured."""
+    return f"{result.tokens_per_second:,.0f} tokens/s" if result.tokens_per_second else "tokens/s n/a"
 
 
 def read_config_file(path: str, names: set[str], prog: str) -> dict[str, Any]:

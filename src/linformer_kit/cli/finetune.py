@@ -8,11 +8,14 @@ The flags are the fields of `FinetuneConfig`: ours (model, data, columns) and ev
 
 from __future__ import annotations
 
-import os
+from typing import TYPE_CHECKING
 
 from transformers import HfArgumentParser
 
-from linformer_kit.cli.arguments import config_parser, parse_config
+from linformer_kit.cli.arguments import config_parser, run_training_verb, tokens_per_second
+
+if TYPE_CHECKING:
+    from linformer_kit.train.finetune import FinetuneResult
 
 
 def build_parser() -> HfArgumentParser:
@@ -31,13 +34,12 @@ def build_parser() -> HfArgumentParser:
 def main(argv: list[str]) -> int:
     from linformer_kit.train.finetune import finetune
 
-    result = finetune(parse_config(build_parser(), argv))
-    if os.environ.get("RANK", "0") != "0":  # under torchrun / accelerate, one summary line
-        return 0
-    speed = f"{result.tokens_per_second:,.0f} tokens/s" if result.tokens_per_second else "tokens/s n/a"
-    print(
+    return run_training_verb(build_parser(), finetune, summary, argv)
+
+
+def summary(result: FinetuneResult) -> str:
+    return (
         f"finetune done: {result.steps} steps, train loss {result.train_loss:.3f}, "
-        f"{result.metrics_text()} ({result.eval_examples} examples), {speed}; "
+        f"{result.metrics_text()} ({result.eval_examples} examples), {tokens_per_second(result)}; "
         f"model saved to {result.output_dir}"
     )
-    return 0

@@ -10,11 +10,14 @@ The flags are the fields of `PretrainConfig`: ours (data, model, tokenizer) and 
 
 from __future__ import annotations
 
-import os
+from typing import TYPE_CHECKING
 
 from transformers import HfArgumentParser
 
-from linformer_kit.cli.arguments import config_parser, parse_config
+from linformer_kit.cli.arguments import config_parser, run_training_verb, tokens_per_second
+
+if TYPE_CHECKING:
+    from linformer_kit.train.pretrain import PretrainResult
 
 
 def build_parser() -> HfArgumentParser:
@@ -32,15 +35,14 @@ def build_parser() -> HfArgumentParser:
 def main(argv: list[str]) -> int:
     from linformer_kit.train.pretrain import pretrain
 
-    result = pretrain(parse_config(build_parser(), argv))
-    if os.environ.get("RANK", "0") != "0":  # under torchrun / accelerate, one summary line
-        return 0
-    speed = f"{result.tokens_per_second:,.0f} tokens/s" if result.tokens_per_second else "tokens/s n/a"
+    return run_training_verb(build_parser(), pretrain, summary, argv)
+
+
+def summary(result: PretrainResult) -> str:
     loss = f"train loss {result.train_loss:.3f}, " if result.train_loss is not None else ""
-    print(
+    return (
         f"pretrain done: {result.steps} steps, {loss}validation loss {result.eval_loss:.3f}, "
         f"perplexity {result.perplexity:.2f} (no-context floor {result.no_context_perplexity:.2f}"
-        f"{'' if result.learned_context else ': no context learned yet'}), {speed}; "
+        f"{'' if result.learned_context else ': no context learned yet'}), {tokens_per_second(result)}; "
         f"model saved to {result.output_dir}"
     )
-    return 0

@@ -42,7 +42,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -59,7 +59,7 @@ from linformer_kit.models.modeling_linformer import (
     LinformerModel,
     LinformerPreTrainedModel,
 )
-from linformer_kit.nn import DEFAULT_OPTIONS, ProjectionInit, ProjectionKind, Sharing
+from linformer_kit.nn import DEFAULT_OPTIONS, ProjectionInit, ProjectionKind, Sharing, parse_projected_length
 from linformer_kit.output_dir import check_output_dir, is_same_or_inside, saved_files, staged_output_dir
 
 SourceFamily = Literal["roberta", "bert"]
@@ -115,15 +115,36 @@ class ConvertConfig:
     into the source directory is refused even with `overwrite`.
     """
 
-    source: str
-    output_dir: str
-    projected_length: int | list[int] | None = DEFAULT_OPTIONS.projected_length
-    sharing: Sharing = DEFAULT_OPTIONS.sharing
-    projection: ProjectionKind = DEFAULT_OPTIONS.projection
-    projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init
-    overwrite: bool = False  # replace an existing, non-empty output_dir
+    source: str = field(
+        metadata={"help": "local RoBERTa or BERT model directory (config.json + safetensors)"}
+    )
+    output_dir: str = field(metadata={"help": "directory to write the Linformer model to"})
+    # int | list[int] | None after __post_init__; the str is the command-line form ("128", "256,128", "none")
+    projected_length: int | str | list[int] | None = field(
+        default=DEFAULT_OPTIONS.projected_length,
+        metadata={
+            "help": "k: an int, one per layer as a comma-separated list, or 'none' for full attention",
+            "metavar": "K",
+        },
+    )
+    sharing: Sharing = field(default=DEFAULT_OPTIONS.sharing, metadata={"help": "E/F sharing"})
+    projection: ProjectionKind = field(
+        default=DEFAULT_OPTIONS.projection, metadata={"help": "projection kind"}
+    )
+    projection_init: ProjectionInit = field(
+        default=DEFAULT_OPTIONS.projection_init,
+        metadata={
+            "help": "initial E/F: 'window' = mean of n/k consecutive positions (identity when k = n), "
+            "'random' = the paper's zero-mean N(0, 1/n)"
+        },
+    )
+    overwrite: bool = field(
+        default=False, metadata={"help": "replace output_dir if it exists and is not empty (all of it)"}
+    )
 
     def __post_init__(self) -> None:
+        if isinstance(self.projected_length, str):
+            self.projected_length = parse_projected_length(self.projected_length)
         check_model_dir(self.source, "source")
         model_type = read_config_json(self.source, "source")["model_type"]
         if model_type not in SOURCE_TYPES:
