@@ -59,7 +59,8 @@ from linformer_kit.models.modeling_linformer import (
     LinformerModel,
     LinformerPreTrainedModel,
 )
-from linformer_kit.nn import DEFAULT_OPTIONS, ProjectionInit, ProjectionKind, Sharing, parse_projected_length
+from linformer_kit.nn import DEFAULT_OPTIONS, ProjectionInit, ProjectionKind, Sharing
+from linformer_kit.nn.options import option_field, parse_projected_length
 from linformer_kit.output_dir import check_output_dir, is_same_or_inside, saved_files, staged_output_dir
 
 SourceFamily = Literal["roberta", "bert"]
@@ -120,24 +121,10 @@ class ConvertConfig:
     )
     output_dir: str = field(metadata={"help": "directory to write the Linformer model to"})
     # int | list[int] | None after __post_init__; the str is the command-line form ("128", "256,128", "none")
-    projected_length: int | str | list[int] | None = field(
-        default=DEFAULT_OPTIONS.projected_length,
-        metadata={
-            "help": "k: an int, one per layer as a comma-separated list, or 'none' for full attention",
-            "metavar": "K",
-        },
-    )
-    sharing: Sharing = field(default=DEFAULT_OPTIONS.sharing, metadata={"help": "E/F sharing"})
-    projection: ProjectionKind = field(
-        default=DEFAULT_OPTIONS.projection, metadata={"help": "projection kind"}
-    )
-    projection_init: ProjectionInit = field(
-        default=DEFAULT_OPTIONS.projection_init,
-        metadata={
-            "help": "initial E/F: 'window' = mean of n/k consecutive positions (identity when k = n), "
-            "'random' = the paper's zero-mean N(0, 1/n)"
-        },
-    )
+    projected_length: int | str | list[int] | None = option_field("projected_length")
+    sharing: Sharing = option_field("sharing")
+    projection: ProjectionKind = option_field("projection")
+    projection_init: ProjectionInit = option_field("projection_init")
     overwrite: bool = field(
         default=False, metadata={"help": "replace output_dir if it exists and is not empty (all of it)"}
     )

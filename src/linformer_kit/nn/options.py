@@ -22,6 +22,7 @@ Torch-only, like the rest of `linformer_kit.nn`.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -178,3 +179,28 @@ class LinformerOptions:
 
 
 DEFAULT_OPTIONS = LinformerOptions()
+
+HELP: dict[str, str] = {  # the command-line help of each option (every verb that takes it)
+    "projected_length": "Linformer k: K (every layer), K1,K2,... (one per layer), or 'none' for full attention",
+    "sharing": "E/F sharing (paper §4): none (per head), headwise (per layer), kv (E = F), layerwise (one E)",
+    "projection": "projection kind (paper §4-5): linear (learned E), mean / max pooling, conv, random (fixed)",
+    "projection_init": "how new E, F start: 'window' (each slot the mean of n/k neighbouring positions; learns "
+    "local context, docs/reproduction.md) or 'random' (zero-mean N(0, 1/n), the paper's)",
+    "projection_scaling": "'length': scale E(mX) by sqrt(n / real tokens) so short inputs keep full-length key "
+    "norms (dense E with the random start only)",
+    "short_inputs": "sequences of at most k real tokens: 'exact' softmax attention or 'project' to k slots "
+    "(the paper)",
+    "projection_order": "'auto' (project before the key/value linears where it applies) or 'paper'",
+}
+
+
+def option_field(name: str, default: object = dataclasses.MISSING, note: str = "") -> dataclasses.Field:
+    """A config dataclass field for option `name`: the options' default (or a verb's own) and help text.
+
+    `note` is added to the help (e.g. "new models only"). A verb that chooses another default passes
+    it here, where the reason is written next to it.
+    """
+    value = getattr(DEFAULT_OPTIONS, name) if default is dataclasses.MISSING else default
+    help_text = HELP[name] + (f"; {note}" if note else "")
+    metadata = {"help": help_text, **({"metavar": "K"} if name == "projected_length" else {})}
+    return dataclasses.field(default=value, metadata=metadata)

@@ -39,6 +39,7 @@ from linformer_kit.data_files import (
 )
 from linformer_kit.models.loading import check_model_dir, load_pretrained, longest_input, read_config_json
 from linformer_kit.nn import SHORT_INPUTS, ShortInputs
+from linformer_kit.nn.options import check_choice, option_field
 from linformer_kit.output_dir import is_same_or_inside
 from linformer_kit.train.arguments import LinformerTrainingArguments, check_number, trainer_default
 from linformer_kit.train.data import TABLE_SUFFIXES, load_hub_dataset
@@ -96,12 +97,9 @@ class FinetuneConfig(LinformerTrainingArguments):
     max_length: int | None = field(
         default=None, metadata={"help": "tokens per example; if absent, min(128, the model's longest input)"}
     )
-    short_inputs: ShortInputs = field(
-        default="exact",
-        metadata={
-            "help": "a Linformer's batches of at most k tokens: 'exact' softmax attention (the default; "
-            "why: docs/reproduction.md) or 'project' to k slots (the paper); other encoders ignore it"
-        },
+    # Finetuning's own default: "exact" (why: docs/reproduction.md); other encoders ignore the option
+    short_inputs: ShortInputs = option_field(
+        "short_inputs", default="exact", note="saved with the classifier; only Linformer models use it"
     )
     max_train_samples: int | None = field(
         default=None, metadata={"help": "train on a seeded random subset of this many examples"}
@@ -131,8 +129,7 @@ class FinetuneConfig(LinformerTrainingArguments):
                 raise ValueError(f"glue_task must be one of {tuple(GLUE_TASKS)}, got {self.glue_task!r}")
             self.text_column, self.text_pair_column, _ = GLUE_TASKS[self.glue_task]
         self._check_numbers()
-        if self.short_inputs not in SHORT_INPUTS:
-            raise ValueError(f"short_inputs must be one of {SHORT_INPUTS}, got {self.short_inputs!r}")
+        check_choice("short_inputs", self.short_inputs, SHORT_INPUTS)
         if self.label_column in (self.text_column, self.text_pair_column):
             raise ValueError(
                 f"text_column={self.text_column!r}, text_pair_column={self.text_pair_column!r} and "

@@ -44,13 +44,13 @@ from linformer_kit.models.configuration_linformer import LayerNormPosition
 from linformer_kit.models.loading import check_model_dir, longest_input, read_config_json
 from linformer_kit.models.presets import PRESETS  # re-exported: linformer_kit.train.pretrain.PRESETS
 from linformer_kit.nn.options import (
-    DEFAULT_OPTIONS,
     ProjectionInit,
     ProjectionKind,
     ProjectionScaling,
     Sharing,
     ShortInputs,
     check_projected_length,
+    option_field,
     parse_projected_length,
 )
 from linformer_kit.output_dir import is_same_or_inside
@@ -159,45 +159,24 @@ class PretrainConfig(LinformerTrainingArguments):
             "docs/reproduction.md) or 'restart' (0..L-1, BERT's: positions past L train only in the last phase)"
         },
     )
-    # int | list[int] | None after __post_init__; the str is the command-line form ("128", "256,128", "none")
-    # Linformer options: nn/options.py defines and checks them. Two defaults are pretraining's own:
-    # k = 128 (a quarter of the 512-token blocks, the paper's n/k at n = 512) and short_inputs below.
-    projected_length: int | str | list[int] | None = field(
-        default=128,
-        metadata={"help": "Linformer k: K, one per layer K1,K2,..., or 'none' for full attention"},
-    )
-    sharing: Sharing = field(default=DEFAULT_OPTIONS.sharing, metadata={"help": "E/F sharing (paper §4)"})
-    projection: ProjectionKind = field(
-        default=DEFAULT_OPTIONS.projection, metadata={"help": "projection kind (paper §4-5)"}
-    )
-    projection_scaling: ProjectionScaling = field(
-        default=DEFAULT_OPTIONS.projection_scaling,
-        metadata={
-            "help": "'length': scale E(mX) by sqrt(seq_len / real tokens) so short inputs keep full-length "
-            "key norms (new models only)"
-        },
-    )
-    projection_init: ProjectionInit = field(
-        default=DEFAULT_OPTIONS.projection_init,
-        metadata={
-            "help": "how new E, F start: 'window' (each slot the mean of seq_len/k neighbouring positions; "
-            "learns local context) or 'random' (zero-mean N(0, 1/n), the paper's; docs/reproduction.md)"
-        },
-    )
+    # Linformer options: nn/options.py defines, documents and checks them; projected_length is
+    # int | list[int] | None after __post_init__ (the str is the command-line form "128", "256,128", "none").
+    # Pretraining's own default: k = 128, a quarter of its 512-token blocks (the paper's n/k at n = 512).
+    projected_length: int | str | list[int] | None = option_field("projected_length", default=128)
+    sharing: Sharing = option_field("sharing")
+    projection: ProjectionKind = option_field("projection")
+    projection_scaling: ProjectionScaling = option_field("projection_scaling", note="new models only")
+    projection_init: ProjectionInit = option_field("projection_init", note="new models only")
     dropout: float = field(
         default=LinformerConfig.hidden_dropout_prob,
         metadata={
             "help": "dropout of hidden states and attention weights (new models only; 0 for short runs)"
         },
     )
-    short_inputs: ShortInputs = field(
-        default="exact",
-        metadata={
-            "help": "a Linformer's sequences of at most k tokens: 'exact' softmax attention (the short phases "
-            "of a length schedule then train attention exactly and only longer blocks project; why it is the "
-            "default: docs/reproduction.md) or 'project' to k slots (the paper); saved with the model; "
-            "new models only"
-        },
+    # Pretraining's own default: "exact", so the short phases of a length schedule train attention exactly
+    # and only longer blocks project (projecting them kept a k = 128 model on the floor: docs/reproduction.md)
+    short_inputs: ShortInputs = option_field(
+        "short_inputs", default="exact", note="saved with the model; new models only"
     )
     layer_norm: LayerNormPosition = field(
         default=LinformerConfig.layer_norm,
