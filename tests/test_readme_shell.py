@@ -7,7 +7,7 @@ How a block is read (the README says the same in one sentence, above its tour):
   a `linformer ...` command, run as `linformer_kit.cli.main.main(argv)`, which must return 0;
 - smoke settings: `DATA` points at a folder of tiny files with the names the README uses (`fixtures`),
   and SMOKE's options are appended to each verb's command line (the last value of a flag wins), so
-  `--max-steps 4000` runs 2 steps and the benchmark times one short case.
+  `--max-steps 4000` runs 2 steps, the benchmark times one short case and `reproduce` only checks its recipe.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ SMOKE: dict[str, list[str]] = {
     "finetune": ["--max-steps", "2", "--batch-size", "4"],
     "spectrum": ["--max-inputs", "2"],
     "benchmark": ["--seq-lens", "256", "--projected-lengths", "64", "--rounds", "1", "--no-memory"],
+    "reproduce": ["--dry-run"],  # checks the recipe and its data files, prints every run's command
 }
 VARIABLE = re.compile(r"\$(\w+)|\$\{(\w+)\}")
 ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)=(.*)$")
@@ -82,8 +83,13 @@ def fixtures(folder: Path) -> Path:
             for start in range(0, len(part), 40):
                 f.write(json.dumps({"text": "\n\n".join(part[start : start + 40])}) + "\n")
     (folder / "sst2").mkdir()
+    (folder / "imdb").mkdir()
     for name, source in (("train", "sentiment-train.tsv"), ("dev", "sentiment-dev.tsv")):
         shutil.copy(ROOT / "examples" / "data" / source, folder / "sst2" / f"{name}.tsv")
+        rows = [line.split("\t") for line in (folder / "sst2" / f"{name}.tsv").read_text().splitlines()[1:]]
+        imdb = folder / "imdb" / f"{'test' if name == 'dev' else name}.jsonl.gz"
+        with gzip.open(imdb, "wt") as f:
+            f.writelines(json.dumps({"text": text, "label": int(label)}) + "\n" for text, label in rows)
     return folder
 
 
@@ -122,7 +128,8 @@ def test_readme_shell_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     data = fixtures(tmp_path / "data")
     work = tmp_path / "repo"
     work.mkdir()
-    (work / "examples").symlink_to(ROOT / "examples")  # the tour's paths are relative to the repository
+    for name in ("examples", "recipes"):  # the README's paths are relative to the repository root
+        (work / name).symlink_to(ROOT / name)
     monkeypatch.chdir(work)
     variables: dict[str, str] = {}
     for block in RUN:

@@ -19,6 +19,7 @@ import csv
 import gzip
 import io
 import json
+import os
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -28,6 +29,22 @@ HEAD_BYTES = 1 << 16
 
 def has_suffix(path: str | Path, suffixes: Sequence[str]) -> bool:
     return str(path).lower().endswith(tuple(suffixes))
+
+
+def is_local(source: str, suffixes: Sequence[str] = ()) -> bool:
+    """A local path rather than a Hub name: the one rule for models and datasets alike.
+
+    Local when it exists, or is written like a path (starts with '.', '/' or '~', has a backslash,
+    more than one '/', or one of `suffixes`, e.g. '.jsonl'); otherwise a Hub name ('roberta-base',
+    'org/name', 'name:config'), which is then loaded from the Hub, not silently created.
+    """
+    return (
+        os.path.exists(source)
+        or source.startswith((".", "/", "~"))
+        or "\\" in source
+        or source.count("/") > 1
+        or has_suffix(source, suffixes)
+    )
 
 
 def file_format(path: str | Path) -> str:

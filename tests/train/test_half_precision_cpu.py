@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from linformer_kit.train.arguments import cpu_flags, warn_if_no_native_half_matmul
+from linformer_kit.train.training_arguments import cpu_flags, warn_if_no_native_half_matmul
 
 
 def test_avx2_only_cpu_warns_for_bf16() -> None:

@@ -8,7 +8,6 @@ fields (`cli/spectrum.py`); the help text of each is its `metadata["help"]`.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -17,7 +16,7 @@ import torch
 
 from linformer_kit.analysis.curves import HeadReduction, Normalization
 from linformer_kit.analysis.svd import SvdMethod
-from linformer_kit.data_files import check_data_file, file_format
+from linformer_kit.data_files import check_data_file, file_format, is_local
 
 DType = Literal["float32", "float64"]
 
@@ -98,7 +97,7 @@ class SpectrumConfig:
             check_device(self.device)
         if self.text_file:
             check_text_file(self.text_file)
-        if self.model and _is_local(self.model):
+        if self.model and is_local(self.model):
             self._check_model_dir()
 
     def _check_options(self) -> None:
@@ -199,8 +198,3 @@ def _longest_input(config: dict, folder: Path) -> int:
     if isinstance(tokenizer_limit, int) and 0 < tokenizer_limit < limit:
         limit = tokenizer_limit
     return limit
-
-
-def _is_local(model: str) -> bool:
-    """A path (it exists, or is written like one) rather than a Hub id ('roberta-base', 'org/name')."""
-    return os.path.exists(model) or model.startswith((".", "/", "~")) or model.count("/") > 1 or "\\" in model

@@ -275,7 +275,7 @@ class LinformerPreTrainedModel(PreTrainedModel):
         the checkpoint lacks or holds unused is a ValueError: Linformer options other than the
         checkpoint's (`from_pretrained(dir, sharing="kv")` on a headwise model would start E/F from
         noise) are named in it. Changing k / sharing / projection of a trained model is a conversion:
-        `linformer pretrain --init-from DIR` (`linformer_kit.train.convert.linformer_from_checkpoint`).
+        `linformer pretrain --init-from DIR` (`linformer_kit.train.init_from.linformer_from_checkpoint`).
         """
         if kwargs.get("use_safetensors") is False:
             raise ValueError(
@@ -333,7 +333,7 @@ def _changed_options(path: object, kwargs: dict) -> str:
     return (
         f"from_pretrained with {', '.join(changed)} would start E/F from random values; to change the "
         "Linformer options of a trained model, convert it: `linformer pretrain --init-from DIR` "
-        "(linformer_kit.train.convert.linformer_from_checkpoint) starts new E/F from the old model"
+        "(linformer_kit.train.init_from.linformer_from_checkpoint) starts new E/F from the old model"
     )
 
 

@@ -9,9 +9,9 @@ Each function takes one validated config dataclass and returns a result dataclas
 `accelerate launch` (DDP / FSDP come from `Trainer`).
 """
 
-from linformer_kit.train.arguments import LinformerTrainingArguments
 from linformer_kit.train.finetune import GLUE_TASKS, FinetuneConfig, FinetuneResult, finetune
 from linformer_kit.train.pretrain import PRESETS, PretrainConfig, PretrainResult, pretrain
+from linformer_kit.train.training_arguments import LinformerTrainingArguments
 
 __all__ = [
     "GLUE_TASKS",

@@ -12,7 +12,6 @@ path, a Hugging Face dataset name `NAME` or `NAME:CONFIG` (needs the Hub).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from tokenizers import ByteLevelBPETokenizer
 from tokenizers.processors import RobertaProcessing
 from transformers import PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
-from linformer_kit.data_files import check_data_file, explain_failure
+from linformer_kit.data_files import check_data_file, explain_failure, is_local
 
 TEXT_SUFFIXES = (".txt", ".text")
 JSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")
@@ -33,15 +32,9 @@ def _has_suffix(path: str | Path, suffixes: Sequence[str]) -> bool:
     return str(path).lower().endswith(tuple(suffixes))
 
 
-def _looks_like_path(source: str) -> bool:
-    return source.startswith((".", "/", "~")) or _has_suffix(
-        source, TEXT_SUFFIXES + JSON_SUFFIXES + TABLE_SUFFIXES + (".gz",)
-    )
-
-
 def is_hub_name(source: str) -> bool:
-    """True when `source` names a Hub dataset rather than a local file or folder."""
-    return not os.path.exists(source) and not _looks_like_path(source)
+    """True when `source` names a Hub dataset rather than a local file or folder (`data_files.is_local`)."""
+    return not is_local(source, TEXT_SUFFIXES + JSON_SUFFIXES + TABLE_SUFFIXES + (".gz",))
 
 
 def expand_text_files(sources: Sequence[str], what: str, text_column: str = "text") -> list[Path]:

@@ -41,11 +41,11 @@ from linformer_kit.models.loading import check_model_dir, load_pretrained, longe
 from linformer_kit.nn import SHORT_INPUTS, ShortInputs
 from linformer_kit.nn.options import check_choice, option_field
 from linformer_kit.output_dir import is_same_or_inside
-from linformer_kit.train.arguments import LinformerTrainingArguments, check_number, trainer_default
 from linformer_kit.train.data import TABLE_SUFFIXES, load_hub_dataset
 from linformer_kit.train.guards import GuardedTrainer, guarded_run
 from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.throughput import ThroughputCallback
+from linformer_kit.train.training_arguments import LinformerTrainingArguments, check_number, trainer_default
 
 GlueTask = Literal["sst2", "cola", "mrpc", "qnli", "qqp", "rte", "mnli", "wnli"]
 # task -> (text column, pair column, dev split) in the Hub's "nyu-mll/glue"
@@ -66,7 +66,7 @@ LOCAL_SUFFIXES = (*TABLE_SUFFIXES, ".jsonl", ".jsonl.gz", ".json")
 class FinetuneConfig(LinformerTrainingArguments):
     """Everything `finetune` needs: the Trainer's arguments plus ours; checked once, on construction.
 
-    A `TrainingArguments` subclass (see `train/arguments.py`): every Trainer field is set under its
+    A `TrainingArguments` subclass (see `train/training_arguments.py`): every Trainer field is set under its
     own name, and `linformer finetune`'s flags are generated from this class. Data comes from exactly
     one of: local `train` + `validation` files (CSV, TSV, JSON lines), a Hub `dataset` "NAME[:CONFIG]"
     (splits "train" / "validation"), or a `glue_task` (columns preset). ValueError names the bad value.

@@ -11,7 +11,7 @@ No training loop, masking, checkpoint format or launcher of our own: `Trainer` d
 `torchrun --nproc_per_node N` / `accelerate launch` run the same function on N processes, and
 `resume=True` is `Trainer.train(resume_from_checkpoint=...)` (weights, optimizer, scheduler, RNG
 and the data position all come back from the last `checkpoint-*` folder). `PretrainConfig` *is*
-the Trainer's `TrainingArguments` (a subclass, see `train/arguments.py`), so `--bf16`, `--report_to`
+the Trainer's `TrainingArguments` (a subclass, see `train/training_arguments.py`), so `--bf16`, `--report_to`
 and every other Trainer option work as they do in any Hugging Face script.
 """
 
@@ -54,9 +54,7 @@ from linformer_kit.nn.options import (
     parse_projected_length,
 )
 from linformer_kit.output_dir import is_same_or_inside
-from linformer_kit.train.arguments import LinformerTrainingArguments, check_number, trainer_default
 from linformer_kit.train.context_free import label_unigram, no_context_loss
-from linformer_kit.train.convert import linformer_from_checkpoint, target_config
 from linformer_kit.train.curve import CurveCallback
 from linformer_kit.train.data import (
     SPECIAL_TOKENS,
@@ -68,9 +66,11 @@ from linformer_kit.train.data import (
     train_tokenizer,
 )
 from linformer_kit.train.guards import GuardedTrainer, guarded_run
+from linformer_kit.train.init_from import linformer_from_checkpoint, target_config
 from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.schedule import check_schedule, cut_blocks, length_at, parse_schedule
 from linformer_kit.train.throughput import ThroughputCallback
+from linformer_kit.train.training_arguments import LinformerTrainingArguments, check_number, trainer_default
 
 logger = logging.getLogger(__name__)
 Preset = Literal["tiny", "mini", "small", "base"]
