@@ -1,4 +1,7 @@
-"""The README's Python examples run as written (a block opening with `# not run in tests` is skipped)."""
+"""The README's Python examples run as written (a block opening with `# not run in tests` is skipped).
+
+Its shell blocks run in tests/test_readme_shell.py.
+"""
 
 from __future__ import annotations
 
