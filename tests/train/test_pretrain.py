@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,7 @@ def test_resume_after_kill_gives_the_uninterrupted_weights(corpus: Path, tmp_pat
     with pytest.raises(KeyboardInterrupt, match="simulated kill"):
         pretrain(PretrainConfig(output_dir=killed, **common), callbacks=[CrashAfter(5)])
     assert sorted(p.name for p in Path(killed).glob("checkpoint-*")) == ["checkpoint-3"]  # step 4-5 are lost
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the crashed run took its handler with it
     resumed = pretrain(PretrainConfig(output_dir=killed, resume=True, **common))
 
     assert resumed.steps == straight.steps == 8

@@ -34,7 +34,7 @@ import torch
 from transformers import Trainer, TrainerCallback
 
 from linformer_kit.stopped import DiskFull, NonFiniteLoss, Preempted
-from linformer_kit.train.progress import label_progress
+from linformer_kit.train.progress import label_progress, no_save_bars
 
 LOCK_FILE = ".lock"
 STALE_AFTER = 15 * 60  # seconds without a step before another host's lock counts as abandoned
@@ -69,6 +69,10 @@ class PreemptionCallback(TrainerCallback):
             control.should_training_stop = True
 
     def on_train_end(self, args, state, control, **kwargs):
+        self.restore()
+
+    def restore(self) -> None:
+        """The signal handlers from before training (also when training ends by an exception)."""
         for number, handler in self._previous.items():
             signal.signal(number, handler)
         self._previous.clear()
@@ -110,8 +114,11 @@ class GuardedTrainer(Trainer):
         label_progress(self)  # "train (steps)" / "evaluate (batches)" instead of bare bars
 
     def train(self, *args, **kwargs):
-        with disk_full_is_named(self.args.output_dir):
-            output = super().train(*args, **kwargs)
+        try:
+            with disk_full_is_named(self.args.output_dir):
+                output = super().train(*args, **kwargs)
+        finally:  # a crash or KeyboardInterrupt must not leave our handler in the process
+            self.preemption.restore()
         if self.preemption.requested is not None:
             step = self.state.global_step
             raise Preempted(
@@ -122,7 +129,7 @@ class GuardedTrainer(Trainer):
         return output
 
     def save_model(self, *args, **kwargs) -> None:
-        with disk_full_is_named(self.args.output_dir):
+        with disk_full_is_named(self.args.output_dir), no_save_bars():
             super().save_model(*args, **kwargs)
 
     def training_step(self, model, inputs, num_items_in_batch=None):
