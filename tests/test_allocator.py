@@ -52,7 +52,9 @@ def test_reusing_freed_memory_removes_the_page_faults_of_each_allocation() -> No
 @pytest.mark.parametrize(
     ("environ", "reason"),
     [
-        ({"MALLOC_ARENA_MAX_": "2"}, "MALLOC_ARENA_MAX_ is set"),
+        ({"MALLOC_TRIM_THRESHOLD_": "0"}, "MALLOC_TRIM_THRESHOLD_ is set"),
+        ({"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=0"}, "GLIBC_TUNABLES=glibc.malloc.trim_threshold=0"),
+        ({"GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2"}, None),
         ({"LD_PRELOAD": "/usr/lib/libjemalloc.so.2"}, "LD_PRELOAD=/usr/lib/libjemalloc.so.2"),
         ({"LD_PRELOAD": "", "HOME": "/root"}, None),
     ],

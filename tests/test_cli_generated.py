@@ -230,3 +230,13 @@ def test_run_training_verb_prints_on_rank_0_only(rank, printed, monkeypatch, cap
     assert run_training_verb(parser, seen.append, lambda result: "done", ["--name", "b"]) == 0
     assert seen == [Run(name="b")]
     assert (capsys.readouterr().out == "done\n") is printed
+
+
+def test_a_config_file_may_give_one_value_for_a_tuple_field(tmp_path: Path) -> None:
+    """`seq_lens: 1024` in a YAML file means (1024,), as `--seq-lens 1024` does on the command line."""
+    config_file = tmp_path / "bench.yaml"
+    config_file.write_text("seq_lens: 1024\nprojected_lengths: [64, 128]\n")
+    parser = importlib.import_module("linformer_kit.cli.benchmark").build_parser()
+    config = parse_config(parser, ["--config", str(config_file), "--output-dir", str(tmp_path / "out")])
+    assert config.seq_lens == (1024,)
+    assert config.projected_lengths == (64, 128)

@@ -16,7 +16,7 @@ do the same at process start):
 The cost: freed memory is kept for reuse until the process exits (as PyTorch's CUDA caching
 allocator does on a GPU), and a fragmented heap raised the peak RSS of that pretraining run from
 5.0 to 6.5 GB. Nothing is changed where the user chose for themselves (any `MALLOC_*_` variable,
-or jemalloc / tcmalloc / mimalloc preloaded), or off glibc (macOS, Windows, musl).
+`glibc.malloc.*` in GLIBC_TUNABLES, or jemalloc / tcmalloc / mimalloc preloaded), or off glibc (macOS, Windows, musl).
 """
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ def user_chose_allocator(environ: dict[str, str] | os._Environ[str] = os.environ
     chosen = sorted(name for name in environ if name.startswith("MALLOC_") and name.endswith("_"))
     if chosen:
         return f"{chosen[0]} is set"
+    tunables = environ.get("GLIBC_TUNABLES", "")
+    if "glibc.malloc." in tunables:
+        return f"GLIBC_TUNABLES={tunables}"
     preload = environ.get("LD_PRELOAD", "")
     if any(name in preload for name in ("jemalloc", "tcmalloc", "mimalloc")):
         return f"LD_PRELOAD={preload}"

@@ -83,6 +83,7 @@ TEXTS = {
 
 
 JSON_TEXTS = {
+    "a table": ('text,label\n"hello",1\n', r"text_file.*is a table; spectrum reads text"),
     "broken JSON line": ('{"text": "a"}\n{"text": \n', r"text_file.*line 2.*not valid JSON"),
     "no text field": ('{"body": "a"}\n', r"text_file.*line 1.*no field \['text'\]"),
 }
@@ -93,7 +94,7 @@ def test_spectrum_bad_json_records(
     case: str, before_load: None, tiny_roberta_dir: Path, tmp_path: Path, capsys
 ) -> None:
     content, match = JSON_TEXTS[case]
-    text = tmp_path / "docs.jsonl"
+    text = tmp_path / ("docs.csv" if case == "a table" else "docs.jsonl")
     text.write_text(content)
     check_cli(_argv(tiny_roberta_dir, text, tmp_path / "out"), match, capsys, watch=[tmp_path])
 

@@ -118,15 +118,26 @@ def test_dropout_in_one_block_matches_eager_with_the_same_seed() -> None:
 )
 def test_auto_picks_blocked_for_bf16_on_cpu_only(dtype: torch.dtype, want: object) -> None:
     q = torch.zeros(1, 1, 4, 2, dtype=dtype)
-    assert attention_function("auto", q, 4) is want
-    assert attention_function("eager", q, 4) is eager_attention
-    assert attention_function("sdpa", q, 4) is sdpa_attention
+    assert attention_function("auto", q, q, q) is want
+    assert attention_function("eager", q, q, q) is eager_attention
+    assert attention_function("sdpa", q, q, q) is sdpa_attention
 
 
 def test_auto_trains_many_keys_in_sdpa_whose_backward_keeps_no_n_by_m_weights() -> None:
-    q = torch.zeros(1, 1, 4, 2, dtype=torch.bfloat16, requires_grad=True)
-    many = BLOCKED_MAX_KEYS_WITH_GRAD + 1
-    assert attention_function("auto", q, BLOCKED_MAX_KEYS_WITH_GRAD) is blocked_attention
-    assert attention_function("auto", q, many) is sdpa_attention
+    q = torch.zeros(1, 1, 4, 2, dtype=torch.bfloat16)
+    few = torch.zeros(1, 1, BLOCKED_MAX_KEYS_WITH_GRAD, 2, dtype=torch.bfloat16)
+    many = torch.zeros(1, 1, BLOCKED_MAX_KEYS_WITH_GRAD + 1, 2, dtype=torch.bfloat16)
+    trained_values = many.clone().requires_grad_()  # a frozen query side: the values still train
+    assert attention_function("auto", q, few, few.clone().requires_grad_()) is blocked_attention
+    assert attention_function("auto", q, many, trained_values) is sdpa_attention
+    assert attention_function("auto", q, many, many) is blocked_attention  # nothing to keep for a backward
     with torch.no_grad():  # inference keeps nothing: the blocked core at any m
-        assert attention_function("auto", q, many) is blocked_attention
+        assert attention_function("auto", q, many, trained_values) is blocked_attention
+
+
+@pytest.mark.parametrize("shape", [(0, 20, 32), (2, 0, 32)])
+def test_auto_handles_an_empty_batch_or_sequence(shape: tuple[int, ...]) -> None:
+    from linformer_kit.nn import LinformerSelfAttention
+
+    layer = LinformerSelfAttention(32, 2, 64, 16).bfloat16()
+    assert layer(torch.randn(*shape, dtype=torch.bfloat16)).shape == shape

@@ -55,6 +55,15 @@ def test_every_bad_value_is_named(case: str) -> None:
         LinformerOptions(**values)
 
 
+def test_per_layer_full_attention_and_numpy_ints_are_accepted_as_plain_values() -> None:
+    np = pytest.importorskip("numpy")
+    mixed = LinformerOptions(projected_length=[None, np.int64(8)])
+    assert mixed.projected_length == (None, 8)
+    assert type(mixed.projected_length[1]) is int  # saved as JSON by LinformerConfig
+    mixed.check_model(32, 2)
+    assert type(LinformerOptions(projected_length=np.int64(8)).projected_length) is int
+
+
 def test_a_good_combination_is_accepted_and_frozen() -> None:
     options = LinformerOptions(projected_length=[8, 4], projection_scaling="length", projection_init="random")
     assert options.projected_length == (8, 4)  # a list becomes a tuple: hashable, immutable

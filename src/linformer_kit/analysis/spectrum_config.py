@@ -180,6 +180,11 @@ def check_text_file(path: str) -> None:
         )
     if not file.is_file():
         raise ValueError(f"text_file: no such file: {path!r}")
+    if file_format(file) in ("csv", "tsv"):
+        raise ValueError(
+            f"text_file: {path!r} is a table; spectrum reads text: .txt, or .jsonl / .json records with a "
+            '"text" field (each may be .gz)'
+        )
     records = file_format(file) != "text"
     check_data_file(file, "text_file", ("text",) if records else ())
     if not records and not file.read_text(encoding="utf-8").strip():

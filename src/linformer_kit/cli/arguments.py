@@ -142,10 +142,15 @@ def parse_config(parser: HfArgumentParser, argv: list[str]) -> Any:
             action.required = action.required and action.dest not in from_file
     values = vars(parser.parse_args(argv))  # argparse errors exit here (code 2, on stderr)
     tuples = _tuple_fields(config_class)  # nargs and the file's lists -> the field's tuple
-    return config_class(**{
-        name: tuple(value) if name in tuples and isinstance(value, list) else value
-        for name, value in values.items() if name in names
-    })  # fmt: skip
+    return config_class(**{name: _as_tuple(value) if name in tuples else value
+                           for name, value in values.items() if name in names})  # fmt: skip
+
+
+def _as_tuple(value: Any) -> Any:
+    """A tuple field's value: a list (flags, a file's list) or one scalar (a file's `seq_lens: 1024`)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(value)
+    return value if value is None else (value,)
 
 
 def run_training_verb(

@@ -64,8 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     progress = logging.StreamHandler(sys.stdout)  # the library's INFO lines (e.g. what a run will do)
     progress.setFormatter(logging.Formatter("%(message)s"))
     ours = logging.getLogger("linformer_kit")
+    level, propagate = ours.level, ours.propagate
     ours.addHandler(progress)
     ours.setLevel(logging.INFO)
+    ours.propagate = False  # printed once, here, even where the root logger has a handler too
     try:
         return int(module.main(argv[1:]))
     except RunStopped as error:  # preempted, non-finite loss, full disk: its own status (train/guards.py)
@@ -76,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     finally:
         ours.removeHandler(progress)
+        ours.setLevel(level)
+        ours.propagate = propagate
 
 
 if __name__ == "__main__":

@@ -155,7 +155,10 @@ class LinformerConfig(PreTrainedConfig):
                 f"max_position_embeddings={self.max_position_embeddings} leaves no room for a token "
                 f"(position_style={self.position_style!r}, pad_token_id={self.pad_token_id})"
             )
-        self.linformer_options().check_model(
+        options = self.linformer_options()
+        k = options.projected_length  # normalised: plain ints, a per-layer tuple becomes the JSON list
+        self.projected_length = list(k) if isinstance(k, tuple) else k
+        options.check_model(
             self.max_seq_len,
             self.num_hidden_layers,
             where=f"the longest input, from max_position_embeddings={self.max_position_embeddings}, "

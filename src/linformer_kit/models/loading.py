@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import struct
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -161,18 +162,22 @@ def load_pretrained(
     return model
 
 
+_QUIET = threading.Lock()  # one quiet load at a time: each restores exactly what it found
+
+
 @contextmanager
 def _quiet_transformers() -> Iterator[None]:
     """transformers' INFO / WARNING lines and progress bars off for one call (its errors stay)."""
-    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
+    with _QUIET:
+        verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        try:
+            yield
+        finally:
+            hf_logging.set_verbosity(verbosity)
+            if bars:
+                hf_logging.enable_progress_bar()
 
 
 def _head_report(model: PreTrainedModel, info: dict) -> str:

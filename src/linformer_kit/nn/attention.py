@@ -227,7 +227,7 @@ class LinformerSelfAttention(nn.Module):
             attn_mask = _slot_attention_mask(slot_mask)
             causal = False
 
-        attend = attention_function("eager" if need_weights else self.backend, q, k.shape[-2])
+        attend = attention_function("eager" if need_weights else self.backend, q, k, v)
         out, weights = attend(
             q, k, v, attn_mask,
             scale=1.0 / math.sqrt(d), dropout_p=self.dropout if self.training else 0.0, causal=causal,

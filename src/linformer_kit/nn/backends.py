@@ -104,7 +104,7 @@ def blocked_attention(
     m = k.shape[-2]
     kt = (k * scale).transpose(-1, -2).contiguous()  # (b, h, d, m), scaled once
     v = v.contiguous()  # (b, h, m, d): one copy, not one per block
-    rows = max(64, _BLOCK_SCORES // (b * h * m))
+    rows = max(64, _BLOCK_SCORES // max(1, b * h * m))
     blocks = []
     for start in range(0, n, rows):
         stop = min(start + rows, n)
@@ -145,14 +145,17 @@ BACKENDS: dict[str, AttentionFn] = {
 BLOCKED_MAX_KEYS_WITH_GRAD = 1024  # above it, "auto" trains in SDPA: O(n) saved for backward, not (n x m)
 
 
-def attention_function(backend: str, q: torch.Tensor, m: int) -> AttentionFn:
-    """The core `backend` names for queries q and m keys; "auto" resolves as the module docstring says."""
+def attention_function(backend: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> AttentionFn:
+    """The core `backend` names for these queries, keys, values; "auto" resolves as the module docstring says."""
     if backend != "auto":
         return BACKENDS[backend]
     if q.device.type != "cpu" or q.dtype != torch.bfloat16:
         return sdpa_attention
     if not isinstance(q.shape[-2], int):  # a symbolic length (export, dynamic compile): no Python blocks
         return sdpa_attention
-    if m > BLOCKED_MAX_KEYS_WITH_GRAD and torch.is_grad_enabled() and q.requires_grad:
+    if q.numel() == 0 or k.numel() == 0:  # an empty batch or sequence: nothing to cut into blocks
+        return sdpa_attention
+    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
+    if k.shape[-2] > BLOCKED_MAX_KEYS_WITH_GRAD and grad:
         return sdpa_attention
     return blocked_attention

@@ -8,8 +8,8 @@ Every place that takes these options (`LinformerSelfAttention`, `LinformerConfig
 pretrain`, `convert`, the benchmark, the recipes) checks them here, so a bad value gets the same
 `ValueError` (or `TypeError` for a wrong type) naming the value and its limit wherever it is given.
 
-    projected_length    k: an int (every layer), a tuple/list of ints (one per layer), or None
-                        (full softmax attention through the same code)
+    projected_length    k: an int (every layer), a tuple/list with one k per layer (None for a
+                        full-attention layer), or None (full softmax attention through the same code)
     sharing             "none" | "headwise" | "kv" | "layerwise" (paper §4)
     projection          "linear" | "mean" | "max" | "conv" | "random" (paper §4-5, nn/projection.py)
     projection_init     "window" | "random": how a learned E, F start (nn/projection.py)
@@ -42,7 +42,7 @@ PROJECTION_ORDERS: tuple[str, ...] = get_args(ProjectionOrder)
 ShortInputs = Literal["project", "exact"]
 SHORT_INPUTS: tuple[str, ...] = get_args(ShortInputs)
 
-ProjectedLength = int | tuple[int, ...] | None
+ProjectedLength = int | tuple[int | None, ...] | None
 
 CHOICES: dict[str, tuple[str, ...]] = {  # option -> its choices (all but projected_length)
     "sharing": SHARING_MODES,
@@ -123,8 +123,15 @@ class LinformerOptions:
         if isinstance(k, list):
             object.__setattr__(self, "projected_length", k := tuple(k))
         for layer_k in k if isinstance(k, tuple) else () if k is None else (k,):
-            if as_size("projected_length", layer_k) < 1:
+            if (
+                layer_k is not None and as_size("projected_length", layer_k) < 1
+            ):  # None: a full-attention layer
                 raise ValueError(f"projected_length (k={layer_k}) must be >= 1")
+        if k is not None:  # plain ints (not numpy / 0-d tensors): the value is saved as JSON
+            object.__setattr__(
+                self, "projected_length",
+                tuple(None if x is None else int(x) for x in k) if isinstance(k, tuple) else int(k),
+            )  # fmt: skip
         if isinstance(k, tuple) and not k:
             raise ValueError("projected_length: an empty list (give one k per layer, one k, or None)")
         for name, choices in CHOICES.items():
