@@ -334,10 +334,7 @@ class PretrainConfig(LinformerTrainingArguments):
 
     def model_config(self, vocab_size: int | None = None, pad_token_id: int = 1) -> PreTrainedConfig:
         """The config of the model this run trains (without weights): a preset shape, or init_from's."""
-        linformer = dict(
-            projected_length=self.projected_length, sharing=self.sharing, projection=self.projection,
-            projection_init=self.projection_init,
-        )  # fmt: skip
+        linformer = self.conversion_options()
         if self.init_from is None:
             shape = {key: value for key, value in PRESETS[self.shape].items() if key != "vocab_size"}
             return LinformerConfig(
@@ -348,6 +345,13 @@ class PretrainConfig(LinformerTrainingArguments):
                 attention_probs_dropout_prob=self.dropout, **shape, **linformer,
             )  # fmt: skip
         return target_config(AutoConfig.from_pretrained(self.init_from), **linformer)
+
+    def conversion_options(self) -> dict[str, object]:
+        """The Linformer options that shape a new or converted model (init_from takes these, not the rest)."""
+        return dict(
+            projected_length=self.projected_length, sharing=self.sharing, projection=self.projection,
+            projection_init=self.projection_init,
+        )  # fmt: skip
 
     def _check_same_model(self, checkpoint: Path) -> None:
         """--resume must build the model the checkpoint holds: name the option that differs."""
@@ -451,11 +455,7 @@ def build_model(
 ) -> tuple[LinformerForMaskedLM, list[str]]:
     """A fresh model of the preset's shape, or `init_from` with this config's Linformer options."""
     if config.init_from is not None:
-        linformer = dict(
-            projected_length=config.projected_length, sharing=config.sharing, projection=config.projection,
-            projection_init=config.projection_init,
-        )  # fmt: skip
-        return linformer_from_checkpoint(config.init_from, **linformer)
+        return linformer_from_checkpoint(config.init_from, **config.conversion_options())
     model_config = config.model_config(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id)
     model_config.bos_token_id, model_config.eos_token_id = tokenizer.bos_token_id, tokenizer.eos_token_id
     return LinformerForMaskedLM(model_config), []  # E, F start per model_config.projection_init
