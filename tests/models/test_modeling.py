@@ -38,6 +38,7 @@ from linformer_kit.models import (
         ({"projection": "mean", "projected_length": 5}, r"k=5 must divide max_seq_len=32"),
         ({"position_style": "t5"}, r"position_style must be one of .*'t5'"),
         ({"hidden_size": 30}, r"hidden_size=30 must be divisible by num_attention_heads=4"),
+        ({"classifier_pooling": "max"}, r"classifier_pooling must be one of \('cls', 'mean'\), got 'max'"),
     ],
 )
 def test_bad_config_raises_value_error_naming_it(overrides, message):
@@ -191,6 +192,51 @@ def test_pad_content_does_not_matter():
         b = model(other, attention_mask=attention_mask, position_ids=positions).last_hidden_state
     assert_close(a[real], b[real])
     assert not torch.isnan(a).any()
+
+
+# --- classifier pooling ---------------------------------------------------------------------------------
+
+
+def test_classifier_pooling_is_saved_in_config_json(tmp_path):
+    tiny_linformer_config(classifier_pooling="mean").save_pretrained(tmp_path)
+    saved = json.loads((tmp_path / "config.json").read_text())
+    assert saved["classifier_pooling"] == "mean"
+    assert AutoConfig.from_pretrained(tmp_path).classifier_pooling == "mean"
+    del saved["classifier_pooling"]  # a config.json written before the option: RoBERTa's first token
+    (tmp_path / "config.json").write_text(json.dumps(saved))
+    assert AutoConfig.from_pretrained(tmp_path).classifier_pooling == "cls"
+
+
+@pytest.mark.parametrize("short_inputs", ["project", "exact"])
+def test_mean_pooling_is_exact_under_padding(short_inputs):
+    """Each padded row's logits are those of its sequence run alone at its true length."""
+    torch.manual_seed(0)
+    config = tiny_linformer_config(classifier_pooling="mean", short_inputs=short_inputs)
+    model = LinformerForSequenceClassification(config).double().eval()
+    input_ids, attention_mask = padded_batch(config.pad_token_id)
+    with torch.no_grad():
+        batch = model(input_ids, attention_mask=attention_mask).logits  # (3, num_labels)
+        for row, length in enumerate(attention_mask.sum(dim=1).tolist()):
+            alone = model(input_ids[row : row + 1, :length]).logits  # no mask: every token real
+            assert_close(batch[row : row + 1], alone, rtol=1e-10, atol=1e-12, msg=f"row {row}")
+
+
+def test_mean_pooling_averages_real_tokens_and_never_reads_pads():
+    head = LinformerForSequenceClassification(tiny_linformer_config(classifier_pooling="mean")).classifier
+    features = torch.randn(3, 5, 32, dtype=torch.float64)
+    attention_mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 0, 0, 0], [0, 0, 0, 0, 0]])
+    features[attention_mask == 0] = float("nan")  # a NaN in a pad must not reach the mean
+    pooled = head.pool(features, attention_mask)  # (3, 32)
+    assert_close(pooled[0], features[0].mean(dim=0))
+    assert_close(pooled[1], features[1, :2].mean(dim=0))
+    assert_close(pooled[2], torch.zeros(32, dtype=torch.float64))  # no real token: zeros, not NaN
+    assert_close(head.pool(features[:1], None)[0], features[0].mean(dim=0))  # no mask: every token is real
+
+
+def test_cls_pooling_reads_the_first_token_only():
+    head = LinformerForSequenceClassification(tiny_linformer_config()).classifier
+    features = torch.randn(2, 4, 32)
+    assert torch.equal(head.pool(features, torch.ones(2, 4)), features[:, 0])
 
 
 def test_too_long_input_raises():

@@ -77,19 +77,21 @@ def test_generated_code_needs_only_torch_transformers_and_the_standard_library(t
     assert imports <= {"torch", "transformers", "safetensors", *sys.stdlib_module_names}, imports
 
 
-MODELS = {  # name: (class, Auto class, sharing): every head, every kind of shared projection
-    "mlm": (LinformerForMaskedLM, "AutoModelForMaskedLM", "headwise"),
-    "classifier": (LinformerForSequenceClassification, "AutoModelForSequenceClassification", "layerwise"),
-    "tagger": (LinformerForTokenClassification, "AutoModelForTokenClassification", "none"),
-    "encoder": (LinformerModel, "AutoModel", "kv"),
+CLASSIFIER = (LinformerForSequenceClassification, "AutoModelForSequenceClassification")
+MODELS = {  # name: (class, Auto class, config): every head, every kind of shared projection, both poolings
+    "mlm": (LinformerForMaskedLM, "AutoModelForMaskedLM", {"sharing": "headwise"}),
+    "classifier": (*CLASSIFIER, {"sharing": "layerwise"}),
+    "mean-classifier": (*CLASSIFIER, {"sharing": "kv", "classifier_pooling": "mean"}),
+    "tagger": (LinformerForTokenClassification, "AutoModelForTokenClassification", {"sharing": "none"}),
+    "encoder": (LinformerModel, "AutoModel", {"sharing": "kv"}),
 }
 
 
 @pytest.mark.slow
 def test_saved_models_load_and_agree_without_linformer_kit(tmp_path: Path) -> None:
     expected, models = {}, {}
-    for name, (cls, auto_class, sharing) in MODELS.items():
-        model = cls(tiny_linformer_config(sharing=sharing)).eval()
+    for name, (cls, auto_class, options) in MODELS.items():
+        model = cls(tiny_linformer_config(**options)).eval()
         model.save_pretrained(tmp_path / name)
         input_ids, attention_mask = padded_batch(model.config.pad_token_id)
         inputs = {"input_ids": input_ids, "attention_mask": attention_mask}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,30 @@ def test_smoke_study_writes_results_for_every_run(tmp_path, corpus, sentiment_cs
     before = (tmp_path / "runs" / "pretrain" / "k8" / "model.safetensors").stat().st_mtime_ns
     assert main(["reproduce", str(recipe), "--data", str(corpus), "--probe-lengths"]) == 0
     assert (tmp_path / "runs" / "pretrain" / "k8" / "model.safetensors").stat().st_mtime_ns == before
+    _continues_on_another_machine(tmp_path, recipe, corpus, results)
+
+
+def _continues_on_another_machine(tmp_path: Path, recipe: Path, corpus: Path, results: dict) -> None:
+    """Only results_dir is committed: a new machine reruns nothing recorded, and only what changed."""
+    assert (tmp_path / "results" / "tokenizer" / "tokenizer_config.json").is_file()
+    shutil.rmtree(tmp_path / "runs")  # the weights are gone; results.json and the tokenizer stay
+    assert main(["reproduce", str(recipe), "--data", str(corpus), "--probe-lengths"]) == 0
+    assert not (tmp_path / "runs" / "pretrain").exists()  # nothing trained again
+    again = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert again["runs"] == results["runs"]
+    assert again["short_input_probe"] == results["short_input_probe"]  # kept from the committed file
+    raw = yaml.safe_load(recipe.read_text())
+    raw["pretrain"]["runs"]["k8"]["max_steps"] = 2  # k8 changed: it and its finetunes run again
+    recipe.write_text(yaml.safe_dump(raw))
+    assert main(["reproduce", str(recipe), "--data", str(corpus), "--probe-lengths"]) == 0
+    assert sorted(p.name for p in (tmp_path / "runs" / "pretrain").iterdir()) == ["k8"]
+    command = (tmp_path / "runs" / "commands.sh").read_text()
+    assert f"--tokenizer {tmp_path / 'results' / 'tokenizer'}" in command  # the committed tokenizer
+    runs = {r["name"]: r for r in json.loads((tmp_path / "results" / "results.json").read_text())["runs"]}
+    assert runs["k8"]["steps"] == 2
+    assert runs["full"] == {r["name"]: r for r in results["runs"]}["full"]
+    assert all(runs[f"toy-k8-s{seed}"]["status"] == "ok" for seed in (1, 2))
+    assert (tmp_path / "runs" / "finetune" / "toy-k8-s1" / "metrics.json").is_file()
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
-"""`linformer finetune`: sequence classification (single sentences or pairs) from a model directory.
+"""`linformer finetune`: sequence classification (sentences or pairs) of a model directory, or from scratch.
 
     linformer finetune --model runs/mlm --train sst2/train.tsv --validation sst2/dev.tsv --output-dir runs/sst2
+    linformer finetune --preset tiny --tokenizer bytes --train t.tsv --validation d.tsv --output-dir runs/clf
 
 The flags are the fields of `FinetuneConfig`: ours (model, data, columns) and every
 `TrainingArguments` field under the Trainer's name (`--learning_rate`, `--save_steps`, `--bf16`, ...).
@@ -24,10 +25,11 @@ def build_parser() -> HfArgumentParser:
     return config_parser(
         FinetuneConfig,
         prog="linformer finetune",
-        usage="linformer finetune --model DIR --output-dir DIR (--train FILE --validation FILE | --dataset NAME "
-        "| --glue-task TASK) [--config FILE] [--OPTION VALUE ...]",
-        description="Sequence classification with the Hugging Face Trainer; reports dev accuracy (and F1). "
-        "Every Trainer option is a flag.",
+        usage="linformer finetune (--model DIR | --preset NAME --tokenizer bytes|word|DIR) --output-dir DIR "
+        "(--train FILE --validation FILE | --dataset NAME | --glue-task TASK) [--config FILE] "
+        "[--OPTION VALUE ...]",
+        description="Sequence classification with the Hugging Face Trainer, of a pretrained model or of a "
+        "new one trained from scratch; reports dev accuracy (and F1). Every Trainer option is a flag.",
     )
 
 

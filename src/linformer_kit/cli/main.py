@@ -30,6 +30,7 @@ VERBS: dict[str, str] = {
     "benchmark": "Speed and memory of Linformer vs full attention (the paper's Table 3).",
     "spectrum": "Singular-value spectrum of attention maps (the paper's Figure 1) and a k recommender.",
     "reproduce": "Run a reproduction study: a recipe of pretrain / finetune runs, tables and plots.",
+    "lra": "Prepare Long Range Arena data (ListOps, byte-level IMDB text) as TSV files.",
 }
 
 

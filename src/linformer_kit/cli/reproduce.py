@@ -42,6 +42,7 @@ def build_parser() -> HfArgumentParser:
 def main(argv: list[str]) -> int:
     from linformer_kit.reproduction import collect, command, load_recipe, run_study, write_results
     from linformer_kit.reproduction.short_input_probe import probe_study
+    from linformer_kit.reproduction.study import committed_probes, tokenizer_dir
 
     config = parse_config(build_parser(), argv)
     overrides = {
@@ -50,7 +51,7 @@ def main(argv: list[str]) -> int:
     recipe = load_recipe(config.recipe, config.data, overrides)
     if config.dry_run:
         for run in recipe.runs:
-            print(shlex.join(command(recipe, run, recipe.pretrain[0])))
+            print(shlex.join(command(recipe, run, tokenizer_dir(recipe))))
         return 0
     only = list(config.only) if config.only is not None else None
     outcomes = run_study(recipe, only=only, run=not config.collect_only)
@@ -58,11 +59,15 @@ def main(argv: list[str]) -> int:
 
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
     results = collect(recipe, outcomes, device)
-    if config.probe_lengths:
-        results["short_input_probe"] = probe_study(recipe, outcomes, list(config.probe_lengths))
+    probes = probe_study(recipe, outcomes, list(config.probe_lengths)) if config.probe_lengths else []
+    probed = {p["name"] for p in probes}  # models whose weights are here; the rest as committed
+    probes += [p for p in committed_probes(recipe) if p["name"] not in probed]
+    if probes:
+        results["short_input_probe"] = probes
     paths = write_results(results, recipe.results_dir)
-    failed = [o.run.name for o in outcomes if o.returncode != 0]
-    print(f"reproduce: {len(outcomes) - len(failed)}/{len(outcomes)} runs have results; wrote "
+    failed = [o.run.name for o in outcomes if o.selected and o.returncode != 0]
+    done = sum(o.returncode == 0 for o in outcomes)
+    print(f"reproduce: {done}/{len(outcomes)} runs have results; wrote "
           + ", ".join(str(p) for p in paths))  # fmt: skip
     if failed:
         print(f"linformer reproduce: error: runs without results: {', '.join(failed)}", file=sys.stderr)

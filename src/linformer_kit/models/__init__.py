@@ -15,8 +15,10 @@ from transformers import (
 )
 
 from linformer_kit.models.configuration_linformer import (
+    CLASSIFIER_POOLINGS,
     LAYER_NORMS,
     POSITION_STYLES,
+    ClassifierPooling,
     LayerNormPosition,
     LinformerConfig,
     PositionStyle,
@@ -47,8 +49,10 @@ AutoModelForSequenceClassification.register(
 AutoModelForTokenClassification.register(LinformerConfig, LinformerForTokenClassification, exist_ok=True)
 
 __all__ = [
+    "CLASSIFIER_POOLINGS",
     "LAYER_NORMS",
     "POSITION_STYLES",
+    "ClassifierPooling",
     "ConvertConfig",
     "LayerNormPosition",
     "LinformerConfig",

@@ -21,6 +21,10 @@ tool that reads `hidden_size`, `num_hidden_layers`, ... keeps working. Linformer
                       max_position_embeddings - pad_token_id - 1 (514 -> 512);
                       "bert": position ids are 0..n-1 whatever the padding, longest input is
                       max_position_embeddings. Set by `from_bert`.
+    classifier_pooling
+                      what `LinformerForSequenceClassification` classifies: "cls" (the first token,
+                      RoBERTa's) | "mean" (the mean of the final hidden states over the real tokens,
+                      attention_mask = 1). The name and values are ModernBERT's config's.
 
 Validated once, when the config is built or loaded: a bad value raises `ValueError` naming the
 value and its limit. (Not `@strict`: huggingface_hub's strict dataclasses wrap every error in their
@@ -59,6 +63,8 @@ PositionStyle = Literal["roberta", "bert"]
 POSITION_STYLES: tuple[str, ...] = get_args(PositionStyle)
 LayerNormPosition = Literal["post", "pre"]
 LAYER_NORMS: tuple[str, ...] = get_args(LayerNormPosition)
+ClassifierPooling = Literal["cls", "mean"]
+CLASSIFIER_POOLINGS: tuple[str, ...] = get_args(ClassifierPooling)
 
 
 class LinformerConfig(PreTrainedConfig):
@@ -98,6 +104,7 @@ class LinformerConfig(PreTrainedConfig):
     position_style: PositionStyle = "roberta"
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init
     layer_norm: LayerNormPosition = "post"
+    classifier_pooling: ClassifierPooling = "cls"
 
     def __post_init__(self, **kwargs) -> None:
         super().__post_init__(**kwargs)
@@ -146,6 +153,7 @@ class LinformerConfig(PreTrainedConfig):
             )
         check_choice("position_style", self.position_style, POSITION_STYLES)
         check_choice("layer_norm", self.layer_norm, LAYER_NORMS)
+        check_choice("classifier_pooling", self.classifier_pooling, CLASSIFIER_POOLINGS)
         if self.position_style == "roberta" and self.pad_token_id is None:
             raise ValueError(
                 "position_style='roberta' numbers positions from pad_token_id + 1: pad_token_id=None"
@@ -193,5 +201,6 @@ class LinformerConfig(PreTrainedConfig):
 
 
 __all__ = [
-    "LAYER_NORMS", "POSITION_STYLES", "LayerNormPosition", "LinformerConfig", "PositionStyle", "parse_projected_length",
+    "CLASSIFIER_POOLINGS", "LAYER_NORMS", "POSITION_STYLES", "ClassifierPooling", "LayerNormPosition",
+    "LinformerConfig", "PositionStyle", "parse_projected_length",
 ]  # fmt: skip

@@ -505,24 +505,48 @@ class LinformerForMaskedLM(LinformerPreTrainedModel):
 
 
 class LinformerClassificationHead(nn.Module):
-    """First token -> dropout -> dense -> tanh -> dropout -> out_proj: RoBERTa's sentence head."""
+    """Pooled sequence -> dropout -> dense -> tanh -> dropout -> out_proj: RoBERTa's sentence head.
+
+    `config.classifier_pooling` says what is pooled from the final hidden states h (b, n, D):
+        "cls"   h[:, 0], the <s> / [CLS] token (RoBERTa's)
+        "mean"  pooled_b = sum_i m_bi h_bi / sum_i m_bi, with m the attention_mask (1 = real token,
+                special tokens included; no mask: every position is real)
+    Mean pooling is exact under padding: pads are selected away (never multiplied by 0, so a NaN in
+    a pad cannot reach the sum), and the encoder gives real positions what they get without padding,
+    so a sequence padded into a batch gets the logits it gets alone (up to float summation order).
+    A row with no real token pools to zeros, not NaN.
+    """
 
     def __init__(self, config: LinformerConfig):
         super().__init__()
         dropout = (
             config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
         )
+        self.pooling = config.classifier_pooling
         self.dense = nn.Linear(config.hidden_size, config.hidden_size)
         self.dropout = nn.Dropout(dropout)
         self.out_proj = nn.Linear(config.hidden_size, config.num_labels)
 
-    def forward(self, features: torch.Tensor) -> torch.Tensor:
-        x = self.dropout(features[:, 0])  # (b, D): the <s> / [CLS] token
+    def forward(self, features: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        x = self.dropout(self.pool(features, attention_mask))  # (b, D)
         x = self.dropout(torch.tanh(self.dense(x)))
         return self.out_proj(x)  # (b, num_labels)
 
+    def pool(self, features: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
+        """(b, n, D) final hidden states -> (b, D), as `classifier_pooling` says (class docstring)."""
+        if self.pooling == "cls":
+            return features[:, 0]  # (b, D): the <s> / [CLS] token
+        if attention_mask is None:
+            return features.mean(dim=1)  # (b, D)
+        real = _key_padding_mask(attention_mask).unsqueeze(-1)  # (b, n, 1), True = real token
+        total = features.masked_fill(~real, 0.0).sum(dim=1)  # (b, D)
+        return total / real.sum(dim=1).clamp(min=1).to(features.dtype)  # (b, D)
+
 
 class LinformerForSequenceClassification(LinformerPreTrainedModel):
+    """The encoder and RoBERTa's sentence head on the first token, or on the mean over real tokens
+    (`config.classifier_pooling`, see `LinformerClassificationHead`)."""
+
     def __init__(self, config: LinformerConfig):
         super().__init__(config)
         self.num_labels = config.num_labels
@@ -548,7 +572,7 @@ class LinformerForSequenceClassification(LinformerPreTrainedModel):
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
             output_attentions, output_hidden_states, return_dict=True,
         )  # fmt: skip
-        logits = self.classifier(outputs.last_hidden_state)  # (b, num_labels)
+        logits = self.classifier(outputs.last_hidden_state, attention_mask)  # (b, num_labels)
         loss = None if labels is None else self._loss(logits, labels.to(logits.device))
         output = SequenceClassifierOutput(
             loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions

@@ -32,13 +32,17 @@ def collect(recipe: Recipe, outcomes: list[Outcome], device: str) -> dict[str, A
     runs = []
     for o in outcomes:
         metrics = _read(o.output_dir / "metrics.json")
+        if metrics is None and o.record is not None:  # finished on another machine: its committed record
+            runs.append(o.record)
+            continue
         record = {
             "name": o.run.name,
             "task": o.run.verb,
             "status": _status(o, metrics),
             "device": device,
             "command": shlex.join(o.command),
-            "seconds": round(o.seconds, 1) if not o.reused else None,
+            "seconds": round(o.seconds, 1) if not o.reused else (o.record or {}).get("seconds"),
+            "options": o.run.options,  # what distinguishes it; a later machine reuses the record if unchanged
         }
         if o.run.verb == "pretrain":
             record.update(_pretrain_record(o, metrics))

@@ -7,7 +7,13 @@
 
 The first pretraining run trains the tokenizer; every other run uses it (`--tokenizer`), so all
 models see identical tokens. A run whose directory holds metrics.json is done and is not run again,
-so an interrupted study continues where it stopped. A pretraining run cut before it finished (a time
+so an interrupted study continues where it stopped.
+
+A study outlives a machine: its results_dir (committed) holds results.json and the shared tokenizer
+(`results_dir/tokenizer/`, copied there once the first run trained it). On another machine, a run whose
+record in results.json finished ("ok") with the options the recipe now gives it is not run again: its
+record is carried over as it is. A finetuning run whose pretrained model finished on another machine
+cannot run here (weights are not committed): run a model's finetunes where it was pretrained. A pretraining run cut before it finished (a time
 limit, a kill) continues from its newest complete checkpoint (`--resume`), ending with the weights an
 uninterrupted run would have; its curve so far is in its log_history.jsonl meanwhile. A directory
 with neither metrics.json nor a complete checkpoint is the debris of a failed or killed run and is
@@ -16,6 +22,7 @@ deleted before the run starts again (nothing half-written is reused).
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -24,8 +31,9 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from linformer_kit.reproduction.recipe import Recipe, Run
+from linformer_kit.reproduction.recipe import PATH_FIELDS, Recipe, Run
 from linformer_kit.train.checkpoints import last_complete_checkpoint
 
 
@@ -37,19 +45,85 @@ class Outcome:
     returncode: int | None = None  # None: skipped (already done, or its model failed)
     seconds: float = 0.0
     reused: bool = False  # finished in an earlier invocation
+    record: dict[str, Any] | None = None  # its committed record, when it finished on another machine
+    selected: bool = True  # asked for in this invocation (`--only`)
+
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+
+
+def committed_records(recipe: Recipe) -> dict[str, dict[str, Any]]:
+    """Finished runs recorded in results_dir/results.json whose options are still the recipe's.
+
+    Paths (`train`, `validation`) may differ between machines and are not compared; a record made
+    before records kept their options never matches (the run is repeated, not guessed), and a
+    finetuning record holds only while its pretrained model's does.
+    """
+    path = Path(recipe.results_dir) / "results.json"
+    if not path.is_file():
+        return {}
+    records = {r["name"]: r for r in json.loads(path.read_text()).get("runs", [])}
+    found = {}
+    for run in recipe.runs:  # pretraining first: a finetune's record holds only with its model's
+        record = records.get(run.name)
+        if run.model is not None and run.model not in found:
+            continue
+        if record and record.get("status") == "ok" and same_options(record.get("options"), run.options):
+            found[run.name] = record
+    return found
+
+
+def committed_probes(recipe: Recipe) -> list[dict[str, Any]]:
+    """The short-input probes of results_dir/results.json (of models pretrained on other machines)."""
+    path = Path(recipe.results_dir) / "results.json"
+    names = {r.name for r in recipe.pretrain}
+    probes = json.loads(path.read_text()).get("short_input_probe") or [] if path.is_file() else []
+    return [p for p in probes if p.get("name") in names]
+
+
+def same_options(recorded: dict[str, Any] | None, options: dict[str, Any]) -> bool:
+    if recorded is None:
+        return False
+    drop = set(PATH_FIELDS)
+    return {k: v for k, v in recorded.items() if k not in drop} == {
+        k: v for k, v in options.items() if k not in drop
+    }
+
+
+def tokenizer_dir(recipe: Recipe) -> Path:
+    """Where the study's shared tokenizer is: the first run's directory, or its committed copy."""
+    first = run_dir(recipe, recipe.pretrain[0])
+    committed = Path(recipe.results_dir) / "tokenizer"
+    if not (first / "metrics.json").is_file() and (committed / "tokenizer_config.json").is_file():
+        return committed
+    return first
+
+
+def keep_tokenizer(recipe: Recipe) -> None:
+    """Copy the first run's tokenizer into results_dir/tokenizer (committed with the results)."""
+    source, target = run_dir(recipe, recipe.pretrain[0]), Path(recipe.results_dir) / "tokenizer"
+    if (target / "tokenizer_config.json").is_file() or not (source / "metrics.json").is_file():
+        return
+    target.mkdir(parents=True, exist_ok=True)
+    for name in TOKENIZER_FILES:
+        if (source / name).is_file():
+            shutil.copyfile(source / name, target / name)
 
 
 def run_dir(recipe: Recipe, run: Run) -> Path:
     return Path(recipe.output_dir) / run.verb / run.name
 
 
-def command(recipe: Recipe, run: Run, tokenizer_from: Run | None) -> list[str]:
-    """`linformer <verb> --output_dir DIR --option value ...`, the options in recipe order."""
+def command(recipe: Recipe, run: Run, tokenizer: Path | None) -> list[str]:
+    """`linformer <verb> --output_dir DIR --option value ...`, the options in recipe order.
+
+    `tokenizer`: the study's shared tokenizer, for every pretraining run but the first (which trains it).
+    """
     options = {"output_dir": str(run_dir(recipe, run)), **run.options}
     if run.verb == "finetune":
         options["model"] = str(Path(recipe.output_dir) / "pretrain" / str(run.model))
-    elif tokenizer_from is not None and tokenizer_from != run:
-        options["tokenizer"] = str(run_dir(recipe, tokenizer_from))
+    elif tokenizer is not None and run != recipe.pretrain[0]:
+        options["tokenizer"] = str(tokenizer)
         for key in (
             "vocab_size",
             "tokenizer_chars",
@@ -78,13 +152,16 @@ def run_study(
     """
     root = Path(recipe.output_dir)
     (root / "logs").mkdir(parents=True, exist_ok=True)
-    first = recipe.pretrain[0]
-    selected = [r for r in recipe.runs if only is None or r.name in only or r.model in (only or [])]
-    outcomes = [Outcome(r, run_dir(recipe, r), command(recipe, r, first)) for r in selected]
+    first, records = recipe.pretrain[0], committed_records(recipe)
+    outcomes = [
+        Outcome(r, run_dir(recipe, r), command(recipe, r, tokenizer_dir(recipe)), record=records.get(r.name),
+                selected=only is None or r.name in only or r.model in only)
+        for r in recipe.runs
+    ]  # fmt: skip
+    for o in outcomes:  # finished here earlier, or elsewhere (committed): results without running
+        if (o.output_dir / "metrics.json").is_file() or o.record is not None:
+            o.reused, o.returncode = True, 0
     if not run:
-        for o in outcomes:
-            if (o.output_dir / "metrics.json").is_file():
-                o.reused, o.returncode = True, 0
         return outcomes
     stages = [
         [o for o in outcomes if o.run == first],  # trains the tokenizer the others use
@@ -92,23 +169,25 @@ def run_study(
         [o for o in outcomes if o.run.verb == "finetune"],
     ]
     for stage in stages:
-        todo = [o for o in stage if _needs_running(o, recipe)]
+        todo = [o for o in stage if o.selected and not o.reused and _needs_running(o, recipe)]
         if todo:
             with open(root / "commands.sh", "a") as log:  # what runs, as it runs (--resume included)
                 log.write(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
                 log.writelines(shlex.join(o.command) + "\n" for o in todo)
             _run_parallel(todo, recipe.max_parallel, root, echo)
+        keep_tokenizer(recipe)
+        for o in outcomes:  # the first run may just have trained the tokenizer: later stages read it here
+            if o.returncode is None and not o.reused:
+                o.command = command(recipe, o.run, tokenizer_dir(recipe))
     return outcomes
 
 
 def _needs_running(outcome: Outcome, recipe: Recipe) -> bool:
-    if (outcome.output_dir / "metrics.json").is_file():
-        outcome.reused, outcome.returncode = True, 0
-        return False
-    needs = [run_dir(recipe, r) for r in recipe.pretrain if r.name == outcome.run.model]
-    needs += [] if outcome.run == recipe.pretrain[0] else [run_dir(recipe, recipe.pretrain[0])]
-    if any(not (d / "metrics.json").is_file() for d in needs):
-        return False  # a run it depends on failed: leave returncode None (skipped)
+    needs = [run_dir(recipe, r) / "metrics.json" for r in recipe.pretrain if r.name == outcome.run.model]
+    if outcome.run != recipe.pretrain[0]:
+        needs.append(tokenizer_dir(recipe) / "tokenizer_config.json")
+    if any(not path.is_file() for path in needs):
+        return False  # a run it depends on failed, or finished on another machine: skipped
     checkpoint, _ = last_complete_checkpoint(outcome.output_dir)
     if checkpoint is not None and outcome.run.verb == "pretrain":
         outcome.command = [*outcome.command, "--resume", "true"]  # continue the cut run

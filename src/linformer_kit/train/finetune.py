@@ -1,12 +1,16 @@
-"""Sequence classification finetuning (single sentences or pairs) of a pretrained model directory.
+"""Sequence classification (single sentences or pairs): finetune a pretrained model, or train a new one.
 
     CSV / TSV / JSONL files, a Hub dataset or a GLUE task ──▶ Dataset[text(, pair), label]
-        ──model's tokenizer (truncate to max_length)──▶ DataCollatorWithPadding ──▶ Trainer
+        ──model's tokenizer, or a new one (truncate to max_length)──▶ DataCollatorWithPadding ──▶ Trainer
         ──▶ output_dir/{model.safetensors, config.json, tokenizer, metrics.json, README.md}
 
-The classification head is new (`AutoModelForSequenceClassification.from_pretrained` on an MLM
-directory drops the LM head and initialises the classifier); batches are padded to their longest
-member, which Linformer handles exactly (pads are masked before the E/F projection).
+With `model` (a directory) the classification head is new (`AutoModelForSequenceClassification.
+from_pretrained` on an MLM directory drops the LM head and initialises the classifier). With `preset`
+the whole Linformer is new: a preset's shape with the Linformer options of `NewModelFields`, learned
+positions for max_length tokens, and the tokenizer `tokenizer` names (UTF-8 bytes, the words of the
+training data, or a saved one: train/tokenizer_kinds.py), saved with the model. Batches are padded to
+their longest member, which Linformer handles exactly (pads are masked before the E/F projection, and
+`classifier_pooling="mean"` averages over real tokens only).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from transformers import (
     AutoTokenizer,
     DataCollatorWithPadding,
     EvalPrediction,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
     TrainerCallback,
     set_seed,
 )
@@ -37,14 +43,18 @@ from linformer_kit.data_files import (
     line_of_row,
     peek_columns,
 )
+from linformer_kit.models import CLASSIFIER_POOLINGS, ClassifierPooling, LinformerForSequenceClassification
 from linformer_kit.models.loading import check_model_dir, load_pretrained, longest_input, read_config_json
+from linformer_kit.models.presets import PRESETS
 from linformer_kit.nn import SHORT_INPUTS, ShortInputs
 from linformer_kit.nn.options import check_choice, option_field
 from linformer_kit.output_dir import is_same_or_inside
 from linformer_kit.train.data import TABLE_SUFFIXES, load_hub_dataset
 from linformer_kit.train.guards import GuardedTrainer, guarded_run
+from linformer_kit.train.model_fields import NewModelFields, Preset
 from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.throughput import ThroughputCallback
+from linformer_kit.train.tokenizer_kinds import TOKENIZER_KINDS, check_tokenizer_source, new_model_tokenizer
 from linformer_kit.train.training_arguments import LinformerTrainingArguments, check_number, trainer_default
 
 GlueTask = Literal["sst2", "cola", "mrpc", "qnli", "qqp", "rte", "mnli", "wnli"]
@@ -60,16 +70,20 @@ GLUE_TASKS: dict[str, tuple[str, str | None, str]] = {
     "wnli": ("sentence1", "sentence2", "validation"),
 }
 LOCAL_SUFFIXES = (*TABLE_SUFFIXES, ".jsonl", ".jsonl.gz", ".json")
+NEW_MODEL_LENGTH = 512  # a new model's longest input when max_length is absent: pretrain's seq_len, k = n/4
 
 
 @dataclass
-class FinetuneConfig(LinformerTrainingArguments):
+class FinetuneConfig(NewModelFields, LinformerTrainingArguments):
     """Everything `finetune` needs: the Trainer's arguments plus ours; checked once, on construction.
 
     A `TrainingArguments` subclass (see `train/training_arguments.py`): every Trainer field is set under its
-    own name, and `linformer finetune`'s flags are generated from this class. Data comes from exactly
-    one of: local `train` + `validation` files (CSV, TSV, JSON lines), a Hub `dataset` "NAME[:CONFIG]"
-    (splits "train" / "validation"), or a `glue_task` (columns preset). ValueError names the bad value.
+    own name, and `linformer finetune`'s flags are generated from this class. The model is exactly one
+    of: a `model` directory, or a new model of a `preset` shape with a `tokenizer` and the fields of
+    `NewModelFields` (k, sharing, projection, dropout, layer_norm: pretrain's, train/model_fields.py).
+    Data comes from exactly one of: local `train` + `validation` files (CSV, TSV, JSON lines), a Hub
+    `dataset` "NAME[:CONFIG]" (splits "train" / "validation"), or a `glue_task` (columns preset).
+    ValueError names the bad value.
     """
 
     # Trainer fields with finetuning defaults (learning rate and epochs: the Trainer's 5e-5 and 3)
@@ -78,6 +92,30 @@ class FinetuneConfig(LinformerTrainingArguments):
     model: str | None = field(
         default=None,
         metadata={"help": "a model directory (from linformer pretrain / convert, or any encoder)"},
+    )
+    preset: Preset | None = field(
+        default=None,
+        metadata={
+            "help": "instead of --model: train a new Linformer of this shape from scratch, tiny (64 wide, "
+            "2 layers), mini (128 wide, 2 layers), small (256 wide, 4 layers) or base (RoBERTa-base), "
+            "with --tokenizer and the new-model options (--projected-length, --sharing, --dropout, ...)"
+        },
+    )
+    tokenizer: str | None = field(
+        default=None,
+        metadata={
+            "help": "the tokenizer of a new model (--preset): 'bytes' (UTF-8 bytes, one id each), 'word' "
+            "(the whitespace-separated words of the training data) or a saved tokenizer folder (e.g. a "
+            "pretrain run's output)"
+        },
+    )
+    classifier_pooling: ClassifierPooling | None = field(
+        default=None,
+        metadata={
+            "help": "what the classifier reads: 'cls' (the first token, RoBERTa's) or 'mean' (the final "
+            "hidden states averaged over real tokens); if absent, the model's own ('cls' for a new one); "
+            "Linformer models only"
+        },
     )
     train: str | None = field(default=None, metadata={"help": "CSV / TSV / JSONL training file"})
     validation: str | None = field(
@@ -95,7 +133,11 @@ class FinetuneConfig(LinformerTrainingArguments):
     )
     label_column: str = field(default="label", metadata={"help": "column holding the label"})
     max_length: int | None = field(
-        default=None, metadata={"help": "tokens per example; if absent, min(128, the model's longest input)"}
+        default=None,
+        metadata={
+            "help": "tokens per example; if absent, min(128, the model's longest input); with --preset also "
+            f"the new model's longest input (its position table), if absent {NEW_MODEL_LENGTH}"
+        },
     )
     # Finetuning's own default: "exact" (why: docs/reproduction.md); other encoders ignore the option
     short_inputs: ShortInputs = option_field(
@@ -111,10 +153,24 @@ class FinetuneConfig(LinformerTrainingArguments):
         },
     )
 
+    @property
+    def new_model_length(self) -> int:
+        """The longest input of a new model (`preset`): max_length, or NEW_MODEL_LENGTH when absent."""
+        return self.max_length or NEW_MODEL_LENGTH
+
     def _check_fields(self) -> None:
         """Ours, after output_dir and the Trainer numbers (`LinformerTrainingArguments.__post_init__`)."""
-        if self.model is None:
-            raise ValueError("model: missing; give the model directory to finetune (--model)")
+        if self.model is None and self.preset is None:
+            raise ValueError(
+                "model: missing; give the model directory to finetune (--model) or the shape of a new "
+                "model to train from scratch (--preset)"
+            )
+        if self.model is not None and self.preset is not None:
+            raise ValueError(
+                f"model={self.model!r} and preset={self.preset!r}: give one, the model directory to "
+                "finetune (--model) or the shape of a new model (--preset)"
+            )
+        self._check_model_fields()  # k's command-line form parsed, dropout
         sources = [
             self.train is not None or self.validation is not None,
             self.dataset is not None,
@@ -130,6 +186,8 @@ class FinetuneConfig(LinformerTrainingArguments):
             self.text_column, self.text_pair_column, _ = GLUE_TASKS[self.glue_task]
         self._check_numbers()
         check_choice("short_inputs", self.short_inputs, SHORT_INPUTS)
+        if self.classifier_pooling is not None:
+            check_choice("classifier_pooling", self.classifier_pooling, CLASSIFIER_POOLINGS)
         if self.label_column in (self.text_column, self.text_pair_column):
             raise ValueError(
                 f"text_column={self.text_column!r}, text_pair_column={self.text_pair_column!r} and "
@@ -137,13 +195,53 @@ class FinetuneConfig(LinformerTrainingArguments):
             )
         if sources[0]:
             self._check_files()
+        if self.model is not None:
+            self._check_pretrained()
+        else:
+            self._check_new_model()
+
+    def _check_pretrained(self) -> None:
+        """`model` is a model directory with a tokenizer; the new-model fields are left alone."""
         check_model_dir(self.model, "model", tokenizer=True)  # a model without tokenizer sees only [UNK]
+        new_only = ["tokenizer"] * (self.tokenizer is not None) + self.changed_model_fields()
+        if new_only:
+            raise ValueError(
+                f"{', '.join(new_only)}: apply to a new model (--preset) only; --model {self.model!r} keeps "
+                "its own shape and tokenizer"
+            )
+        saved = read_config_json(self.model)
+        if self.classifier_pooling is not None and saved.get("model_type") != "linformer":
+            raise ValueError(
+                f"classifier_pooling={self.classifier_pooling!r} is an option of Linformer models; "
+                f"{self.model!r} is a {saved.get('model_type')!r} model"
+            )
         if self.max_length is not None:
-            limit = longest_input(read_config_json(self.model))
+            limit = longest_input(saved)
             if not 2 <= self.max_length <= limit:
                 raise ValueError(
                     f"max_length={self.max_length} must be between 2 and the model's longest input {limit}"
                 )
+
+    def _check_new_model(self) -> None:
+        """A known preset, a tokenizer kind or folder, and options that build a model of max_length tokens."""
+        check_choice("preset", self.preset, tuple(PRESETS))
+        if self.tokenizer is None:
+            raise ValueError(
+                f"tokenizer: missing; a new model (--preset {self.preset}) needs one of {TOKENIZER_KINDS} "
+                "or a saved tokenizer folder (--tokenizer)"
+            )
+        check_tokenizer_source(self.tokenizer)
+        check_number("max_length", self.max_length, 2, integer=True, optional=True,
+                     why="room for <s> and </s>")  # fmt: skip
+        self._check_k_within(self.new_model_length, "max_length")
+        # LinformerConfig's checks of the options together (the vocabulary is the tokenizer's, known later)
+        vocab_size = PRESETS[self.preset]["vocab_size"]
+        self.new_model_config(self.preset, self.new_model_length, vocab_size=vocab_size, pad_token_id=1,
+                              **self.new_classifier_options())  # fmt: skip
+
+    def new_classifier_options(self) -> dict[str, str]:
+        """`LinformerConfig` fields of a new classifier beyond `NewModelFields`' (saved with it)."""
+        return {"short_inputs": self.short_inputs, "classifier_pooling": self.classifier_pooling or "cls"}
 
     def _check_numbers(self) -> None:
         if not isinstance(self.max_steps, int) or self.max_steps == 0 or self.max_steps < -1:
@@ -182,7 +280,8 @@ class FinetuneConfig(LinformerTrainingArguments):
             )
 
     def _what_output_dir_holds(self) -> str:
-        return "the model to finetune" if is_same_or_inside(self.output_dir, self.model) else "another model"
+        inside = self.model is not None and is_same_or_inside(self.output_dir, self.model)
+        return "the model to finetune" if inside else "another model"
 
 
 @dataclass
@@ -323,7 +422,46 @@ def linformer_options(config: FinetuneConfig) -> dict[str, str]:
     """Config overrides for a Linformer model (saved with the classifier, so inference matches)."""
     if read_config_json(config.model).get("model_type") != "linformer":
         return {}
-    return {"short_inputs": config.short_inputs}
+    pooling = {} if config.classifier_pooling is None else {"classifier_pooling": config.classifier_pooling}
+    return {"short_inputs": config.short_inputs, **pooling}
+
+
+def load_tokenizer(config: FinetuneConfig, train: datasets.Dataset) -> PreTrainedTokenizerBase:
+    """The model's tokenizer, or a new model's (`config.tokenizer`; "word" learns the words of `train`)."""
+    if config.model is not None:
+        try:
+            return AutoTokenizer.from_pretrained(config.model)
+        except (OSError, ValueError) as error:
+            raise ValueError(
+                f"model: cannot load the tokenizer in {config.model!r}: {str(error).splitlines()[0]}"
+            ) from None
+    columns = [config.text_column] + ([config.text_pair_column] if config.text_pair_column else [])
+    tokenizer = new_model_tokenizer(config.tokenizer, (text for c in columns for text in train[c]))
+    if tokenizer.pad_token_id is None:  # batches are padded to their longest example
+        raise ValueError(f"tokenizer: {config.tokenizer!r} has no pad token; a classifier pads its batches")
+    return tokenizer
+
+
+def build_classifier(
+    config: FinetuneConfig, tokenizer: PreTrainedTokenizerBase, labels: dict
+) -> PreTrainedModel:
+    """The model to train: `config.model` with a new head, or a new Linformer (`config.preset`).
+
+    A new model's vocabulary and pad id are the tokenizer's. `labels` are the config fields num_labels,
+    id2label, label2id and problem_type.
+    """
+    set_seed(config.seed)  # the new classifier's (or model's) initial weights
+    if config.model is not None:
+        # every encoder weight from the checkpoint: a config.json of another model type is an error
+        return load_pretrained(
+            AutoModelForSequenceClassification, config.model, "model", **labels, **linformer_options(config)
+        )
+    model_config = config.new_model_config(
+        config.preset, config.new_model_length, vocab_size=len(tokenizer),
+        pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id, **config.new_classifier_options(), **labels,
+    )  # fmt: skip
+    return LinformerForSequenceClassification(model_config)  # E, F start per model_config.projection_init
 
 
 def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) -> FinetuneResult:
@@ -345,13 +483,11 @@ def _finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback]) -> F
     if config.max_eval_samples is not None and len(dev) > config.max_eval_samples:
         dev = dev.shuffle(seed=0).select(range(config.max_eval_samples))  # seed 0: one subset for all runs
 
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(config.model)
-    except (OSError, ValueError) as error:
-        raise ValueError(
-            f"model: cannot load the tokenizer in {config.model!r}: {str(error).splitlines()[0]}"
-        ) from None
-    max_length = config.max_length or min(128, longest_input(read_config_json(config.model)))
+    tokenizer = load_tokenizer(config, train)
+    if config.model is None:
+        max_length = config.new_model_length
+    else:
+        max_length = config.max_length or min(128, longest_input(read_config_json(config.model)))
 
     def encode(batch: dict[str, list]) -> dict[str, list]:
         pair = batch[config.text_pair_column] if config.text_pair_column else None
@@ -364,17 +500,11 @@ def _finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback]) -> F
     dev = dev.map(encode, batched=True, remove_columns=dev.column_names, desc="tokenize validation")
 
     id2label = {0: "score"} if regression else {index: str(value) for value, index in label2id.items()}
-    set_seed(config.seed)  # the new classifier's initial weights
-    model = load_pretrained(
-        AutoModelForSequenceClassification,
-        config.model,
-        "model",
-        num_labels=len(id2label),
-        id2label=id2label,
-        label2id={v: k for k, v in id2label.items()},
+    labels = dict(
+        num_labels=len(id2label), id2label=id2label, label2id={v: k for k, v in id2label.items()},
         problem_type="regression" if regression else "single_label_classification",
-        **linformer_options(config),
-    )  # every encoder weight from the checkpoint: a config.json of another model type is an error
+    )  # fmt: skip
+    model = build_classifier(config, tokenizer, labels)
     limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
     throughput = ThroughputCallback()
     trainer = GuardedTrainer(

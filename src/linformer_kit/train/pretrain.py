@@ -40,19 +40,9 @@ from transformers import (
 
 from linformer_kit.data_files import has_suffix
 from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
-from linformer_kit.models.configuration_linformer import LayerNormPosition
 from linformer_kit.models.loading import check_model_dir, longest_input, read_config_json
 from linformer_kit.models.presets import PRESETS  # re-exported: linformer_kit.train.pretrain.PRESETS
-from linformer_kit.nn.options import (
-    ProjectionInit,
-    ProjectionKind,
-    ProjectionScaling,
-    Sharing,
-    ShortInputs,
-    check_projected_length,
-    option_field,
-    parse_projected_length,
-)
+from linformer_kit.nn.options import ShortInputs, option_field
 from linformer_kit.output_dir import is_same_or_inside
 from linformer_kit.train.context_free import label_unigram, no_context_loss
 from linformer_kit.train.curve import CurveCallback
@@ -67,22 +57,23 @@ from linformer_kit.train.data import (
 )
 from linformer_kit.train.guards import GuardedTrainer, guarded_run
 from linformer_kit.train.init_from import linformer_from_checkpoint, target_config
+from linformer_kit.train.model_fields import NewModelFields, Preset
 from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.schedule import check_schedule, cut_blocks, length_at, parse_schedule
 from linformer_kit.train.throughput import ThroughputCallback
 from linformer_kit.train.training_arguments import LinformerTrainingArguments, check_number, trainer_default
 
 logger = logging.getLogger(__name__)
-Preset = Literal["tiny", "mini", "small", "base"]
 ShortBlockPositions = Literal["restart", "keep"]
 MIN_VOCAB = 256 + len(SPECIAL_TOKENS)  # a byte-level BPE: every byte, the special tokens, then merges
 
 
 @dataclass
-class PretrainConfig(LinformerTrainingArguments):
+class PretrainConfig(NewModelFields, LinformerTrainingArguments):
     """Everything `pretrain` needs: the Trainer's arguments plus ours; checked once, on construction.
 
-    A `TrainingArguments` subclass: every Trainer field (`learning_rate`, `per_device_train_batch_size`,
+    A `TrainingArguments` subclass (and `NewModelFields`: k, sharing, projection, dropout, layer_norm of a
+    new model, train/model_fields.py): every Trainer field (`learning_rate`, `per_device_train_batch_size`,
     `max_steps`, `bf16`, `report_to`, ...) is set under its own name, and `linformer pretrain`'s flags
     are generated from this class. `max_steps=-1` trains for `num_train_epochs`; `max_steps=0` only
     evaluates and saves. ValueError names the bad value.
@@ -159,31 +150,11 @@ class PretrainConfig(LinformerTrainingArguments):
             "docs/reproduction.md) or 'restart' (0..L-1, BERT's: positions past L train only in the last phase)"
         },
     )
-    # Linformer options: nn/options.py defines, documents and checks them; projected_length is
-    # int | list[int] | None after __post_init__ (the str is the command-line form "128", "256,128", "none").
-    # Pretraining's own default: k = 128, a quarter of its 512-token blocks (the paper's n/k at n = 512).
-    projected_length: int | str | list[int] | None = option_field("projected_length", default=128)
-    sharing: Sharing = option_field("sharing")
-    projection: ProjectionKind = option_field("projection")
-    projection_scaling: ProjectionScaling = option_field("projection_scaling", note="new models only")
-    projection_init: ProjectionInit = option_field("projection_init", note="new models only")
-    dropout: float = field(
-        default=LinformerConfig.hidden_dropout_prob,
-        metadata={
-            "help": "dropout of hidden states and attention weights (new models only; 0 for short runs)"
-        },
-    )
+    # Linformer options (projected_length, sharing, projection, ...), dropout and layer_norm: NewModelFields.
     # Pretraining's own default: "exact", so the short phases of a length schedule train attention exactly
     # and only longer blocks project (projecting them kept a k = 128 model on the floor: docs/reproduction.md)
     short_inputs: ShortInputs = option_field(
         "short_inputs", default="exact", note="saved with the model; new models only"
-    )
-    layer_norm: LayerNormPosition = field(
-        default=LinformerConfig.layer_norm,
-        metadata={
-            "help": "'post' (RoBERTa) or 'pre' (x + f(LN(x)): trains at higher learning rates; new models "
-            "only)"
-        },
     )
     # tokenizer: a saved one, or byte-level BPE trained on the first `tokenizer_chars` characters of train
     tokenizer: str | None = field(
@@ -208,8 +179,7 @@ class PretrainConfig(LinformerTrainingArguments):
             self.train = [self.train]
         if isinstance(self.validation, str):
             self.validation = [self.validation]
-        if isinstance(self.projected_length, str):
-            self.projected_length = parse_projected_length(self.projected_length)
+        self._check_model_fields()  # k's command-line form parsed, dropout
         self._check_numbers()
         schedule = self.seq_len_schedule
         if isinstance(schedule, list) and all(isinstance(part, str) for part in schedule) and schedule:
@@ -227,7 +197,6 @@ class PretrainConfig(LinformerTrainingArguments):
 
     def _check_numbers(self) -> None:
         check_number("seq_len", self.seq_len, 8, integer=True)  # a block needs room for <s>, text, </s>
-        check_number("dropout", self.dropout, 0, below=1)
         check_number("tokenizer_chars", self.tokenizer_chars, 1, integer=True)
         for name in ("max_train_documents", "max_eval_blocks"):
             check_number(name, getattr(self, name), 1, integer=True, optional=True)
@@ -305,11 +274,7 @@ class PretrainConfig(LinformerTrainingArguments):
             )
         if self.init_from is not None:
             self._check_seq_len_fits(read_config_json(self.init_from, "init_from"))
-        for k in (
-            self.projected_length if isinstance(self.projected_length, list) else [self.projected_length]
-        ):
-            if isinstance(k, int) and not isinstance(k, bool):  # within the blocks trained on, not the model
-                check_projected_length(k, self.seq_len, self.projection, where="seq_len")
+        self._check_k_within(self.seq_len, "seq_len")  # within the blocks trained on, not the model
         self.model_config()  # k per layer, sharing, projection against the model: LinformerConfig's checks
 
     def _check_seq_len_fits(self, source: dict) -> None:
@@ -334,24 +299,12 @@ class PretrainConfig(LinformerTrainingArguments):
 
     def model_config(self, vocab_size: int | None = None, pad_token_id: int = 1) -> PreTrainedConfig:
         """The config of the model this run trains (without weights): a preset shape, or init_from's."""
-        linformer = self.conversion_options()
         if self.init_from is None:
-            shape = {key: value for key, value in PRESETS[self.shape].items() if key != "vocab_size"}
-            return LinformerConfig(
+            return self.new_model_config(
+                self.shape, self.seq_len, pad_token_id=pad_token_id, short_inputs=self.short_inputs,
                 vocab_size=vocab_size or self.vocab_size or PRESETS[self.shape]["vocab_size"],
-                max_position_embeddings=self.seq_len + pad_token_id + 1,  # RoBERTa positions: n = seq_len
-                pad_token_id=pad_token_id, projection_scaling=self.projection_scaling,
-                layer_norm=self.layer_norm, short_inputs=self.short_inputs, hidden_dropout_prob=self.dropout,
-                attention_probs_dropout_prob=self.dropout, **shape, **linformer,
             )  # fmt: skip
-        return target_config(AutoConfig.from_pretrained(self.init_from), **linformer)
-
-    def conversion_options(self) -> dict[str, object]:
-        """The Linformer options that shape a new or converted model (init_from takes these, not the rest)."""
-        return dict(
-            projected_length=self.projected_length, sharing=self.sharing, projection=self.projection,
-            projection_init=self.projection_init,
-        )  # fmt: skip
+        return target_config(AutoConfig.from_pretrained(self.init_from), **self.conversion_options())
 
     def _check_same_model(self, checkpoint: Path) -> None:
         """--resume must build the model the checkpoint holds: name the option that differs."""

@@ -1,0 +1,107 @@
+"""The fields that shape a new model, defined once for `linformer pretrain` and `linformer finetune --preset`.
+
+    @dataclass
+    class PretrainConfig(NewModelFields, LinformerTrainingArguments): ...   # flags --projected-length, ...
+
+    config.new_model_config("tiny", longest_input=512, vocab_size=261, pad_token_id=1)  # a LinformerConfig
+
+The Linformer options are `nn/options.py`'s (`option_field`: its default, help text and checks), the
+encoder shapes `models/presets.py`'s; this mixin adds the two encoder fields a new model takes
+(dropout, LayerNorm placement) and builds the `LinformerConfig`, so both verbs build a new model the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from linformer_kit.models import LinformerConfig
+from linformer_kit.models.configuration_linformer import LayerNormPosition
+from linformer_kit.models.presets import PRESETS
+from linformer_kit.nn.options import (
+    ProjectionInit,
+    ProjectionKind,
+    ProjectionScaling,
+    Sharing,
+    check_projected_length,
+    option_field,
+    parse_projected_length,
+)
+from linformer_kit.train.training_arguments import check_number
+
+Preset = Literal["tiny", "mini", "small", "base"]  # the names of models/presets.py's PRESETS
+
+
+@dataclass
+class NewModelFields:
+    """Linformer options and encoder fields of a new model (a mixin of the training configs).
+
+    `projected_length` is `int | list[int] | None` after `_check_model_fields` (a str is the command-line
+    form "128", "256,128", "none").
+    """
+
+    # k = 128: a quarter of a 512-token input (pretrain's seq_len, finetune's new-model max_length), the
+    # paper's n/k at n = 512
+    projected_length: int | str | list[int] | None = option_field("projected_length", default=128)
+    sharing: Sharing = option_field("sharing")
+    projection: ProjectionKind = option_field("projection")
+    projection_scaling: ProjectionScaling = option_field("projection_scaling", note="new models only")
+    projection_init: ProjectionInit = option_field("projection_init", note="new models only")
+    dropout: float = field(
+        default=LinformerConfig.hidden_dropout_prob,
+        metadata={
+            "help": "dropout of hidden states and attention weights (new models only; 0 for short runs)"
+        },
+    )
+    layer_norm: LayerNormPosition = field(
+        default=LinformerConfig.layer_norm,
+        metadata={
+            "help": "'post' (RoBERTa) or 'pre' (x + f(LN(x)): trains at higher learning rates; new models "
+            "only)"
+        },
+    )
+
+    def _check_model_fields(self) -> None:
+        """The command-line form of k parsed, dropout in [0, 1); the rest is `LinformerConfig`'s to check."""
+        if isinstance(self.projected_length, str):
+            self.projected_length = parse_projected_length(self.projected_length)
+        check_number("dropout", self.dropout, 0, below=1)
+
+    def _check_k_within(self, length: int, name: str) -> None:
+        """Every int k within `length` tokens (the field `name`), named in the message as that field."""
+        k = self.projected_length
+        for layer_k in k if isinstance(k, list) else [k]:
+            if isinstance(layer_k, int) and not isinstance(layer_k, bool):
+                check_projected_length(layer_k, length, self.projection, where=name)
+
+    def conversion_options(self) -> dict[str, object]:
+        """The Linformer options that shape a new or converted model (init_from takes these, not the rest)."""
+        return dict(
+            projected_length=self.projected_length, sharing=self.sharing, projection=self.projection,
+            projection_init=self.projection_init,
+        )  # fmt: skip
+
+    def new_model_config(
+        self, preset: str, longest_input: int, *, vocab_size: int, pad_token_id: int, **fields: object
+    ) -> LinformerConfig:
+        """A new model: `preset`'s shape (not its vocab_size), these options, inputs up to `longest_input` long.
+
+        RoBERTa's position numbering (from pad_token_id + 1), so the learned position table has
+        longest_input + pad_token_id + 1 rows. `fields` are further `LinformerConfig` fields
+        (short_inputs, num_labels, classifier_pooling, ...). ValueError names a bad value.
+        """
+        shape = {key: value for key, value in PRESETS[preset].items() if key != "vocab_size"}
+        return LinformerConfig(
+            vocab_size=vocab_size, max_position_embeddings=longest_input + pad_token_id + 1,
+            pad_token_id=pad_token_id, projection_scaling=self.projection_scaling, layer_norm=self.layer_norm,
+            hidden_dropout_prob=self.dropout, attention_probs_dropout_prob=self.dropout,
+            **shape, **self.conversion_options(), **fields,
+        )  # fmt: skip
+
+    def changed_model_fields(self) -> list[str]:
+        """The fields of this mixin set to other than their defaults (they apply to new models only)."""
+        defaults = NewModelFields()
+        return [name for name in NEW_MODEL_FIELDS if getattr(self, name) != getattr(defaults, name)]
+
+
+NEW_MODEL_FIELDS = tuple(NewModelFields.__dataclass_fields__)
