@@ -53,6 +53,8 @@ def _recipe(tmp_path: Path, corpus: Path, sentiment_csv: Path, **changes) -> Pat
             },
             "models": ["k8"],
             "seeds": [1, 2],
+            "from_scratch": ["k8"],
+            "bag_of_words": True,
         },
         **changes,
     }
@@ -67,8 +69,19 @@ def test_smoke_study_writes_results_for_every_run(tmp_path, corpus, sentiment_cs
     assert main(["reproduce", str(recipe), "--data", str(corpus), "--probe-lengths", "8", "32"]) == 0
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     runs = {r["name"]: r for r in results["runs"]}
-    assert set(runs) == {"full", "k8", "toy-k8-s1", "toy-k8-s2"}
+    baselines = {f"toy-{kind}-s{seed}" for kind in ("scratch-k8", "bag-of-words") for seed in (1, 2)}
+    assert set(runs) == {"full", "k8", "toy-k8-s1", "toy-k8-s2", *baselines}
     assert all(r["status"] == "ok" for r in runs.values())
+    # from scratch: k8's shape and the study's tokenizer, no pretrained model
+    scratch = runs["toy-scratch-k8-s1"]
+    assert (scratch["pretrained"], scratch["projected_length"]) == ("scratch:k8", 8)
+    assert "--preset tiny" in scratch["command"]
+    assert "--tokenizer" in scratch["command"]
+    assert "--model" not in scratch["command"]
+    words = runs["toy-bag-of-words-s2"]
+    assert words["pretrained"] == "bag-of-words"
+    assert words["accuracy"] >= 0.9  # the label is one word: the words alone give it
+    assert words["train_examples"] == runs["toy-k8-s2"]["train_examples"]  # the same examples
     assert runs["full"]["attention"] == "full"
     assert runs["full"]["projected_length"] is None
     assert runs["k8"]["projected_length"] == 8
@@ -147,10 +160,27 @@ def test_finetune_of_an_unknown_model_is_refused(tmp_path, corpus, sentiment_csv
         load_recipe(recipe, str(corpus))
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("from_scratch", ["k9"], r"finetune.from_scratch \['k9'\] are not pretraining runs"),
+        ("bag_of_words", "yes", "finetune.bag_of_words='yes' must be true or false"),
+    ],
+)
+def test_bad_baselines_are_refused(tmp_path, corpus, sentiment_csv, key, value, message) -> None:
+    recipe = _recipe(tmp_path, corpus, sentiment_csv)
+    raw = yaml.safe_load(recipe.read_text())
+    raw["finetune"][key] = value
+    recipe.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ValueError, match=message):
+        load_recipe(recipe, str(corpus))
+
+
 def test_a_task_may_name_its_own_models(tmp_path, corpus, sentiment_csv) -> None:
     recipe = _recipe(tmp_path, corpus, sentiment_csv)
     raw = yaml.safe_load(recipe.read_text())
     toy = raw["finetune"]["tasks"]["toy"]
+    raw["finetune"].pop("from_scratch")
     raw["finetune"]["models"] = ["full", "k8"]
     raw["finetune"]["tasks"]["toy-exact"] = {**toy, "short_inputs": "exact", "models": ["k8"]}
     recipe.write_text(yaml.safe_dump(raw))
@@ -176,9 +206,10 @@ def test_dry_run_prints_every_command_and_runs_nothing(tmp_path, corpus, sentime
     recipe = _recipe(tmp_path, corpus, sentiment_csv)
     assert main(["reproduce", str(recipe), "--data", str(corpus), "--dry-run"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 4
+    assert len(lines) == 6  # full, k8, toy-k8-s1/2, toy-scratch-k8-s1/2 (bag-of-words runs in the driver)
     assert "--projected_length none" in lines[0]
     assert f"--tokenizer {tmp_path / 'runs' / 'pretrain' / 'full'}" in lines[1]
+    assert f"--tokenizer {tmp_path / 'runs' / 'pretrain' / 'full'}" in lines[5]
     assert not (tmp_path / "runs").exists()
 
 
@@ -201,7 +232,7 @@ def test_a_recipe_using_data_needs_a_folder(tmp_path, corpus, sentiment_csv, cap
     raw = yaml.safe_load(recipe.read_text())
     raw["pretrain"]["defaults"].update(train=str(corpus / "train.txt"), validation=str(corpus / "valid.txt"))
     recipe.write_text(yaml.safe_dump(raw))
-    assert len(load_recipe(recipe).runs) == 4
+    assert len(load_recipe(recipe).runs) == 6
 
 
 @pytest.mark.slow
@@ -230,3 +261,35 @@ def test_a_run_cut_after_a_checkpoint_is_resumed_not_restarted(tmp_path, corpus,
     assert main(["reproduce", str(recipe), "--data", str(corpus), "--probe-lengths"]) == 0
     assert "--resume true" in (tmp_path / "runs" / "commands.sh").read_text().splitlines()[-1]
     assert (k8 / "model.safetensors").read_bytes() == finished  # the weights of the uninterrupted run
+
+
+def test_panels_draw_the_named_runs_and_unknown_names_are_refused(tmp_path, corpus, sentiment_csv) -> None:
+    from linformer_kit.reproduction import write_results
+
+    curve = [{"step": 2, "val_perplexity": 30.0, "seq_len": 32}, {"step": 4, "val_perplexity": 20.0}]
+    runs = [
+        {
+            "name": name,
+            "task": "pretrain",
+            "status": "ok",
+            "curve": curve,
+            "no_context_perplexity": 40.0,
+            "attention": "full",
+            "layer_norm": "pre",
+            "seq_len": 32,
+            "val_perplexity": 20.0,
+            **dict.fromkeys(
+                ("projected_length", "sharing", "projection", "projection_init", "projection_scaling")
+            ),
+        }
+        for name in ("full", "k8")
+    ]
+    results = {"tier": "t", "device": "cpu", "runs": runs, "finetune_summary": []}
+    results["recipe"] = {"panels": {"k": ["full", "k8"], "seeds": ["full", "k8-s2"]}}
+    paths = write_results(results, tmp_path / "out")
+    assert tmp_path / "out" / "panels.png" in paths
+    assert (tmp_path / "out" / "panels.png").stat().st_size > 1000
+
+    recipe = _recipe(tmp_path, corpus, sentiment_csv, panels={"k": ["full", "k9"]})
+    with pytest.raises(ValueError, match=r"panels\['k'\] names \['k9'\], not pretraining runs"):
+        load_recipe(recipe, str(corpus))

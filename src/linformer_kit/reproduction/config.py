@@ -38,7 +38,11 @@ class ReproduceConfig:
         metadata={"help": "where results go; not given: the recipe's results_dir", "metavar": "DIR"},
     )
     only: tuple[str, ...] | None = field(
-        default=None, metadata={"help": "only these runs (and finetunes of these models)", "metavar": "NAME"}
+        default=None,
+        metadata={
+            "help": "only these runs (and finetunes of these models; scratch:ARCH: the from-scratch ones)",
+            "metavar": "NAME",
+        },
     )
     dry_run: bool = field(
         default=False, metadata={"help": "check the recipe, print the commands, run nothing"}

@@ -7,6 +7,7 @@ A recipe (YAML or JSON, committed under `recipes/reproduction/`) names pretraini
     output_dir: runs/reproduction-cpu
     results_dir: docs/reproduction/cpu
     max_parallel: 1                 # runs at a time (a GPU fits several small ones)
+    panels: {"k at n = 512": [full, k128]}   # optional: curves drawn together in panels.png
     pretrain:
       defaults: {train: "{data}/gutenberg/train.jsonl.gz", preset: small, max_steps: 2000, ...}
       runs: {full: {projected_length: none}, k128: {projected_length: 128}}
@@ -15,6 +16,8 @@ A recipe (YAML or JSON, committed under `recipes/reproduction/`) names pretraini
       tasks: {sst2: {train: "{data}/sst2/train.tsv", ...}}
       models: [full, k128]          # names of pretraining runs (a task may name its own `models`)
       seeds: [1, 2, 3]
+      from_scratch: [k128]          # the same classifier with no pretraining: TASK-scratch-k128-sSEED
+      bag_of_words: true            # and a bag-of-words logistic regression per task and seed
 
 Every option is a field of `PretrainConfig` / `FinetuneConfig` (so of the CLI) under its own name;
 `{data}` is the data folder (`data_dir`; `linformer reproduce --data DIR` or $LINFORMER_DATA): a recipe
@@ -35,16 +38,29 @@ DRIVER_OWNED = ("output_dir", "tokenizer", "model", "config", "resume", "overwri
 PATH_FIELDS = ("train", "validation")
 
 
+# A pretraining run's fields that shape its model: a from-scratch classifier of its architecture takes them.
+ARCHITECTURE_FIELDS = (
+    "preset", "layer_norm", "dropout", "projected_length", "sharing", "projection", "projection_scaling",
+    "projection_init", "short_inputs",
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Run:
     """One invocation of `linformer pretrain` or `linformer finetune`."""
 
-    name: str  # pretrain: the run name; finetune: TASK-MODEL-sSEED
+    name: str  # pretrain: the run name; finetune: TASK-MODEL-sSEED (TASK-scratch-ARCH-sSEED from scratch)
     verb: str  # "pretrain" | "finetune"
     options: dict[str, Any]  # PretrainConfig / FinetuneConfig fields, without the driver-owned ones
     task: str | None = None  # finetune: the task name
-    model: str | None = None  # finetune: the pretraining run it starts from
+    model: str | None = None  # finetune: the pretraining run it starts from (None: from scratch)
     seed: int | None = None
+    architecture: str | None = None  # finetune from scratch: the pretraining run whose shape it takes
+
+    @property
+    def classifier(self) -> str:
+        """What a finetuning run starts from: a pretraining run's name, or `scratch:ARCH`."""
+        return str(self.model) if self.architecture is None else f"scratch:{self.architecture}"
 
 
 @dataclass(frozen=True)
@@ -56,6 +72,7 @@ class Recipe:
     finetune: list[Run]
     max_parallel: int = 1
     source: dict[str, Any] = field(default_factory=dict)  # the recipe as written (recorded in results)
+    bag_of_words: bool = False  # a bag-of-words baseline per finetuning task and seed (bag_of_words.py)
 
     @property
     def runs(self) -> list[Run]:
@@ -86,7 +103,7 @@ def load_recipe(path: str | Path, data_dir: str | None = None, overrides: dict |
 
 
 def _build(raw: dict, data_dir: str | None) -> Recipe:
-    known = {"tier", "output_dir", "results_dir", "max_parallel", "pretrain", "finetune"}
+    known = {"tier", "output_dir", "results_dir", "max_parallel", "pretrain", "finetune", "panels"}
     _no_unknown("recipe", raw, known)
     for key in ("tier", "output_dir", "results_dir", "pretrain"):
         if key not in raw:
@@ -104,20 +121,32 @@ def _build(raw: dict, data_dir: str | None) -> Recipe:
         Run(name, "pretrain", _options(f"pretrain.runs.{name}", section.get("defaults"), spec, data_dir))
         for name, spec in runs.items()
     ]
-    finetune = _finetune_runs(raw.get("finetune"), set(runs), data_dir)
+    finetune = _finetune_runs(raw.get("finetune"), pretrain, data_dir)
+    _check_panels(raw.get("panels"), {r.name for r in pretrain})
+    bag_of_words = (raw.get("finetune") or {}).get("bag_of_words", False)
+    if not isinstance(bag_of_words, bool):
+        raise ValueError(f"recipe: finetune.bag_of_words={bag_of_words!r} must be true or false")
     recipe = Recipe(
         str(raw["tier"]), str(raw["output_dir"]), str(raw["results_dir"]), pretrain, finetune,
-        max_parallel, source=raw,
+        max_parallel, source=raw, bag_of_words=bag_of_words,
     )  # fmt: skip
     _check_fields(recipe)
     return recipe
 
 
-def _finetune_runs(section: dict | None, pretrained: set[str], data_dir: str | None) -> list[Run]:
-    """tasks x models x seeds; a task may name its own `models` (a subset to finetune, e.g. a variant)."""
+def _finetune_runs(section: dict | None, pretrain: list[Run], data_dir: str | None) -> list[Run]:
+    """tasks x models x seeds; a task may name its own `models` (a subset to finetune, e.g. a variant);
+    then tasks x from_scratch x seeds: a new classifier shaped as that pretraining run, no pretraining."""
     if not section:
         return []
-    _no_unknown("finetune", section, {"defaults", "tasks", "models", "seeds"})
+    _no_unknown("finetune", section, {"defaults", "tasks", "models", "seeds", "from_scratch", "bag_of_words"})
+    pretrained = {r.name for r in pretrain}
+    scratch = section.get("from_scratch") or []
+    unknown = [m for m in scratch if m not in pretrained]
+    if unknown:
+        raise ValueError(
+            f"recipe: finetune.from_scratch {unknown} are not pretraining runs {sorted(pretrained)}"
+        )
     seeds, tasks = section.get("seeds") or [], section.get("tasks") or {}
     if not (seeds and tasks):
         raise ValueError("recipe: finetune needs tasks, models and seeds (each non-empty)")
@@ -139,7 +168,30 @@ def _finetune_runs(section: dict | None, pretrained: set[str], data_dir: str | N
             Run(f"{task}-{model}-s{seed}", "finetune", {**options, "seed": seed}, task=task, model=model, seed=seed)
             for model in models for seed in seeds
         ]  # fmt: skip
+        for arch in scratch:
+            shape = next(r for r in pretrain if r.name == arch).options
+            shape = {k: shape[k] for k in ARCHITECTURE_FIELDS if k in shape}
+            runs += [
+                Run(f"{task}-scratch-{arch}-s{seed}", "finetune", {**shape, **options, "seed": seed},
+                    task=task, seed=seed, architecture=arch)
+                for seed in seeds
+            ]  # fmt: skip
     return runs
+
+
+def _check_panels(panels: object, pretrained: set[str]) -> None:
+    """`panels`: plot title -> pretraining runs drawn together (results_dir/panels.png)."""
+    if panels is None:
+        return
+    _no_unknown("panels", panels, set(panels) if isinstance(panels, dict) else set())
+    for title, names in panels.items():
+        if not isinstance(names, list) or not names:
+            raise ValueError(f"recipe: panels[{title!r}] must list pretraining runs, got {names!r}")
+        unknown = [n for n in names if n not in pretrained]
+        if unknown:
+            raise ValueError(
+                f"recipe: panels[{title!r}] names {unknown}, not pretraining runs {sorted(pretrained)}"
+            )
 
 
 def _options(where: str, defaults: dict | None, spec: dict | None, data_dir: str | None) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from linformer_kit.nn.options import parse_projected_length
+from linformer_kit.reproduction.bag_of_words import bag_of_words_records
 from linformer_kit.reproduction.recipe import Recipe
 from linformer_kit.reproduction.study import Outcome
 from linformer_kit.train.curve import read_curve
@@ -26,8 +27,10 @@ LENGTH_BUCKETS = ((1, 16), (17, 32), (33, 64), (65, 128), (129, 256), (257, 512)
 
 
 def collect(recipe: Recipe, outcomes: list[Outcome], device: str) -> dict[str, Any]:
-    pretrained = {
-        o.run.name: _read(o.output_dir / "metrics.json") for o in outcomes if o.run.verb == "pretrain"
+    pretrained = {  # a run finished elsewhere (or not yet): its options say what it is
+        o.run.name: _read(o.output_dir / "metrics.json") or {"config": _as_config(o.run.options)}
+        for o in outcomes
+        if o.run.verb == "pretrain"
     }
     runs = []
     for o in outcomes:
@@ -47,8 +50,11 @@ def collect(recipe: Recipe, outcomes: list[Outcome], device: str) -> dict[str, A
         if o.run.verb == "pretrain":
             record.update(_pretrain_record(o, metrics))
         else:
-            record.update(_finetune_record(o, metrics, pretrained.get(str(o.run.model))))
+            shape = pretrained.get(str(o.run.model or o.run.architecture))  # a scratch run: its shape's
+            record.update(_finetune_record(o, metrics, shape))
         runs.append(record)
+    if recipe.bag_of_words:
+        runs += bag_of_words_records(recipe)
     return {
         "tier": recipe.tier,
         "device": device,
@@ -128,7 +134,11 @@ def _curve(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _finetune_record(o: Outcome, metrics: dict | None, pretrained: dict | None) -> dict[str, Any]:
     model_config = (pretrained or {}).get("config") or {}
-    record: dict[str, Any] = {"dataset": o.run.task, "pretrained": o.run.model, **_model_fields(model_config)}
+    record: dict[str, Any] = {
+        "dataset": o.run.task,
+        "pretrained": o.run.classifier,  # a pretraining run, or scratch:ARCH (no pretraining)
+        **_model_fields(model_config),
+    }
     record["seed"] = o.run.seed
     if metrics:
         config = metrics.get("config", {})
@@ -219,6 +229,9 @@ def write_results(results: dict[str, Any], results_dir: str | Path) -> list[Path
     curves = [r for r in results["runs"] if r["task"] == "pretrain" and r.get("curve")]
     if curves:
         paths.append(plot_curves(curves, out / "validation_perplexity.png", results["tier"]))
+    panels = (results.get("recipe") or {}).get("panels")
+    if curves and panels:
+        paths.append(plot_panels(curves, panels, out / "panels.png"))
     return paths
 
 
@@ -313,12 +326,42 @@ def _bucket_order(summary: list[dict[str, Any]]) -> list[tuple[str, int]]:
 
 def plot_curves(runs: list[dict[str, Any]], path: Path, tier: str) -> Path:
     """Validation perplexity vs training steps, one curve per pretraining run (the paper's Figure 3)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    _draw_curves(ax, runs, f"Masked-LM pretraining, {tier} tier")
+    return _save(fig, path)
+
+
+def plot_panels(runs: list[dict[str, Any]], panels: dict[str, list[str]], path: Path) -> Path:
+    """The recipe's `panels` (title -> pretraining runs), side by side: Figure 3 as the paper draws it.
+
+    A run without a curve yet is left out of its panel, and its name listed under the panel.
+    """
+    plt = _pyplot()
+    by_name = {r["name"]: r for r in runs if r.get("curve")}
+    columns = min(len(panels), 2)
+    rows = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(6.0 * columns, 4.2 * rows), squeeze=False)
+    for ax, (title, names) in zip(axes.flat, panels.items()):
+        missing = [n for n in names if n not in by_name]
+        _draw_curves(ax, [by_name[n] for n in names if n in by_name], title)
+        if missing:
+            ax.set_xlabel(f"training steps  (not run yet: {', '.join(missing)})")
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    return _save(fig, path)
+
+
+def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    return plt
+
+
+def _draw_curves(ax, runs: list[dict[str, Any]], title: str) -> None:
     for r in runs:
         steps = [p["step"] for p in r["curve"]]
         ax.plot(steps, [p["val_perplexity"] for p in r["curve"]], marker="o", markersize=3, label=r["name"])
@@ -338,10 +381,16 @@ def plot_curves(runs: list[dict[str, Any]], path: Path, tier: str) -> Path:
     ax.set_yscale("log")
     ax.set_xlabel("training steps")
     ax.set_ylabel("validation perplexity (log scale)")
-    ax.set_title(f"Masked-LM pretraining, {tier} tier")
+    ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    if runs:
+        ax.legend(fontsize="small")
+
+
+def _save(fig, path: Path) -> Path:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+    import matplotlib.pyplot as plt
+
     plt.close(fig)
     return path

@@ -120,7 +120,9 @@ def command(recipe: Recipe, run: Run, tokenizer: Path | None) -> list[str]:
     `tokenizer`: the study's shared tokenizer, for every pretraining run but the first (which trains it).
     """
     options = {"output_dir": str(run_dir(recipe, run)), **run.options}
-    if run.verb == "finetune":
+    if run.verb == "finetune" and run.architecture is not None:  # from scratch: the study's tokenizer
+        options["tokenizer"] = str(tokenizer or run_dir(recipe, recipe.pretrain[0]))
+    elif run.verb == "finetune":
         options["model"] = str(Path(recipe.output_dir) / "pretrain" / str(run.model))
     elif tokenizer is not None and run != recipe.pretrain[0]:
         options["tokenizer"] = str(tokenizer)
@@ -155,10 +157,12 @@ def run_study(
     first, records = recipe.pretrain[0], committed_records(recipe)
     outcomes = [
         Outcome(r, run_dir(recipe, r), command(recipe, r, tokenizer_dir(recipe)), record=records.get(r.name),
-                selected=only is None or r.name in only or r.model in only)
+                selected=only is None or r.name in only or (r.verb == "finetune" and r.classifier in only))
         for r in recipe.runs
     ]  # fmt: skip
     for o in outcomes:  # finished here earlier, or elsewhere (committed): results without running
+        if o.output_dir.exists() and not (o.output_dir / "metrics.json").is_file():
+            o.record = None  # begun on this machine: what is here decides (resume or restart)
         if (o.output_dir / "metrics.json").is_file() or o.record is not None:
             o.reused, o.returncode = True, 0
     if not run:

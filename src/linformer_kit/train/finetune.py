@@ -317,10 +317,21 @@ def load_splits(config: FinetuneConfig) -> tuple[datasets.Dataset, datasets.Data
         if missing:
             raise ValueError(f"dataset: {config.dataset!r} has no {missing} split (splits: {list(data)})")
         return data["train"], data["validation"]
-    return _load_table(config.train, "train"), _load_table(config.validation, "validation")
+    return load_table(config.train, "train"), load_table(config.validation, "validation")
 
 
-def _load_table(path: str, what: str) -> datasets.Dataset:
+def sample_splits(
+    train: datasets.Dataset, dev: datasets.Dataset, max_train: int | None, max_eval: int | None, seed: int
+) -> tuple[datasets.Dataset, datasets.Dataset]:
+    """A seeded random subset of train (seed: the run's) and a fixed one of dev (seed 0: one for all runs)."""
+    if max_train is not None and len(train) > max_train:
+        train = train.shuffle(seed=seed).select(range(max_train))
+    if max_eval is not None and len(dev) > max_eval:
+        dev = dev.shuffle(seed=0).select(range(max_eval))
+    return train, dev
+
+
+def load_table(path: str, what: str) -> datasets.Dataset:
     if has_suffix(path, (".tsv", ".tsv.gz")):  # GLUE TSVs quote nothing: a " is just a character
         builder, options = "csv", {"delimiter": "\t", "quoting": 3}
     elif has_suffix(path, (".csv", ".csv.gz")):
@@ -478,10 +489,7 @@ def _finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback]) -> F
     check_columns(config, train, dev)
     regression = is_regression(config, train)  # float scores: one output, MSE loss, Pearson / Spearman
     label2id = {} if regression else label_mapping(config, train, dev)
-    if config.max_train_samples is not None and len(train) > config.max_train_samples:
-        train = train.shuffle(seed=config.seed).select(range(config.max_train_samples))
-    if config.max_eval_samples is not None and len(dev) > config.max_eval_samples:
-        dev = dev.shuffle(seed=0).select(range(config.max_eval_samples))  # seed 0: one subset for all runs
+    train, dev = sample_splits(train, dev, config.max_train_samples, config.max_eval_samples, config.seed)
 
     tokenizer = load_tokenizer(config, train)
     if config.model is None:
