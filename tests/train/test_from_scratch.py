@@ -19,7 +19,13 @@ from linformer_kit.cli.main import main
 from linformer_kit.models import LinformerForSequenceClassification
 from linformer_kit.train import FinetuneConfig, finetune
 from linformer_kit.train.data import SPECIAL_TOKENS
-from linformer_kit.train.tokenizer_kinds import BYTE_OFFSET, byte_to_unicode, byte_tokenizer, word_tokenizer
+from linformer_kit.train.tokenizer_kinds import (
+    BYTE_OFFSET,
+    byte_to_unicode,
+    byte_tokenizer,
+    listops_tokenizer,
+    word_tokenizer,
+)
 
 TINY_RUN = dict(preset="tiny", max_length=32, projected_length=8, max_steps=2, per_device_train_batch_size=8,
                 disable_tqdm=True)  # fmt: skip
@@ -85,6 +91,19 @@ def test_word_tokenizer_learns_the_words_of_a_tsv(listops_tsv: Path, tmp_path: P
     assert AutoTokenizer.from_pretrained(tmp_path)("[MAX 2 9 ]")["input_ids"] == ids[:4] + ids[-2:]
 
 
+def test_listops_tokenizer_reads_the_release_format_as_lra_does(tmp_path: Path) -> None:
+    """LRA's input pipeline deletes the release's parentheses: the saved tokenizer does it for every user."""
+    release = "( ( ( [MAX 2 ) 9 ) ] )"  # [MAX 2 9 ] as the release's files write it
+    tokenizer = listops_tokenizer([release, "( ( [SM 4 ) 7 ) ]"])
+    assert "(" not in tokenizer.get_vocab()
+    assert ")" not in tokenizer.get_vocab()
+    tokens = tokenizer.convert_ids_to_tokens(tokenizer(release)["input_ids"])
+    assert tokens == ["<s>", "[MAX", "2", "9", "]", "</s>"]
+    tokenizer.save_pretrained(tmp_path)
+    again = AutoTokenizer.from_pretrained(tmp_path)
+    assert again(release)["input_ids"] == tokenizer("[MAX 2 9 ]")["input_ids"]
+
+
 # --- checked before any work -----------------------------------------------------------------------------
 
 
@@ -99,9 +118,9 @@ def _config(data: Path, out: Path, **overrides) -> FinetuneConfig:
     [
         ({"preset": None}, r"model: missing; .*--model.*--preset"),
         ({"model": "runs/mlm"}, r"model='runs/mlm' and preset='tiny': give one.*--model.*--preset"),
-        ({"tokenizer": "chars"}, r"tokenizer must be one of \('bytes', 'word'\) or a saved .* got 'chars'"),
-        ({"tokenizer": None}, r"tokenizer: missing; .*--preset tiny.*\('bytes', 'word'\)"),
-        ({"preset": "huge"}, r"preset must be one of \('tiny', 'mini', 'small', 'base'\), got 'huge'"),
+        ({"tokenizer": "chars"}, r"tokenizer must be one of \('bytes', 'word', 'listops'\) or a saved .* got 'chars'"),
+        ({"tokenizer": None}, r"tokenizer: missing; .*--preset tiny.*\('bytes', 'word', 'listops'\)"),
+        ({"preset": "huge"}, r"preset must be one of \('tiny', 'mini', 'lra', 'small', 'base'\), got 'huge'"),
         ({"classifier_pooling": "max"}, r"classifier_pooling must be one of \('cls', 'mean'\), got 'max'"),
         ({"projected_length": "64"}, r"projected_length \(k=64\) must be .* max_seq_len=32 \(max_length\)"),
         ({"max_length": 1}, r"max_length=1 must be an int >= 2"),

@@ -293,3 +293,42 @@ def test_panels_draw_the_named_runs_and_unknown_names_are_refused(tmp_path, corp
     recipe = _recipe(tmp_path, corpus, sentiment_csv, panels={"k": ["full", "k9"]})
     with pytest.raises(ValueError, match=r"panels\['k'\] names \['k9'\], not pretraining runs"):
         load_recipe(recipe, str(corpus))
+
+
+@pytest.mark.parametrize("name", ["gpu", "cpu"], ids=["published-setting", "cpu-budget"])  # runs without CUDA
+def test_the_lra_recipes_train_from_scratch_with_no_pretraining(tmp_path, name, capsys) -> None:
+    """recipes/lra/*.yaml: finetune-only studies; each run names its tokenizer kind and its own shape."""
+    for path in ("listops/basic_train.tsv", "listops/basic_test.tsv", "text/train.tsv", "text/test.tsv"):
+        (tmp_path / path).parent.mkdir(exist_ok=True)
+        (tmp_path / path).write_text("Source\tTarget\n")
+    recipe = load_recipe(recipe_path(name), str(tmp_path))
+    assert recipe.pretrain == []
+    starts = {r.options.get("projection_init") for r in recipe.finetune if r.options["projected_length"]}
+    assert starts == {"window", "random"}
+    assert {r.task for r in recipe.finetune} == {"listops", "text"}
+    overrides = ["--output-dir", str(tmp_path / "runs"), "--results-dir", str(tmp_path / "results")]
+    assert main(["reproduce", str(recipe_path(name)), "--data", str(tmp_path), "--dry-run", *overrides]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(recipe.finetune)
+    assert all("--preset lra" in line and "--model" not in line for line in lines)
+    assert {line.split("--tokenizer ")[1].split()[0] for line in lines} == {"listops", "bytes"}
+
+
+def recipe_path(name: str) -> Path:
+    return Path(__file__).parents[2] / "recipes" / "lra" / f"{name}.yaml"
+
+
+def test_a_recipe_without_pretraining_must_define_its_models(tmp_path, corpus, sentiment_csv) -> None:
+    recipe = _recipe(tmp_path, corpus, sentiment_csv)
+    raw = yaml.safe_load(recipe.read_text())
+    raw.pop("pretrain")
+    recipe.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ValueError, match=r"missing 'pretrain'.*from_scratch defines its models"):
+        load_recipe(recipe, str(corpus))
+    raw["finetune"].update(models=[], from_scratch={"k8": {"preset": "tiny", "projected_length": 8}})
+    raw["finetune"]["tasks"]["toy"]["tokenizer"] = "word"
+    recipe.write_text(yaml.safe_dump(raw))
+    runs = load_recipe(recipe, str(corpus)).finetune
+    assert [r.name for r in runs] == ["toy-scratch-k8-s1", "toy-scratch-k8-s2"]
+    assert runs[0].options["tokenizer"] == "word"
+    assert runs[0].classifier == "scratch:k8"

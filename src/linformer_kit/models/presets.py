@@ -12,6 +12,10 @@ PRESETS: dict[str, dict[str, int]] = {
     "mini": dict(
         hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=512, vocab_size=1024
     ),
+    # Long Range Arena's model (Tay et al. 2021; its PyTorch re-runs): 2 layers, 64 wide, 2 heads of 32, FFN 128
+    "lra": dict(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128, vocab_size=512
+    ),
     "small": dict(
         hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=1024, vocab_size=8192
     ),

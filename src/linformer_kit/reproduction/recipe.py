@@ -17,6 +17,7 @@ A recipe (YAML or JSON, committed under `recipes/reproduction/`) names pretraini
       models: [full, k128]          # names of pretraining runs (a task may name its own `models`)
       seeds: [1, 2, 3]
       from_scratch: [k128]          # the same classifier with no pretraining: TASK-scratch-k128-sSEED
+                                    # (or a mapping NAME: {options}: a new shape; then `pretrain` may be absent)
       bag_of_words: true            # and a bag-of-words logistic regression per task and seed
 
 Every option is a field of `PretrainConfig` / `FinetuneConfig` (so of the CLI) under its own name;
@@ -34,7 +35,10 @@ from pathlib import Path
 from typing import Any
 
 # Options the driver sets itself, per run: a recipe that sets them is refused.
-DRIVER_OWNED = ("output_dir", "tokenizer", "model", "config", "resume", "overwrite_output_dir")
+DRIVER_OWNED = ("output_dir", "model", "config", "resume", "overwrite_output_dir")
+# and, in pretraining runs, the tokenizer: the first run trains the one all share (a from-scratch
+# finetuning run may name its own kind, `tokenizer: bytes`, or gets the study's)
+PRETRAIN_OWNED = (*DRIVER_OWNED, "tokenizer")
 PATH_FIELDS = ("train", "validation")
 
 
@@ -105,17 +109,21 @@ def load_recipe(path: str | Path, data_dir: str | None = None, overrides: dict |
 def _build(raw: dict, data_dir: str | None) -> Recipe:
     known = {"tier", "output_dir", "results_dir", "max_parallel", "pretrain", "finetune", "panels"}
     _no_unknown("recipe", raw, known)
-    for key in ("tier", "output_dir", "results_dir", "pretrain"):
+    for key in ("tier", "output_dir", "results_dir"):
         if key not in raw:
             raise ValueError(f"recipe: missing {key!r}")
+    if "pretrain" not in raw and not isinstance((raw.get("finetune") or {}).get("from_scratch"), dict):
+        raise ValueError(
+            "recipe: missing 'pretrain' (only a recipe whose finetune.from_scratch defines its models may omit it)"
+        )
     max_parallel = raw.get("max_parallel", 1)
     if not isinstance(max_parallel, int) or max_parallel < 1:
         raise ValueError(f"recipe: max_parallel={max_parallel!r} must be an int >= 1")
 
-    section = raw["pretrain"]
+    section = raw.get("pretrain", {"runs": {}})
     _no_unknown("pretrain", section, {"defaults", "runs"})
     runs = section.get("runs") or {}
-    if not runs:
+    if not runs and "pretrain" in raw:
         raise ValueError("recipe: pretrain.runs names no run")
     pretrain = [
         Run(name, "pretrain", _options(f"pretrain.runs.{name}", section.get("defaults"), spec, data_dir))
@@ -142,14 +150,20 @@ def _finetune_runs(section: dict | None, pretrain: list[Run], data_dir: str | No
     _no_unknown("finetune", section, {"defaults", "tasks", "models", "seeds", "from_scratch", "bag_of_words"})
     pretrained = {r.name for r in pretrain}
     scratch = section.get("from_scratch") or []
-    unknown = [m for m in scratch if m not in pretrained]
-    if unknown:
+    if isinstance(scratch, list):  # names of pretraining runs: their shapes
+        unknown = [m for m in scratch if m not in pretrained]
+        if unknown:
+            raise ValueError(
+                f"recipe: finetune.from_scratch {unknown} are not pretraining runs {sorted(pretrained)}"
+            )
+        scratch = dict.fromkeys(scratch)
+    elif not isinstance(scratch, dict):
         raise ValueError(
-            f"recipe: finetune.from_scratch {unknown} are not pretraining runs {sorted(pretrained)}"
+            f"recipe: finetune.from_scratch must list pretraining runs or map names to options, got {scratch!r}"
         )
     seeds, tasks = section.get("seeds") or [], section.get("tasks") or {}
     if not (seeds and tasks):
-        raise ValueError("recipe: finetune needs tasks, models and seeds (each non-empty)")
+        raise ValueError("recipe: finetune needs tasks, seeds, and models or from_scratch (each non-empty)")
     if not all(isinstance(s, int) for s in seeds):
         raise ValueError(f"recipe: finetune.seeds must be ints, got {seeds}")
     runs = []
@@ -161,18 +175,20 @@ def _finetune_runs(section: dict | None, pretrain: list[Run], data_dir: str | No
             raise ValueError(
                 f"recipe: finetune.models {unknown} are not pretraining runs {sorted(pretrained)}"
             )
-        if not models:
-            raise ValueError("recipe: finetune needs tasks, models and seeds (each non-empty)")
+        if not (models or scratch):
+            raise ValueError(
+                "recipe: finetune needs tasks, seeds, and models or from_scratch (each non-empty)"
+            )
         options = _options(f"finetune.tasks.{task}", section.get("defaults"), spec, data_dir)
         runs += [
             Run(f"{task}-{model}-s{seed}", "finetune", {**options, "seed": seed}, task=task, model=model, seed=seed)
             for model in models for seed in seeds
         ]  # fmt: skip
-        for arch in scratch:
-            shape = next(r for r in pretrain if r.name == arch).options
-            shape = {k: shape[k] for k in ARCHITECTURE_FIELDS if k in shape}
+        for arch, own in scratch.items():
+            base = next((r.options for r in pretrain if r.name == arch), {})  # a pretraining run's shape
+            shape = {**{k: base[k] for k in ARCHITECTURE_FIELDS if k in base}, **(own or {})}
             runs += [
-                Run(f"{task}-scratch-{arch}-s{seed}", "finetune", {**shape, **options, "seed": seed},
+                Run(f"{task}-scratch-{arch}-s{seed}", "finetune", {**options, **shape, "seed": seed},
                     task=task, seed=seed, architecture=arch)
                 for seed in seeds
             ]  # fmt: skip
@@ -196,7 +212,9 @@ def _check_panels(panels: object, pretrained: set[str]) -> None:
 
 def _options(where: str, defaults: dict | None, spec: dict | None, data_dir: str | None) -> dict[str, Any]:
     options = {**(defaults or {}), **(spec or {})}
-    owned = [key for key in options if key in DRIVER_OWNED]
+    owned = [
+        key for key in options if key in (PRETRAIN_OWNED if where.startswith("pretrain") else DRIVER_OWNED)
+    ]
     if owned:
         raise ValueError(f"recipe: {where} sets {owned}, which the driver sets for every run")
     for key in PATH_FIELDS:

@@ -134,6 +134,8 @@ def _curve(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _finetune_record(o: Outcome, metrics: dict | None, pretrained: dict | None) -> dict[str, Any]:
     model_config = (pretrained or {}).get("config") or {}
+    if o.run.architecture is not None and not pretrained:  # a shape of its own: the options say it
+        model_config = _as_config(o.run.options)
     record: dict[str, Any] = {
         "dataset": o.run.task,
         "pretrained": o.run.classifier,  # a pretraining run, or scratch:ARCH (no pretraining)
@@ -150,8 +152,22 @@ def _finetune_record(o: Outcome, metrics: dict | None, pretrained: dict | None) 
             accuracy=metrics["accuracy"],
             f1=metrics.get("f1"),
             accuracy_by_length=_accuracy_by_length(o.output_dir / "eval_predictions.jsonl"),
+            majority_class_accuracy=_majority_share(o.output_dir / "eval_predictions.jsonl"),
+            curve=[  # dev accuracy by step, when the run evaluated as it trained
+                {"step": e["step"], "accuracy": e["eval_accuracy"]}
+                for e in read_curve(o.output_dir)
+                if "eval_accuracy" in e
+            ],
         )
     return record
+
+
+def _majority_share(path: Path) -> float | None:
+    """The accuracy of always answering the dev set's most frequent label (the line every result needs)."""
+    if not path.is_file():
+        return None
+    labels = [json.loads(line)["label"] for line in path.read_text().splitlines()]
+    return max(labels.count(label) for label in set(labels)) / len(labels) if labels else None
 
 
 def _as_config(options: dict[str, Any]) -> dict[str, Any]:

@@ -90,8 +90,13 @@ def same_options(recorded: dict[str, Any] | None, options: dict[str, Any]) -> bo
     }
 
 
-def tokenizer_dir(recipe: Recipe) -> Path:
-    """Where the study's shared tokenizer is: the first run's directory, or its committed copy."""
+def tokenizer_dir(recipe: Recipe) -> Path | None:
+    """Where the study's shared tokenizer is: the first run's directory, or its committed copy.
+
+    None: the study pretrains nothing (its from-scratch runs name their tokenizer kinds).
+    """
+    if not recipe.pretrain:
+        return None
     first = run_dir(recipe, recipe.pretrain[0])
     committed = Path(recipe.results_dir) / "tokenizer"
     if not (first / "metrics.json").is_file() and (committed / "tokenizer_config.json").is_file():
@@ -101,6 +106,8 @@ def tokenizer_dir(recipe: Recipe) -> Path:
 
 def keep_tokenizer(recipe: Recipe) -> None:
     """Copy the first run's tokenizer into results_dir/tokenizer (committed with the results)."""
+    if not recipe.pretrain:
+        return
     source, target = run_dir(recipe, recipe.pretrain[0]), Path(recipe.results_dir) / "tokenizer"
     if (target / "tokenizer_config.json").is_file() or not (source / "metrics.json").is_file():
         return
@@ -120,8 +127,9 @@ def command(recipe: Recipe, run: Run, tokenizer: Path | None) -> list[str]:
     `tokenizer`: the study's shared tokenizer, for every pretraining run but the first (which trains it).
     """
     options = {"output_dir": str(run_dir(recipe, run)), **run.options}
-    if run.verb == "finetune" and run.architecture is not None:  # from scratch: the study's tokenizer
-        options["tokenizer"] = str(tokenizer or run_dir(recipe, recipe.pretrain[0]))
+    if run.verb == "finetune" and run.architecture is not None:  # from scratch: its own kind, or the study's
+        if "tokenizer" not in options and tokenizer is not None:
+            options["tokenizer"] = str(tokenizer)
     elif run.verb == "finetune":
         options["model"] = str(Path(recipe.output_dir) / "pretrain" / str(run.model))
     elif tokenizer is not None and run != recipe.pretrain[0]:
@@ -154,7 +162,7 @@ def run_study(
     """
     root = Path(recipe.output_dir)
     (root / "logs").mkdir(parents=True, exist_ok=True)
-    first, records = recipe.pretrain[0], committed_records(recipe)
+    first, records = (recipe.pretrain or [None])[0], committed_records(recipe)
     outcomes = [
         Outcome(r, run_dir(recipe, r), command(recipe, r, tokenizer_dir(recipe)), record=records.get(r.name),
                 selected=only is None or r.name in only or (r.verb == "finetune" and r.classifier in only))
@@ -188,8 +196,9 @@ def run_study(
 
 def _needs_running(outcome: Outcome, recipe: Recipe) -> bool:
     needs = [run_dir(recipe, r) / "metrics.json" for r in recipe.pretrain if r.name == outcome.run.model]
-    if outcome.run != recipe.pretrain[0]:
-        needs.append(tokenizer_dir(recipe) / "tokenizer_config.json")
+    shared = tokenizer_dir(recipe)
+    if shared is not None and outcome.run != recipe.pretrain[0] and "tokenizer" not in outcome.run.options:
+        needs.append(shared / "tokenizer_config.json")
     if any(not path.is_file() for path in needs):
         return False  # a run it depends on failed, or finished on another machine: skipped
     checkpoint, _ = last_complete_checkpoint(outcome.output_dir)

@@ -20,9 +20,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import datasets
 import numpy as np
 from transformers import (
     AutoModelForSequenceClassification,
@@ -49,6 +48,7 @@ from linformer_kit.models.presets import PRESETS
 from linformer_kit.nn import SHORT_INPUTS, ShortInputs
 from linformer_kit.nn.options import check_choice, option_field
 from linformer_kit.output_dir import is_same_or_inside
+from linformer_kit.train.curve import CurveCallback
 from linformer_kit.train.data import TABLE_SUFFIXES, load_hub_dataset
 from linformer_kit.train.guards import GuardedTrainer, guarded_run
 from linformer_kit.train.model_fields import NewModelFields, Preset
@@ -56,6 +56,9 @@ from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.throughput import ThroughputCallback
 from linformer_kit.train.tokenizer_kinds import TOKENIZER_KINDS, check_tokenizer_source, new_model_tokenizer
 from linformer_kit.train.training_arguments import LinformerTrainingArguments, check_number, trainer_default
+
+if TYPE_CHECKING:  # imported where it is used: `linformer finetune --help` does not need it (~0.8 s)
+    import datasets
 
 GlueTask = Literal["sst2", "cola", "mrpc", "qnli", "qqp", "rte", "mnli", "wnli"]
 # task -> (text column, pair column, dev split) in the Hub's "nyu-mll/glue"
@@ -298,6 +301,7 @@ class FinetuneResult:
     eval_examples: int
     pearson: float | None = None  # regression: correlation of predictions and dev scores
     spearman: float | None = None
+    resumed_from_step: int = 0  # --resume: the checkpoint's step (train_loss covers the steps after it)
 
     def metrics_text(self) -> str:
         """'dev accuracy 0.9100, F1 0.9000' or, for regression, 'dev Pearson 0.8500, Spearman 0.8400'."""
@@ -338,6 +342,8 @@ def load_table(path: str, what: str) -> datasets.Dataset:
         builder, options = "csv", {}
     else:
         builder, options = "json", {}
+    import datasets
+
     try:
         return datasets.load_dataset(builder, data_files=path, split="train", **options)
     except Exception as error:  # the loader names no file or line; explain_failure finds them
@@ -523,7 +529,7 @@ def _finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback]) -> F
         eval_dataset=dev,
         processing_class=tokenizer,
         compute_metrics=regression_metrics if regression else compute_metrics,
-        callbacks=[throughput, *callbacks],
+        callbacks=[throughput, CurveCallback(), *callbacks],  # CurveCallback: log_history.jsonl as it grows
     )
     train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss
     prediction = trainer.predict(dev, metric_key_prefix="eval")  # metrics and per-example predictions
@@ -543,6 +549,7 @@ def _finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback]) -> F
         eval_examples=len(dev),
         pearson=metrics.get("eval_pearson"),
         spearman=metrics.get("eval_spearman"),
+        resumed_from_step=trainer.resumed_from_step,
     )
     publish(trainer, "text-classification", asdict(result), config.to_dict())  # metrics.json, README.md
     if trainer.is_world_process_zero():

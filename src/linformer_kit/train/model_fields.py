@@ -29,7 +29,7 @@ from linformer_kit.nn.options import (
 )
 from linformer_kit.train.training_arguments import check_number
 
-Preset = Literal["tiny", "mini", "small", "base"]  # the names of models/presets.py's PRESETS
+Preset = Literal["tiny", "mini", "lra", "small", "base"]  # the names of models/presets.py's PRESETS
 
 
 @dataclass

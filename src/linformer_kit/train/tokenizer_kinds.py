@@ -2,8 +2,11 @@
 
     byte_tokenizer()          ids 0..4 the special tokens, 5 + b the byte b: each UTF-8 byte one id (LRA Text)
     word_tokenizer(texts)     ids 0..4 the special tokens, then every whitespace-separated word of `texts`,
-                              most frequent first; any other word is <unk> (LRA ListOps: "[MAX 2 9 ]")
-    new_model_tokenizer("bytes" | "word" | DIR, texts)
+                              most frequent first; any other word is <unk>
+    listops_tokenizer(texts)  the word tokenizer behind LRA's ListOps input pipeline: "(" and ")" deleted
+                              first, so "( ( [MAX 2 ) 9 ) ]" reads as the 4 tokens [MAX 2 9 ] (the
+                              lengths 500-2000 of the task count no parentheses)
+    new_model_tokenizer("bytes" | "word" | "listops" | DIR, texts)
 
 Both kinds are built with the `tokenizers` library and wrapped in `PreTrainedTokenizerFast`, so they
 are saved with the model (`tokenizer.json`) and load with `AutoTokenizer.from_pretrained(dir)` and in
@@ -18,12 +21,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal, get_args
 
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
 from linformer_kit.train.data import SPECIAL_TOKENS
 
-TokenizerKind = Literal["bytes", "word"]
+TokenizerKind = Literal["bytes", "word", "listops"]
 TOKENIZER_KINDS: tuple[str, ...] = get_args(TokenizerKind)
 BYTE_OFFSET = len(SPECIAL_TOKENS)  # byte b has id BYTE_OFFSET + b
 
@@ -48,6 +51,8 @@ def new_model_tokenizer(source: str, texts: Iterable[str]) -> PreTrainedTokenize
         return byte_tokenizer()
     if source == "word":
         return word_tokenizer(texts)
+    if source == "listops":
+        return listops_tokenizer(texts)
     try:
         return AutoTokenizer.from_pretrained(source)
     except (OSError, ValueError) as error:
@@ -84,13 +89,23 @@ def byte_tokenizer() -> PreTrainedTokenizerFast:
     return _wrapped(tokenizer, split_special_tokens=True)
 
 
-def word_tokenizer(texts: Iterable[str]) -> PreTrainedTokenizerFast:
-    """A word-level vocabulary of `texts` split at whitespace: the special tokens, then words by frequency."""
+def word_tokenizer(texts: Iterable[str], drop: str = "") -> PreTrainedTokenizerFast:
+    """A word-level vocabulary of `texts` split at whitespace: the special tokens, then words by frequency.
+
+    `drop`: characters deleted before the split (saved in the tokenizer, so every user of it drops them).
+    """
     tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    if drop:
+        tokenizer.normalizer = normalizers.Sequence([normalizers.Replace(c, "") for c in drop])
     tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     trainer = trainers.WordLevelTrainer(special_tokens=SPECIAL_TOKENS, min_frequency=1, show_progress=False)
     tokenizer.train_from_iterator(texts, trainer=trainer)
     return _wrapped(tokenizer)  # no decoder: decode joins the words with single spaces
+
+
+def listops_tokenizer(texts: Iterable[str]) -> PreTrainedTokenizerFast:
+    """LRA's ListOps input: parentheses deleted, then words (the release's files keep them; LRA reads none)."""
+    return word_tokenizer(texts, drop="()")
 
 
 def _wrapped(tokenizer: Tokenizer, **options: object) -> PreTrainedTokenizerFast:
