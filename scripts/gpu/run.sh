@@ -10,6 +10,8 @@
 #   table3 [PART...]        scripts/gpu/table3.py, one process per part (default: kernels compiled layer
 #                           layer-batch8 encoder; also encoder-k256, layer-large-k)
 #   throughput              scripts/gpu/train_throughput.py (masked-LM training tokens/s, `base` preset)
+#   lra-data                the Long Range Arena files into $DATA/lra (docs/lra.md): ListOps generated (~3 min,
+#                           640 MB), Text from $DATA/imdb; then DATA=$DATA/lra ... study recipes/lra/gpu.yaml
 #   study RECIPE [OPT...]   `linformer reproduce RECIPE --data $DATA [OPT...]` until the time limit, then
 #                           `--collect-only` (results of every run that finished)
 #
@@ -32,7 +34,7 @@ usage() { sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,
 
 step=${1:-}
 case "$step" in
-  env | tests | table3 | throughput | study) shift ;;
+  env | tests | table3 | throughput | lra-data | study) shift ;;
   -h | --help | help) usage; exit 0 ;;
   *) usage >&2; echo "run.sh: unknown or missing STEP: '${step}'" >&2; exit 2 ;;
 esac
@@ -194,6 +196,21 @@ PY
     limited "$deadline" "$WORK/log.txt" python3 scripts/gpu/train_throughput.py --out "$WORK"
     echo "throughput: exit $?"
     tail -16 "$WORK/log.txt"
+    ;;
+  lra-data)
+    PACK=("$WORK")
+    lra="$DATA/lra"
+    for task in listops text; do # a task whose files are there already is not made again
+      if [[ -f $lra/$task/label_balance.json ]]; then echo "lra-data: $lra/$task is there"; continue; fi
+      from=()
+      [[ $task == text ]] && from=(--imdb "$DATA/imdb")
+      limited "$deadline" "$WORK/$task.log" python3 -m linformer_kit.cli.main lra prepare "$task" "${from[@]}" \
+        --output-dir "$lra/$task"
+      echo "lra-data $task: exit $?"
+      tail -3 "$WORK/$task.log"
+      cp "$lra/$task/label_balance.json" "$WORK/$task-label_balance.json" 2>/dev/null
+    done
+    pack
     ;;
   study)
     recipe=${1:?study needs a recipe: run.sh study recipes/reproduction/gpu-learns.yaml}
