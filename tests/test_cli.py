@@ -73,3 +73,34 @@ def test_bad_values_go_to_stderr_with_code_2(
     assert f"linformer {verb}: error: {message.format(tmp=tmp_path)}" in captured.err
     assert captured.out == ""
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggestion"),
+    [
+        (["pretrain", "--projected-lenght", "64"], "(--projected-lenght: did you mean --projected-length?)"),
+        (["pretrain", "--seq_lne", "64"], "(--seq_lne: did you mean --seq_len?)"),  # the spelling given
+        (["pretrain", "--batch-sise", "4"], "did you mean --batch-size?"),  # an alias
+        (["finetune", "--modle", "x"], "(--modle: did you mean --model?)"),
+        (["convert", "a", "b", "--shareing", "kv"], "(--shareing: did you mean --sharing?)"),
+        (["benchmark", "--seq-len", "512", "--output-dir", "x"], "(--seq-len: did you mean --seq-lens?)"),
+        (["spectrum", "m", "--txt", "t.txt"], "(--txt: did you mean --text?)"),
+        (["reproduce", "r.yaml", "--dry-rn"], "(--dry-rn: did you mean --dry-run?)"),
+        (["lra", "prepare", "listops", "--output-dir", "x", "--sede", "1"], "(--sede: did you mean --seed?)"),
+    ],
+)
+def test_a_misspelled_flag_gets_a_suggestion(
+    argv: list[str], suggestion: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"linformer {argv[0]}: error: unrecognized arguments: " in err
+    assert suggestion in err
+
+
+def test_a_flag_with_nothing_near_gets_no_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["pretrain", "--xyzzy", "1"])
+    assert capsys.readouterr().err.rstrip().endswith("unrecognized arguments: --xyzzy 1")

@@ -68,3 +68,17 @@ def test_subpackages_load_on_first_use() -> None:
         "assert AutoConfig.for_model('linformer').model_type == 'linformer'  # first use registered it\n"
         "assert linformer_kit.nn.LinformerSelfAttention is not None\n"
     )
+
+
+@pytest.mark.parametrize("verb", ["spectrum", "benchmark"])
+def test_help_and_argument_errors_of_a_verb_load_no_torch(verb: str) -> None:
+    """`--help` and a bad flag answer after parsing only: torch (and the models) load after it."""
+    pytest.importorskip("transformers")
+    for argv in ([verb, "--help"], [verb, "--no-such-flag"]):
+        run_python(
+            "import contextlib, io, sys\nfrom linformer_kit.cli.main import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+            f"    try:\n        main({argv!r})\n    except SystemExit:\n        pass\n"
+            "heavy = sorted(m for m in ('torch', 'transformers.training_args', 'linformer_kit.models') if m in sys.modules)\n"
+            "assert not heavy, heavy\n"
+        )

@@ -107,3 +107,26 @@ def test_cli_on_a_full_attention_linformer(text_file: Path, tmp_path: Path) -> N
     tokenizer.save_pretrained(tmp_path / "model")
     report = _run(tmp_path / "model", text_file, tmp_path / "out")
     assert (report["num_layers"], report["num_heads"]) == (2, 4)
+
+
+def test_cli_loads_a_masked_lm_quietly(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    # what `linformer pretrain --projected-length none` writes: its pooler is new to AutoModel and its MLM head unused, neither
+    # matters to the spectrum; a paragraph longer than the model is cut into inputs, not fed whole
+    from tests.analysis.conftest import SENTENCES, build_tiny_tokenizer
+
+    models = pytest.importorskip("linformer_kit.models")
+    tokenizer = build_tiny_tokenizer(max_length=32)
+    config = models.LinformerConfig(
+        vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=64, max_position_embeddings=34, projected_length=None,  # the spectrum reads n x n maps
+    )  # fmt: skip
+    models.LinformerForMaskedLM(config).save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    long_paragraph = tmp_path / "book.txt"
+    long_paragraph.write_text(" ".join(SENTENCES * 3), encoding="utf-8")  # ~150 tokens, the limit is 32
+    capfd.readouterr()
+    _run(tmp_path / "model", long_paragraph, tmp_path / "out")
+    printed = "".join(capfd.readouterr())
+    assert "new task head" not in printed
+    assert "trained from scratch" not in printed
+    assert "Token indices sequence length is longer" not in printed

@@ -7,6 +7,7 @@ import torch
 from torch.testing import assert_close
 
 from linformer_kit.nn import LinformerSelfAttention
+from linformer_kit.nn.attention import real_token_positions
 
 D, H, N, K = 32, 4, 64, 16
 
@@ -79,3 +80,44 @@ def test_gradients_flow_through_the_exact_path() -> None:
 def test_unknown_choice_is_refused() -> None:
     with pytest.raises(ValueError, match=r"short_inputs must be one of \('project', 'exact'\), got 'full'"):
         LinformerSelfAttention(D, H, N, K, short_inputs="full")
+
+
+@pytest.mark.parametrize("n", [3, 7, 20])
+@pytest.mark.parametrize("slots", [1, 4, 7, 30])
+def test_real_token_positions_equal_a_stable_sort(n: int, slots: int) -> None:
+    # the counted index (ONNX has no stable sort) against the stable argsort it replaced
+    mask = torch.rand(6, n) < 0.6
+    mask[0], mask[1] = True, False  # a full row and an all-padding row
+    got = real_token_positions(mask, slots)  # (b, slots)
+    real_first = torch.argsort((~mask).to(torch.int8), dim=-1, stable=True)  # (b, n)
+    for row in range(mask.shape[0]):
+        filled = min(int(mask[row].sum()), slots)
+        assert torch.equal(got[row, :filled], real_first[row, :filled])
+        assert (got[row, filled:] == n - 1).all()  # past the last real token: a valid index, masked
+
+
+@pytest.mark.parametrize(
+    ("sharing", "projection"),
+    [(sharing, "linear") for sharing in ("none", "headwise", "kv", "layerwise")]
+    + [("headwise", kind) for kind in ("mean", "max", "conv", "random")],
+)
+def test_one_graph_form_equals_the_exact_path(sharing: str, projection: str) -> None:
+    # what torch.export and ONNX run (a symbolic n): project, and give each row of at most k real
+    # tokens its own tokens in the k slots; in eager, n <= k takes exact attention outright
+    layer, full = _pair(sharing, projection)
+    for n in (3, K, K + 1, N):
+        lengths = [n, max(1, n // 2), min(n, 3), 1, 0]  # full, half, short, one token, all padding
+        x = torch.randn(len(lengths), n, D, dtype=torch.float64)
+        mask = torch.arange(n)[None, :] < torch.tensor(lengths)[:, None]
+        x[:-1][~mask[:-1]] = float(
+            "nan"
+        )  # pad content must not matter (the all-padding row's queries are real)
+        one_graph, _ = layer._attend(x, mask, need_weights=False, one_graph=True)
+        assert_close(one_graph[mask], layer(x, mask)[mask], rtol=1e-12, atol=1e-12)
+        no_token = layer.dense.bias.expand(n, D)  # a row without a real token attends to zero values
+        assert_close(one_graph[-1], no_token, rtol=1e-12, atol=1e-12)
+        assert_close(layer(x, mask)[-1], no_token, rtol=1e-12, atol=1e-12)
+        if n <= K:
+            assert_close(one_graph[mask], full(x, mask)[mask], rtol=1e-12, atol=1e-12)
+        unpadded, _ = layer._attend(x[:1], None, need_weights=False, one_graph=True)
+        assert_close(unpadded, layer(x[:1]), rtol=1e-12, atol=1e-12)

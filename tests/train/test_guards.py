@@ -20,8 +20,10 @@ from safetensors.torch import load_file
 from transformers import TrainerCallback
 
 from linformer_kit.cli.main import main
+from linformer_kit.cli.pretrain import summary
 from linformer_kit.stopped import DiskFull, NonFiniteLoss, Preempted
 from linformer_kit.train import FinetuneConfig, PretrainConfig, pretrain
+from linformer_kit.train.guards import GuardedTrainer, tied_copies
 
 RUN = dict(preset="tiny", seq_len=32, projected_length=8, per_device_train_batch_size=4, max_steps=8, save_steps=3,
            max_eval_blocks=4, disable_tqdm=True)  # fmt: skip
@@ -57,7 +59,9 @@ class At(TrainerCallback):
 
 
 @pytest.mark.slow
-def test_sigterm_saves_at_the_end_of_the_step_and_resume_is_exact(corpus, straight, tmp_path) -> None:
+def test_sigterm_saves_at_the_end_of_the_step_and_resume_is_exact(
+    corpus, straight, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "out"
     config = dict(train=[str(corpus / "train.txt")], output_dir=str(out), **RUN)
     sigterm = At(5, lambda state: os.kill(os.getpid(), signal.SIGTERM))  # arrives during step 5
@@ -67,8 +71,42 @@ def test_sigterm_saves_at_the_end_of_the_step_and_resume_is_exact(corpus, straig
     assert not (out / "model.safetensors").exists()
     assert not (out / "metrics.json").exists()
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is gone with the run
-    pretrain(PretrainConfig(**config, resume=True))
+    warned: list[str] = []
+    monkeypatch.setattr(
+        transformers.trainer.logger, "warning", lambda message, *a, **k: warned.append(message)
+    )
+    resumed = pretrain(PretrainConfig(**config, resume=True))
     assert_same_weights(out, straight)
+    # the tied MLM decoder is saved once, as the word embeddings: its name is not reported missing
+    assert not [message for message in warned if "missing keys" in message], warned
+    # the Trainer's training loss covers steps 6-8 only, and the run says so
+    assert resumed.resumed_from_step == 5
+    assert "train loss " in summary(resumed)
+    assert "(steps 6-8, resumed at step 5)" in summary(resumed)
+    assert "training loss (mean over steps 6-8, after a resume)" in (out / "README.md").read_text()
+
+
+def test_only_tied_copies_are_dropped_from_the_missing_keys(tiny_model_dir, tmp_path, monkeypatch) -> None:
+    model = transformers.AutoModelForMaskedLM.from_pretrained(tiny_model_dir)
+    trainer = GuardedTrainer(model=model, args=transformers.TrainingArguments(str(tmp_path), report_to=[]))
+    warned: list[str] = []
+    monkeypatch.setattr(
+        transformers.trainer.logger, "warning", lambda message, *a, **k: warned.append(message)
+    )
+    saved = {
+        key: value for key, value in model.state_dict().items() if not key.startswith("lm_head.decoder.")
+    }
+    trainer._issue_warnings_after_load(model.load_state_dict(saved, strict=False))
+    assert warned == []  # the decoder is the word embeddings (and lm_head.bias): loaded through them
+
+    del saved["lm_head.dense.weight"]  # really missing: still reported
+    trainer._issue_warnings_after_load(model.load_state_dict(saved, strict=False))
+    (message,) = warned
+    assert "lm_head.dense.weight" in message
+    assert "decoder" not in message
+    assert (
+        tied_copies(model, ["lm_head.decoder.weight", "linformer.embeddings.word_embeddings.weight"]) == set()
+    )
 
 
 @pytest.mark.slow

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import signal
 from pathlib import Path
 
@@ -84,6 +85,22 @@ def test_full_attention_baseline_and_conversion(corpus: Path, tmp_path: Path) ->
     for name, tensor in source.items():  # every shared weight copied unchanged
         torch.testing.assert_close(target[name], tensor)
     assert AutoModelForMaskedLM.from_pretrained(converted.output_dir).config.projected_length == 8
+
+
+def test_init_from_with_a_longer_seq_len_extends_the_positions(
+    corpus: Path, tiny_model_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # tiny_model_dir reads 32 tokens; --seq-len 64 wraps its position table (models/convert.py)
+    with caplog.at_level(logging.INFO, logger="linformer_kit"):
+        result = pretrain(PretrainConfig(
+            output_dir=str(tmp_path / "long"), train=[str(corpus / "train.txt")], init_from=str(tiny_model_dir),
+            seq_len=64, projected_length=8, per_device_train_batch_size=2, max_steps=1, max_eval_blocks=2,
+            disable_tqdm=True,
+        ))  # fmt: skip
+    assert "positions extended from 32 to 64: position p takes the trained row of p mod 32" in caplog.text
+    saved = json.loads((Path(result.output_dir) / "config.json").read_text())
+    assert saved["max_position_embeddings"] == 64 + 2  # RoBERTa numbering: pad_token_id 1
+    assert AutoTokenizer.from_pretrained(result.output_dir).model_max_length == 64
 
 
 @pytest.mark.slow

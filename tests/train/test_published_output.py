@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 import torch
 import transformers
+from torch.testing import assert_close
 from transformers import AutoTokenizer, pipeline
 
 from linformer_kit.train import FinetuneConfig, PretrainConfig, finetune, pretrain
 from linformer_kit.train.publish import portable
+from tests.exported import exported, onnx_runner
 from tests.models.isolated import TEXT, outputs_without_linformer_kit
 
 LONG_TEXT = " ".join(["the cat sat on a mat while one dog ran far away"] * 30)  # ~360 tokens, the limit is 32
@@ -80,6 +82,38 @@ def test_run_outputs_load_without_linformer_kit(pretrained: Path, finetuned: Pat
 
 
 @pytest.mark.slow
+def test_run_outputs_export_with_a_dynamic_length(pretrained: Path, finetuned: Path, tmp_path: Path) -> None:
+    # what pretrain and finetune write (short_inputs="exact", k = 8, longest input 32) goes through
+    # torch.export and ONNX Runtime with one graph for every length, n <= k and n > k alike
+    tokenizer = AutoTokenizer.from_pretrained(pretrained)
+    example = dict(
+        tokenizer(["the cat sat on a mat while one dog", "a dog"], padding=True, return_tensors="pt")
+    )
+    texts = {  # padded length: below k, k + 1 (one row short), the longest input
+        4: ["the cat sat", "a"],
+        9: ["the cat sat on a mat while one dog", "a dog ran"],
+        32: [LONG_TEXT, "the big red house"],
+    }
+    for directory, auto_class in (
+        (pretrained, "AutoModelForMaskedLM"),
+        (finetuned, "AutoModelForSequenceClassification"),
+    ):
+        model = getattr(transformers, auto_class).from_pretrained(directory).eval()
+        assert model.config.short_inputs == "exact"
+        graph = exported(model, example, model.config.max_seq_len)
+        run = onnx_runner(model, example, model.config.max_seq_len, tmp_path / f"{directory.name}.onnx")
+        for n, batch in texts.items():
+            inputs = dict(
+                tokenizer(batch, padding="max_length", truncation=True, max_length=n, return_tensors="pt")
+            )
+            assert inputs["attention_mask"][1].sum() < n  # padded
+            with torch.no_grad():
+                logits = model(**inputs).logits
+                assert_close(graph(**inputs).logits, logits)
+                assert_close(run(**inputs)[0], logits)
+
+
+@pytest.mark.slow
 def test_final_directories_hold_no_pickle_but_checkpoints_stay_resumable(
     pretrained: Path, finetuned: Path
 ) -> None:
@@ -93,6 +127,9 @@ def test_final_directories_hold_no_pickle_but_checkpoints_stay_resumable(
             "modeling_linformer.py",
         } <= files
         assert not [name for name in files if name.endswith((".bin", ".pt", ".pth", ".pkl"))], files
+    for weights in [*pretrained.glob("**/model.safetensors"), *finetuned.glob("**/model.safetensors")]:
+        config_mode = (weights.parent / "config.json").stat().st_mode
+        assert weights.stat().st_mode == config_mode, weights  # not safetensors' -rw-------
     # what Trainer reads to resume stays in the checkpoint (resume is tested in test_pretrain.py)
     assert (pretrained / "checkpoint-2" / "training_args.bin").is_file()
     assert (pretrained / "checkpoint-2" / "optimizer.pt").is_file()

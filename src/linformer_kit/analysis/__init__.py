@@ -4,17 +4,20 @@ Options and their checks: `spectrum_config`; singular values: `svd`; curves, ran
 running a model over text: `spectrum`; the files written: `spectrum_report` (JSON) and `plot` (PNGs).
 """
 
-from linformer_kit.analysis.curves import cumulative_curve, effective_rank, recommend_projected_length
-from linformer_kit.analysis.spectrum import (
-    SpectrumResult,
-    chunk_text,
-    compute_spectrum,
-    load_encoder,
-    spectrum_from_pretrained,
-)
+import importlib
+from typing import TYPE_CHECKING
+
 from linformer_kit.analysis.spectrum_config import SpectrumConfig
-from linformer_kit.analysis.spectrum_report import write_spectrum_report
-from linformer_kit.analysis.svd import exact_svdvals, randomized_svdvals, singular_values
+
+# name -> module: loaded on first use, so `linformer spectrum --help` (which needs only the config)
+# does not import torch
+_LAZY = {
+    "cumulative_curve": "curves", "effective_rank": "curves", "recommend_projected_length": "curves",
+    "SpectrumResult": "spectrum", "chunk_text": "spectrum", "compute_spectrum": "spectrum",
+    "load_encoder": "spectrum", "spectrum_from_pretrained": "spectrum",
+    "write_spectrum_report": "spectrum_report",
+    "exact_svdvals": "svd", "randomized_svdvals": "svd", "singular_values": "svd",
+}  # fmt: skip
 
 __all__ = [
     "SpectrumConfig",
@@ -31,3 +34,22 @@ __all__ = [
     "spectrum_from_pretrained",
     "write_spectrum_report",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if TYPE_CHECKING:
+    from linformer_kit.analysis.curves import cumulative_curve, effective_rank, recommend_projected_length
+    from linformer_kit.analysis.spectrum import (
+        SpectrumResult,
+        chunk_text,
+        compute_spectrum,
+        load_encoder,
+        spectrum_from_pretrained,
+    )
+    from linformer_kit.analysis.spectrum_report import write_spectrum_report
+    from linformer_kit.analysis.svd import exact_svdvals, randomized_svdvals, singular_values

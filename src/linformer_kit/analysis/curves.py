@@ -9,12 +9,9 @@ The singular values come from `analysis/svd.py`; running a model over text is `a
 
 from __future__ import annotations
 
-from typing import Literal
-
 import torch
 
-Normalization = Literal["singular", "energy"]
-HeadReduction = Literal["max", "mean"]
+from linformer_kit.analysis.choices import HeadReduction, Normalization
 
 
 def cumulative_curve(

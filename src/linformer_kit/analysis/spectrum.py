@@ -326,7 +326,8 @@ def chunk_text(text: str, tokenizer: Any, seq_len: int, max_inputs: int) -> list
     for paragraph in text.split("\n\n"):
         if not paragraph.strip():
             continue
-        buffer.extend(tokenizer(paragraph.strip(), add_special_tokens=False)["input_ids"])
+        # verbose=False: no "longer than the specified maximum" warning, the paragraph is cut into inputs below
+        buffer.extend(tokenizer(paragraph.strip(), add_special_tokens=False, verbose=False)["input_ids"])
         while len(buffer) >= body_len and len(chunks) < max_inputs:
             chunks.append(prefix + buffer[:body_len] + suffix)
             buffer = buffer[body_len:]
@@ -344,8 +345,9 @@ def load_encoder(path: str, device: str | None = None) -> tuple[nn.Module, Any]:
     import linformer_kit.models  # noqa: F401  (registers model_type="linformer" with the Auto classes)
     from linformer_kit.models.loading import load_pretrained
 
-    # every encoder weight from the checkpoint (a config.json of another model type is an error)
-    model = load_pretrained(AutoModel, path, "model", attn_implementation="eager")
+    # every encoder weight from the checkpoint (a config.json of another model type is an error); the
+    # pooler an MLM checkpoint lacks and its MLM head are not used here: no line about them
+    model = load_pretrained(AutoModel, path, "model", report_head=False, attn_implementation="eager")
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
     except (OSError, ValueError) as error:

@@ -12,10 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import torch
-
-from linformer_kit.analysis.curves import HeadReduction, Normalization
-from linformer_kit.analysis.svd import SvdMethod
+from linformer_kit.analysis.choices import HeadReduction, Normalization, SvdMethod
 from linformer_kit.data_files import check_data_file, file_format, is_local
 
 DType = Literal["float32", "float64"]
@@ -157,6 +154,8 @@ def default_index(width: int) -> int:
 
 def check_device(device: str) -> None:
     """ValueError unless `device` names a torch device that is there."""
+    import torch  # here, not at the top: the config (and `linformer spectrum --help`) loads without it
+
     try:
         parsed = torch.device(device)
     except (RuntimeError, TypeError, ValueError):

@@ -18,11 +18,9 @@ maps, see docs/spectrum.md. Rule: ask for `rank` well above the k you care about
 
 from __future__ import annotations
 
-from typing import Literal
-
 import torch
 
-SvdMethod = Literal["exact", "randomized"]
+from linformer_kit.analysis.choices import SvdMethod
 
 
 def exact_svdvals(maps: torch.Tensor) -> torch.Tensor:

@@ -7,6 +7,9 @@
 Measuring (`measure`, `memory`, `cases`, `flops`) is apart from formatting (`report`) and plotting (`plot`).
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
 from linformer_kit.bench.config import (
     METHODS,
     PASS_TYPES,
@@ -19,9 +22,14 @@ from linformer_kit.bench.config import (
     Scope,
     preset,
 )
-from linformer_kit.bench.flops import attention_flops, case_flops
-from linformer_kit.bench.measure import BenchmarkRecord, BenchmarkResult, matmul_rate, run_benchmark
-from linformer_kit.bench.report import format_report, load_result, write_report
+
+# name -> module: loaded on first use, so `linformer benchmark --help` (which needs only the config
+# above) does not import torch
+_LAZY = {
+    "attention_flops": "flops", "case_flops": "flops",
+    "BenchmarkRecord": "measure", "BenchmarkResult": "measure", "matmul_rate": "measure", "run_benchmark": "measure",
+    "format_report": "report", "load_result": "report", "write_report": "report",
+}  # fmt: skip
 
 __all__ = [
     "METHODS",
@@ -44,3 +52,15 @@ __all__ = [
     "run_benchmark",
     "write_report",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if TYPE_CHECKING:
+    from linformer_kit.bench.flops import attention_flops, case_flops
+    from linformer_kit.bench.measure import BenchmarkRecord, BenchmarkResult, matmul_rate, run_benchmark
+    from linformer_kit.bench.report import format_report, load_result, write_report

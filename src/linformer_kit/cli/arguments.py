@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import json
 import os
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Any, Literal, NoReturn, Union, get_args, get_origin, get_type_hints
 
 import yaml
 from transformers import HfArgumentParser
@@ -59,10 +60,8 @@ def config_parser(
     more flags to fields (default: `ALIASES` for a `TrainingArguments` subclass, whose help is also
     grouped; none otherwise).
     """
-    from transformers import TrainingArguments
-
-    trainer = issubclass(config_class, TrainingArguments)
-    parser = HfArgumentParser(
+    trainer = is_training_arguments(config_class)
+    parser = SuggestingParser(
         config_class, prog=prog, usage=usage, description=description, allow_abbrev=False
     )
     tuples = _tuple_fields(config_class)  # HfArgumentParser knows list fields only
@@ -86,6 +85,50 @@ def config_parser(
         others = parser.add_argument_group("every other Trainer option (transformers.TrainingArguments)")
         _group_trainer_options(parser, essentials, others)
     return parser
+
+
+def is_training_arguments(config_class: type) -> bool:
+    """Whether `config_class` is a `transformers.TrainingArguments`, without importing it for a class that
+    is not: that import (torch, and peft where installed) is most of a verb's start-up time."""
+    return any(
+        base.__name__ == "TrainingArguments" and base.__module__ == "transformers.training_args"
+        for base in config_class.__mro__
+    )
+
+
+class SuggestingParser(HfArgumentParser):
+    """`HfArgumentParser` whose "unrecognized arguments" error names the closest flags (difflib).
+
+    `linformer pretrain --projected-lenght 64` -> `unrecognized arguments: --projected-lenght 64
+    (--projected-lenght: did you mean --projected-length?)`. The suggestion keeps the spelling the
+    user chose (`-` or `_`), among every option string of the parser, the aliases included.
+    Python 3.14's argparse has `suggest_on_error` for choices; this covers unknown flags on 3.10 too.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        prefix = "unrecognized arguments: "
+        if message.startswith(prefix):
+            hints = [
+                f"{flag}: did you mean {' or '.join(close)}?"
+                for flag in message[len(prefix) :].split()
+                if flag.startswith("--") and (close := self.close_flags(flag.split("=", 1)[0]))
+            ]
+            if hints:
+                message += f" ({'; '.join(hints)})"
+        super().error(message)
+
+    def close_flags(self, flag: str, n: int = 2) -> list[str]:
+        """Up to n option strings near `flag`, closest first, one per option (a field's `--a_b` and
+        `--a-b` are one option; the spelling nearer to `flag` is the one named)."""
+        options = [option for option in self._option_string_actions if option.startswith("--")]
+        found: list[str] = []
+        seen: set[int] = set()
+        for close in difflib.get_close_matches(flag, options, n=4 * n, cutoff=0.75):
+            action = self._option_string_actions[close]
+            if id(action) not in seen:
+                seen.add(id(action))
+                found.append(close)
+        return found[:n]
 
 
 def _tuple_fields(config_class: type) -> dict[str, Any]:
@@ -116,7 +159,7 @@ def _group_trainer_options(
     parser: argparse.ArgumentParser, essentials: argparse._ArgumentGroup, others: argparse._ArgumentGroup
 ) -> None:
     """Move the Trainer's fields out of the first help section into `essentials` and `others`."""
-    from transformers import TrainingArguments
+    from transformers import TrainingArguments  # imported already: the config is one (is_training_arguments)
 
     trainer_fields = {field.name for field in dataclasses.fields(TrainingArguments)}
     for action in list(parser._optionals._group_actions):  # help layout only: parsing is unchanged
@@ -164,6 +207,14 @@ def run_training_verb(
     if os.environ.get("RANK", "0") == "0":
         print(summary(result))
     return 0
+
+
+def train_loss_text(result: Any) -> str:
+    """`train loss 2.345`, and after a resume which steps that mean covers (the Trainer's covers this
+    invocation's steps only: `train loss 2.345 (steps 1001-2000, resumed at step 1000)`)."""
+    text = f"train loss {result.train_loss:.3f}"
+    start = getattr(result, "resumed_from_step", 0)
+    return text + (f" (steps {start + 1}-{result.steps}, resumed at step {start})" if start else "")
 
 
 def tokens_per_second(result: Any) -> str:

@@ -72,12 +72,14 @@ def _run_options(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str]) -> int:
-    from linformer_kit.bench import run_benchmark, write_report
     from linformer_kit.bench.config import PRESETS
-    from linformer_kit.bench.report import format_report
 
     run = _run_options(argv)
     config = parse_config(build_parser(run.preset if run.preset in PRESETS else "full"), argv)
+    # after parsing: `--help` and a bad flag answer without loading torch
+    from linformer_kit.bench import run_benchmark, write_report
+    from linformer_kit.bench.report import format_report
+
     result = run_benchmark(config, progress=not run.no_progress)
     print(format_report(result))
     paths = write_report(result, config.output_dir)

@@ -3,12 +3,15 @@
     linformer convert ./roberta-base ./linformer-base --projected-length 128
     linformer convert ./bert-base ./linformer-bert --projected-length 256 --sharing kv --projection conv
     linformer convert ./roberta-base ./lin --projected-length 256,256,128,128,64,64,64,64,64,64,64,64
+    linformer convert ./roberta-base ./lin-4k --projected-length 256 --max-length 4096   # positions wrap
 
 DST gets model.safetensors, config.json (model_type "linformer") and the tokenizer files of SRC.
 SRC must hold safetensors weights (pickled .bin checkpoints are refused).
 
 The flags are the fields of `ConvertConfig` (`--projected-length`, `--sharing`, `--projection`,
-`--projection-init`, `--overwrite`, and `--config FILE`); SRC and DST are its `source` and `output_dir`.
+`--projection-init`, `--max-length`, `--overwrite`, and `--config FILE`); SRC and DST are its `source`
+and `output_dir`. `--max-length N` above SRC's longest input extends the position table (position p
+takes the trained row of p mod that length) and prints one line saying so.
 """
 
 from __future__ import annotations

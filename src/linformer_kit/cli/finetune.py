@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from transformers import HfArgumentParser
 
-from linformer_kit.cli.arguments import config_parser, run_training_verb, tokens_per_second
+from linformer_kit.cli.arguments import config_parser, run_training_verb, tokens_per_second, train_loss_text
 
 if TYPE_CHECKING:
     from linformer_kit.train.finetune import FinetuneResult
@@ -41,7 +41,7 @@ def main(argv: list[str]) -> int:
 
 def summary(result: FinetuneResult) -> str:
     return (
-        f"finetune done: {result.steps} steps, train loss {result.train_loss:.3f}, "
+        f"finetune done: {result.steps} steps, {train_loss_text(result)}, "
         f"{result.metrics_text()} ({result.eval_examples} examples), {tokens_per_second(result)}; "
         f"model saved to {result.output_dir}"
     )

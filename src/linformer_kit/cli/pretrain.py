@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from transformers import HfArgumentParser
 
-from linformer_kit.cli.arguments import config_parser, run_training_verb, tokens_per_second
+from linformer_kit.cli.arguments import config_parser, run_training_verb, tokens_per_second, train_loss_text
 
 if TYPE_CHECKING:
     from linformer_kit.train.pretrain import PretrainResult
@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
 
 
 def summary(result: PretrainResult) -> str:
-    loss = f"train loss {result.train_loss:.3f}, " if result.train_loss is not None else ""
+    loss = f"{train_loss_text(result)}, " if result.train_loss is not None else ""
     return (
         f"pretrain done: {result.steps} steps, {loss}validation loss {result.eval_loss:.3f}, "
         f"perplexity {result.perplexity:.2f} (no-context floor {result.no_context_perplexity:.2f}"

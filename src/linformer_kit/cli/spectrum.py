@@ -36,13 +36,14 @@ def build_parser() -> HfArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    from linformer_kit.analysis import spectrum_from_pretrained, write_spectrum_report
-
     parser = build_parser()
     config = parse_config(parser, argv)
     missing = [flag for flag, name in REQUIRED.items() if not getattr(config, name)]
     if missing:
         parser.error(f"the following arguments are required: {', '.join(missing)}")
+    # after parsing: `--help` and a bad flag answer without loading torch and transformers' models
+    from linformer_kit.analysis import spectrum_from_pretrained, write_spectrum_report
+
     result = spectrum_from_pretrained(config)
     paths = write_spectrum_report(result, config.output_dir)
     at_index = result.at_index()

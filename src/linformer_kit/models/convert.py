@@ -35,17 +35,29 @@ A Linformer converts to other Linformer options the same way (`with_linformer_op
 `linformer pretrain --init-from`): a Linformer and its full-attention baseline share every weight but
 E and F, so the target copies every tensor whose name and shape match and initialises the new
 projections as above.
+
+Longer inputs (`max_length=N` above the source's longest input L): the learned absolute position
+table grows to N positions, and new position p takes the trained row of p mod L,
+    row(p) = first + (p mod L),  p = 0 .. N-1,   first = pad_token_id + 1 (RoBERTa) or 0 (BERT),
+where RoBERTa's rows 0 .. pad_token_id (below its first position; the pad row among them) are kept
+as they are. Every other weight is kept; E and F are sized for N and start per `projection_init`,
+and the tokenizer saved with the model gets `model_max_length = N`. Positions below L keep their own
+rows, so with full attention (`projected_length=None`) the model gives exactly the source's outputs
+on every input the source could read (tests/models/test_longer_positions.py). N below L is a
+ValueError: a conversion never cuts the table silently.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import logging
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+import torch
 import transformers
 from torch import nn
 from transformers import PreTrainedConfig, PreTrainedModel
@@ -60,8 +72,10 @@ from linformer_kit.models.modeling_linformer import (
     LinformerPreTrainedModel,
 )
 from linformer_kit.nn import DEFAULT_OPTIONS, ProjectionInit, ProjectionKind, Sharing
-from linformer_kit.nn.options import option_field, parse_projected_length
+from linformer_kit.nn.options import as_size, option_field, parse_projected_length
 from linformer_kit.output_dir import check_output_dir, is_same_or_inside, saved_files, staged_output_dir
+
+logger = logging.getLogger(__name__)
 
 SourceFamily = Literal["roberta", "bert"]
 # model_type -> (family, state-dict prefix, LayerNorm layout)
@@ -125,6 +139,14 @@ class ConvertConfig:
     sharing: Sharing = option_field("sharing")
     projection: ProjectionKind = option_field("projection")
     projection_init: ProjectionInit = option_field("projection_init")
+    max_length: int | None = field(
+        default=None,
+        metadata={
+            "help": "longest input of the converted model (default: the source's); above the source's, "
+            "the position table is extended: position p takes the trained row of p mod the source's length",
+            "metavar": "N",
+        },
+    )
     overwrite: bool = field(
         default=False, metadata={"help": "replace output_dir if it exists and is not empty (all of it)"}
     )
@@ -138,7 +160,7 @@ class ConvertConfig:
             raise ValueError(f"source: can convert model_type {' / '.join(SOURCE_TYPES)}, got {model_type!r}")
         # the target config from the source config.json: k, sharing and projection checked before loading weights
         converted_config(_load_source_config(self.source), self.projected_length, self.sharing,
-                          self.projection, self.projection_init)  # fmt: skip
+                          self.projection, self.projection_init, max_length=self.max_length)  # fmt: skip
         out = check_output_dir(self.output_dir, "output_dir")
         if is_same_or_inside(self.source, out):
             raise ValueError(
@@ -168,29 +190,100 @@ def with_linformer_options(
     sharing: Sharing,
     projection: ProjectionKind,
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
+    *,
+    max_length: int | None = None,
 ) -> tuple[LinformerPreTrainedModel, list[str]]:
     """The same Linformer (same head) with other Linformer options, e.g. its full-attention baseline at k = 64.
 
     Every tensor whose name and shape match is copied; the projections that are new (or changed
-    shape) start per `projection_init`. Returns the model, in eval mode, and the names of the new
-    tensors (empty when the options are the model's own: then the model itself is returned).
+    shape) start per `projection_init`. `max_length` above the model's longest input extends the
+    position table (module docstring; below it: ValueError). Returns the model, in eval mode, and the
+    names of the new tensors (empty when the options are the model's own: then the model itself is
+    returned).
     """
     options = dict(projected_length=projected_length, sharing=sharing, projection=projection)
-    if all(getattr(model.config, key) == value for key, value in options.items()):
+    longer = max_length is not None and longer_than(model.config, max_length)
+    if all(getattr(model.config, key) == value for key, value in options.items()) and not longer:
         return model, []
     config = copy.deepcopy(model.config)
     for key, value in {**options, "projection_init": projection_init}.items():
         setattr(config, key, value)
+    if longer:
+        config.max_position_embeddings = _position_rows(config, max_length)
     config._validate_linformer()  # k against the model's longest input, window kinds, projection_init
     target = type(model)(config)  # the new projections start per config.projection_init
     target_state = target.state_dict()
+    source_state = _with_positions_for(model.state_dict(), model.config, config)
     matching = {
         name: tensor
-        for name, tensor in model.state_dict().items()
+        for name, tensor in source_state.items()
         if name in target_state and target_state[name].shape == tensor.shape
     }
     target.load_state_dict(matching, strict=False)
     return target.eval(), sorted(set(target_state) - set(matching))
+
+
+# --- longer inputs: the position table extended by wrapping (module docstring) ---------------------
+
+POSITION_TABLE = "embeddings.position_embeddings.weight"  # under the base model's prefix
+
+
+def first_position_row(config: PreTrainedConfig) -> int:
+    """The row of position 0: pad_token_id + 1 in RoBERTa's numbering (fairseq's), 0 in BERT's."""
+    roberta = getattr(config, "position_style", None) == "roberta" or config.model_type in (
+        "roberta",
+        "roberta-prelayernorm",
+    )
+    return config.pad_token_id + 1 if roberta else 0
+
+
+def longer_than(config: PreTrainedConfig, max_length: int) -> bool:
+    """Whether `max_length` extends the model of `config`: True above its longest input, False at it.
+
+    Raises ValueError below it, naming both (a conversion never cuts the position table).
+    """
+    if as_size("max_length", max_length) < 1:
+        raise ValueError(f"max_length must be >= 1, got {max_length}")
+    longest = config.max_position_embeddings - first_position_row(config)
+    if max_length < longest:
+        raise ValueError(
+            f"max_length={max_length} is below the source's longest input {longest} "
+            f"(max_position_embeddings={config.max_position_embeddings}): a conversion extends the position "
+            "table, it does not cut it; leave max_length out to keep the source's length"
+        )
+    return max_length > longest
+
+
+def _position_rows(config: PreTrainedConfig, max_length: int) -> int:
+    """max_position_embeddings for inputs up to max_length long in `config`'s numbering."""
+    return first_position_row(config) + max_length
+
+
+def extend_position_table(table: torch.Tensor, first: int, max_length: int) -> torch.Tensor:
+    """(first + L, D) -> (first + max_length, D): rows below `first` kept, position p gets row first + p mod L."""
+    length = table.shape[0] - first  # L, the longest input the table was trained for
+    rows = first + torch.arange(max_length, device=table.device) % length  # (max_length,)
+    return torch.cat([table[:first], table[rows]])
+
+
+def _with_positions_for(
+    state: dict[str, torch.Tensor], source: PreTrainedConfig, target: PreTrainedConfig
+) -> dict[str, torch.Tensor]:
+    """`state` with its position table (any prefix) extended to `target`'s length, logged; else as is."""
+    if target.max_position_embeddings == source.max_position_embeddings:
+        return state
+    first = first_position_row(source)
+    longest, extended = source.max_position_embeddings - first, target.max_position_embeddings - first
+    state = dict(state)
+    for name, table in state.items():
+        if name.endswith(POSITION_TABLE):
+            state[name] = extend_position_table(table, first, extended)
+    kept = f"; rows 0-{first - 1} (below position 0, the pad row among them) kept" if first else ""
+    logger.info(
+        f"positions extended from {longest} to {extended}: position p takes the trained row of p mod "
+        f"{longest}{kept}; E and F are sized for {extended}"
+    )
+    return state
 
 
 def from_roberta(
@@ -199,15 +292,21 @@ def from_roberta(
     sharing: Sharing = DEFAULT_OPTIONS.sharing,
     projection: ProjectionKind = DEFAULT_OPTIONS.projection,
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
+    *,
+    max_length: int | None = None,
 ) -> LinformerPreTrainedModel:
     """A Linformer copy of a RoBERTa model (`RobertaModel` or its MaskedLM / sequence / token heads;
     RoBERTa-PreLayerNorm's too, as a `layer_norm="pre"` Linformer).
 
     `model_or_path` is a model or a local directory (safetensors weights only). Returns the
     Linformer with the same head, every shared weight copied and E, F initialised per
-    `projection_init` (see the module docstring), in eval mode.
+    `projection_init` (see the module docstring), in eval mode. `max_length`: the longest input,
+    default the source's; above it the position table is extended (module docstring), below it is
+    a ValueError.
     """
-    return _convert(model_or_path, "roberta", projected_length, sharing, projection, projection_init)
+    return _convert(
+        model_or_path, "roberta", projected_length, sharing, projection, projection_init, max_length
+    )
 
 
 def from_bert(
@@ -216,9 +315,11 @@ def from_bert(
     sharing: Sharing = DEFAULT_OPTIONS.sharing,
     projection: ProjectionKind = DEFAULT_OPTIONS.projection,
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
+    *,
+    max_length: int | None = None,
 ) -> LinformerPreTrainedModel:
     """Like `from_roberta`, for BERT (`BertModel` or its MaskedLM / sequence / token heads)."""
-    return _convert(model_or_path, "bert", projected_length, sharing, projection, projection_init)
+    return _convert(model_or_path, "bert", projected_length, sharing, projection, projection_init, max_length)
 
 
 def convert_checkpoint(config: ConvertConfig) -> Path:
@@ -229,23 +330,26 @@ def convert_checkpoint(config: ConvertConfig) -> Path:
     family = SOURCE_TYPES[_load_source_config(config.source).model_type][0]
     convert = from_roberta if family == "roberta" else from_bert
     model = convert(
-        config.source, config.projected_length, config.sharing, config.projection, config.projection_init
-    )
+        config.source, config.projected_length, config.sharing, config.projection, config.projection_init,
+        max_length=config.max_length,
+    )  # fmt: skip
     with staged_output_dir(config.output_dir, replace=config.overwrite) as staging:
         model.save_pretrained(staging)  # safetensors
         for name in TOKENIZER_FILES:
             if (Path(config.source) / name).is_file():
                 shutil.copy2(Path(config.source) / name, staging / name)
-        _limit_saved_tokenizer(staging / "tokenizer_config.json", model.config.max_seq_len)
+        _limit_saved_tokenizer(staging / "tokenizer_config.json", model.config.max_seq_len, config.max_length)
     return Path(config.output_dir)
 
 
-def _limit_saved_tokenizer(path: Path, limit: int) -> None:
-    """model_max_length = the model's longest input at most, so `truncation=True` truncates to what runs."""
+def _limit_saved_tokenizer(path: Path, limit: int, max_length: int | None = None) -> None:
+    """model_max_length = the model's longest input at most, so `truncation=True` truncates to what runs;
+    exactly `limit` when the conversion was given a `max_length` (an extended model reads that long)."""
     if not path.is_file():
         return
     settings = json.loads(path.read_text())
-    settings["model_max_length"] = min(settings.get("model_max_length", limit), limit)
+    given = settings.get("model_max_length", limit)
+    settings["model_max_length"] = limit if max_length is not None else min(given, limit)
     path.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -259,13 +363,16 @@ def _convert(
     sharing: Sharing,
     projection: ProjectionKind,
     projection_init: ProjectionInit,
+    max_length: int | None = None,
 ) -> LinformerPreTrainedModel:
     source = _load_source(model_or_path) if isinstance(model_or_path, (str, Path)) else model_or_path
     name = type(source).__name__
     if name not in TARGETS or not name.lower().startswith(family):
         supported = [n for n in TARGETS if n.lower().startswith(family)]
         raise ValueError(f"cannot convert a {name} with from_{family}: supported classes are {supported}")
-    config = converted_config(source.config, projected_length, sharing, projection, projection_init)
+    config = converted_config(
+        source.config, projected_length, sharing, projection, projection_init, max_length=max_length
+    )
     target = TARGETS[name](config)  # every projection is new: it starts per projection_init
     _copy_weights(source, target)
     return target.eval()
@@ -296,8 +403,14 @@ def converted_config(
     sharing: Sharing,
     projection: ProjectionKind,
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
+    *,
+    max_length: int | None = None,
 ) -> LinformerConfig:
-    """The LinformerConfig a RoBERTa(-PreLayerNorm) / BERT config converts to (validated; no weights involved)."""
+    """The LinformerConfig a RoBERTa(-PreLayerNorm) / BERT config converts to (validated; no weights involved).
+
+    `max_length` above the source's longest input gives the position table that many positions
+    (module docstring); below it is a ValueError naming both.
+    """
     if source.model_type not in SOURCE_TYPES:
         raise ValueError(f"can convert model_type {' / '.join(SOURCE_TYPES)}, got {source.model_type!r}")
     family, _, layer_norm = SOURCE_TYPES[source.model_type]
@@ -308,6 +421,8 @@ def converted_config(
     if getattr(source, "is_decoder", False):
         raise ValueError("is_decoder=True (causal) models cannot be converted: Linformer is bidirectional")
     fields = {name: getattr(source, name) for name in COPIED_FIELDS if hasattr(source, name)}
+    if max_length is not None and longer_than(source, max_length):
+        fields["max_position_embeddings"] = _position_rows(source, max_length)
     style: PositionStyle = family  # "roberta" positions start at pad+1, "bert" at 0
     return LinformerConfig(
         **fields,
@@ -349,6 +464,7 @@ def _copy_weights(source: PreTrainedModel, target: LinformerPreTrainedModel) -> 
             f"BERT's MLM head uses hidden_act={source.config.hidden_act!r}, the Linformer (RoBERTa) head uses gelu"
         )
     state = {_renamed(key, model_type, target): value for key, value in source.state_dict().items()}
+    state = _with_positions_for(state, source.config, target.config)  # max_length above the source's
     result = target.load_state_dict(state, strict=False)
     unexpected = [
         key for key in result.unexpected_keys if not key.endswith(("position_ids", "token_type_ids"))
@@ -362,6 +478,7 @@ __all__ = [
     "SOURCE_TYPES",
     "ConvertConfig",
     "convert_checkpoint",
+    "extend_position_table",
     "from_bert",
     "from_roberta",
     "is_projection_key",

@@ -139,11 +139,13 @@ def read_config_json(path: str | Path, what: str = "model") -> dict[str, Any]:
 
 
 def load_pretrained(
-    model_class: Any, path: str | Path, what: str = "model", **kwargs: Any
+    model_class: Any, path: str | Path, what: str = "model", *, report_head: bool = True, **kwargs: Any
 ) -> PreTrainedModel:
     """`model_class.from_pretrained(path, **kwargs)` from safetensors, refusing silent re-initialisation.
 
     `model_class` is a model class or an `AutoModel*` class. Errors are ValueErrors naming `path`.
+    `report_head`: log one INFO line on task-head tensors that are new (to be trained) or not used;
+    False for a caller that uses only the encoder (the spectrum), where it would be noise.
     """
     kwargs = {**kwargs, "use_safetensors": True, "output_loading_info": True}
     try:
@@ -156,7 +158,7 @@ def load_pretrained(
     except (OSError, RuntimeError) as err:
         raise ValueError(f"{what}: cannot load {str(path)!r}: {str(err).splitlines()[0]}") from None
     check_loading_info(model, info, path, what)
-    head = _head_report(model, info)
+    head = _head_report(model, info) if report_head else ""
     if head:
         logger.info(f"{what}: {type(model).__name__} from {path}: {head}")
     return model

@@ -27,6 +27,7 @@ Attention implementation (`attn_implementation=` in `from_pretrained` / the cons
 """
 
 import json
+import os
 from pathlib import Path
 from typing import ClassVar, Literal, get_args
 
@@ -300,6 +301,20 @@ class LinformerPreTrainedModel(PreTrainedModel):
         check_loading_info(model, info, path, "from_pretrained", hint=_changed_options(path, kwargs))
         return (model, info) if wants_info else model
 
+    def save_pretrained(self, save_directory, *args, **kwargs) -> None:
+        """`PreTrainedModel.save_pretrained`, then the weights get the mode of the other files it writes.
+
+        safetensors writes a weight file to a temporary file (created `-rw-------`) and renames it, so
+        `model.safetensors` came out readable by its owner only, whatever the umask, beside a
+        `-rw-r--r--` config.json. Its mode becomes what `open()` gives a new file: 0o666 less the umask.
+        Checkpoints and every directory the commands write save through here.
+        """
+        super().save_pretrained(save_directory, *args, **kwargs)
+        if kwargs.get("is_main_process", True):
+            mode = 0o666 & ~_umask()
+            for path in Path(save_directory).glob("model*.safetensors"):
+                path.chmod(mode)
+
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
         super()._init_weights(module)  # Linear / Embedding: N(0, initializer_range); LayerNorm: 1, 0
@@ -309,6 +324,19 @@ class LinformerPreTrainedModel(PreTrainedModel):
             getattr(module, "weight", None), "_is_hf_initialized", False
         ):
             module.reset_parameters()  # E, F: the layer's own start (config.projection_init), never over loaded weights
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux shows it (os.umask can only swap it)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 LINFORMER_OPTIONS = ("projected_length", "sharing", "projection", "max_position_embeddings", "position_style")

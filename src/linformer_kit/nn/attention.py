@@ -21,7 +21,18 @@ so a sentence gets the same output whether it is run alone or padded into a batc
 a batch of padded length n <= k takes the exact path outright; in a longer batch, the k slots of a
 short sequence hold its own real tokens (gathered in order, the rest of the slots masked out), which is
 exact attention at the cost of the projected one. Default "project" (the paper, fairseq and the other
-peers); `linformer finetune` defaults to "exact" (docs/reproduction.md, CPU tier).
+peers); `linformer pretrain` and `linformer finetune` default to "exact" (docs/reproduction.md, CPU tier).
+
+One graph for every length (torch.export, ONNX, dynamic torch.compile). A symbolic n cannot choose
+between the two paths above without pinning the graph to one side of n = k, so with a symbolic n every
+batch takes the second form: project, and give each row of at most k real tokens its own tokens in the
+k slots. At n <= k every row is such a row: slot j holds (S X)_j, S (k x n) the selection
+S[j, t] = [t is the j-th real token], a gather (`real_token_positions`, counted, not sorted: ONNX has
+no stable sort). That is the same softmax over the same keys as the exact path, summed in another
+order, so the two agree to round-off (float64: tests/nn/test_short_inputs.py,
+`test_one_graph_form_equals_the_exact_path`; exported and ONNX graphs: tests/nn/test_export.py). The
+cost of the one graph: at n <= k it also computes the projection it then discards, and keys and values
+run on k slots, not n.
 """
 
 from __future__ import annotations
@@ -187,9 +198,13 @@ class LinformerSelfAttention(nn.Module):
         )
 
     def attends_exactly(self, n: int) -> bool:
-        """Whether an input of n tokens (padded length) takes exact softmax attention in this layer."""
+        """Whether an input of n tokens (padded length) takes exact softmax attention in this layer.
+
+        A symbolic n (torch.export, dynamic torch.compile) never does outright: it takes the one-graph
+        form of the module docstring, which is exact attention row by row.
+        """
         k = self.projected_length
-        return k is None or (self.short_inputs == "exact" and n <= k)
+        return k is None or (self.short_inputs == "exact" and isinstance(n, int) and n <= k)
 
     # --- forward ---------------------------------------------------------------------------------
 
@@ -209,21 +224,27 @@ class LinformerSelfAttention(nn.Module):
         return out, weights
 
     def _attend(
-        self, x: torch.Tensor, mask: torch.Tensor | None, *, need_weights: bool
+        self, x: torch.Tensor, mask: torch.Tensor | None, *, need_weights: bool, one_graph: bool | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The forward; `one_graph` (default: whether n is symbolic) takes the one-graph form of short_inputs="exact"."""
         b, n, _ = self._check_input(x)
         mask = self._check_mask(mask, b, n)
         h, d = self.num_heads, self.head_dim
+        one_graph = self.projected_length is not None and (
+            not isinstance(n, int) if one_graph is None else one_graph
+        )
 
         q = self.query(x).view(b, n, h, d).transpose(1, 2)  # (b, h, n, d)
-        if self.attends_exactly(n):
+        if self.attends_exactly(n) and not one_graph:
             k, v, attn_mask, causal = self._full_keys_values(x, mask)
         else:
             k, v, slot_mask = (
                 self._fast_keys_values(x, mask) if self.uses_fast_order else self._paper_keys_values(x, mask)
             )
-            if self.short_inputs == "exact" and mask is not None:
-                k, v, slot_mask = self._short_rows_exact(x, mask, k, v, slot_mask)
+            if self.short_inputs == "exact" and (mask is not None or one_graph):
+                # (without a mask and a concrete n > k no row is short: nothing to replace)
+                real = torch.ones(b, n, dtype=torch.bool, device=x.device) if mask is None else mask
+                k, v, slot_mask = self._short_rows_exact(x, real, k, v, slot_mask)
             attn_mask = _slot_attention_mask(slot_mask)
             causal = False
 
@@ -270,21 +291,25 @@ class LinformerSelfAttention(nn.Module):
         v: torch.Tensor,
         slot_mask: torch.Tensor | None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Rows of at most k real tokens (in a batch padded past k): their slots become their own tokens.
+        """Rows of at most k real tokens: their slots become their own tokens (any n, below k too).
 
         Slot j of such a row holds the key and value of its j-th real token (j < its real length L),
-        the other slots are masked out: softmax over exactly its L real keys, i.e. exact attention.
-        Longer rows keep their projected slots. torch.where, not a branch: one graph for every batch.
+        the other slots are zero and masked out: softmax over exactly its L real keys, i.e. exact
+        attention (a row without a real token attends to k zero slots, as the exact path to n zero
+        keys). Longer rows keep their projected slots. torch.where, not a branch: one graph for every
+        batch and every n. The index is counted (module docstring), so n < k needs no special case:
+        slots past a row's last real token point at position n - 1 and are masked.
         """
         slots = self.projected_length
         real = mask.sum(-1)  # (b,) real tokens per row
         short = real <= slots  # (b,)
-        order = torch.argsort((~mask).to(torch.int8), dim=-1, stable=True)[:, :slots]  # (b, k) real first
         filled = torch.arange(slots, device=x.device)[None, :] < real[:, None]  # (b, k)
+        order = real_token_positions(mask, slots)  # (b, k)
         rows = torch.gather(x, 1, order[..., None].expand(-1, -1, x.shape[-1]))  # (b, k, D)
-        rows = rows.masked_fill(~filled[..., None], 0.0)  # pad content (NaN, inf) never reaches a matmul
-        exact_k = self._split_heads(self.key(rows))  # (b, h, k, d)
-        exact_v = self._split_heads(self.value(rows))  # (b, h, k, d)
+        empty = ~filled[:, None, :, None]  # (b, 1, k, 1)
+        rows = rows.masked_fill(empty[:, 0], 0.0)  # pad content (NaN, inf) never reaches a matmul
+        exact_k = self._split_heads(self.key(rows)).masked_fill(empty, 0.0)  # (b, h, k, d)
+        exact_v = self._split_heads(self.value(rows)).masked_fill(empty, 0.0)  # (b, h, k, d)
         pick = short[:, None, None, None]  # (b, 1, 1, 1)
         k, v = torch.where(pick, exact_k, k), torch.where(pick, exact_v, v)
         if slot_mask is None:
@@ -292,7 +317,9 @@ class LinformerSelfAttention(nn.Module):
         filled = filled | ~filled.any(-1, keepdim=True)  # a row without a real token keeps every slot
         if slot_mask.dim() == 3:  # per-head slots (b, h, k)
             filled, short = filled[:, None, :], short[:, None]
-        return k, v, torch.where(short[..., None], filled, slot_mask)
+        # a select of bools written as logic: ONNX Runtime has no Where for bool tensors
+        short = short[..., None]  # (b, 1) or (b, 1, 1)
+        return k, v, (short & filled) | (~short & slot_mask)
 
     def _fast_keys_values(
         self, x: torch.Tensor, mask: torch.Tensor | None
@@ -368,6 +395,21 @@ def project_pair(
         Projected(values[:, :k], row_weight[:, :k], key_slots),
         Projected(values[:, k:], row_weight[:, k:], key_slots),
     )
+
+
+def real_token_positions(mask: torch.Tensor, slots: int) -> torch.Tensor:
+    """(b, slots) int64: entry j is the position of the j-th real token of each row (j counted from 0).
+
+    Counted, not sorted (ONNX has no stable sort), for any n, below `slots` too:
+        order[j] = #{t : c_t <= j},  c_t = m_0 + ... + m_t  (real tokens up to and including t),
+    since exactly the positions before the j-th real token have at most j real tokens up to them.
+    Slots past a row's last real token hold n - 1 (a valid index, for the caller to mask). Equals
+    `argsort(~mask, stable=True)[:, :slots]` on the real tokens (tests/nn/test_short_inputs.py).
+    Cost: b·slots·n integer compares.
+    """
+    count = mask.to(torch.int32).cumsum(-1)  # (b, n): c_t
+    j = torch.arange(slots, dtype=count.dtype, device=mask.device)[None, :, None]  # (1, slots, 1)
+    return (count[:, None, :] <= j).sum(-1).clamp(max=mask.shape[1] - 1)  # (b, slots)
 
 
 def _slot_attention_mask(slot_mask: torch.Tensor | None) -> torch.Tensor | None:

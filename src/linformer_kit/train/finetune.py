@@ -20,8 +20,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
+import datasets
 import numpy as np
 from transformers import (
     AutoModelForSequenceClassification,
@@ -56,9 +57,6 @@ from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.throughput import ThroughputCallback
 from linformer_kit.train.tokenizer_kinds import TOKENIZER_KINDS, check_tokenizer_source, new_model_tokenizer
 from linformer_kit.train.training_arguments import LinformerTrainingArguments, check_number, trainer_default
-
-if TYPE_CHECKING:  # imported where it is used: `linformer finetune --help` does not need it (~0.8 s)
-    import datasets
 
 GlueTask = Literal["sst2", "cola", "mrpc", "qnli", "qqp", "rte", "mnli", "wnli"]
 # task -> (text column, pair column, dev split) in the Hub's "nyu-mll/glue"
@@ -342,8 +340,6 @@ def load_table(path: str, what: str) -> datasets.Dataset:
         builder, options = "csv", {}
     else:
         builder, options = "json", {}
-    import datasets
-
     try:
         return datasets.load_dataset(builder, data_files=path, split="train", **options)
     except Exception as error:  # the loader names no file or line; explain_failure finds them

@@ -26,12 +26,13 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from transformers import Trainer, TrainerCallback
+from transformers.trainer_utils import get_last_checkpoint
 
 from linformer_kit.stopped import DiskFull, NonFiniteLoss, Preempted
 from linformer_kit.train.progress import label_progress, no_save_bars
@@ -113,7 +114,13 @@ class GuardedTrainer(Trainer):
         self.add_callback(LockHeartbeat())
         label_progress(self)  # "train (steps)" / "evaluate (batches)" instead of bare bars
 
+    resumed_from_step = (
+        0  # set by train(): the checkpoint's step when resuming (training_loss covers the rest)
+    )
+
     def train(self, *args, **kwargs):
+        resume = kwargs.get("resume_from_checkpoint", args[0] if args else None)
+        self.resumed_from_step = checkpoint_step(resume, self.args.output_dir)
         try:
             with disk_full_is_named(self.args.output_dir):
                 output = super().train(*args, **kwargs)
@@ -127,6 +134,17 @@ class GuardedTrainer(Trainer):
                 "continue"
             )
         return output
+
+    def _issue_warnings_after_load(self, load_result: Any) -> None:
+        """transformers' "missing keys in the checkpoint" warning, less the tied copies a checkpoint never holds.
+
+        A tied weight (the MLM decoder = the word embeddings, its bias = `lm_head.bias`) is saved once,
+        under its source's name, and loaded through it; its own name is then "missing" but not absent.
+        Only those names are dropped: a real missing key, tied or not, is still reported.
+        """
+        tied = tied_copies(self.model, load_result.missing_keys)
+        missing = [key for key in load_result.missing_keys if key not in tied]
+        super()._issue_warnings_after_load(_LoadResult(missing, list(load_result.unexpected_keys)))
 
     def save_model(self, *args, **kwargs) -> None:
         with disk_full_is_named(self.args.output_dir), no_save_bars():
@@ -144,6 +162,36 @@ class GuardedTrainer(Trainer):
                 + (f"--resume from {checkpoint}, whose weights are finite" if checkpoint else "start again")
             )
         return loss
+
+
+class _LoadResult(NamedTuple):  # what `Trainer._issue_warnings_after_load` reads
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+def tied_copies(model: torch.nn.Module, keys: Iterable[str]) -> set[str]:
+    """The `keys` whose tensor is the very tensor of a state-dict entry outside `keys` (a tied weight
+    loaded through the other name); a key whose every name is among `keys` really is missing."""
+    state = model.state_dict(keep_vars=True)
+    names_of: dict[int, list[str]] = {}
+    for name, tensor in state.items():
+        names_of.setdefault(id(tensor), []).append(name)
+    keys = set(keys)
+    return {
+        key for key in keys if key in state and any(other not in keys for other in names_of[id(state[key])])
+    }
+
+
+def checkpoint_step(resume: object, output_dir: str) -> int:
+    """The global step of the checkpoint a run resumes from (a folder, or True: the newest), else 0."""
+    if resume is True:
+        resume = get_last_checkpoint(output_dir)
+    if not isinstance(resume, (str, os.PathLike)):
+        return 0
+    try:
+        return int(json.loads((Path(resume) / "trainer_state.json").read_text())["global_step"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0  # the Trainer itself names an unreadable checkpoint
 
 
 def guarded_run(config, result_class: type, run: Callable[[], Any]) -> Any:

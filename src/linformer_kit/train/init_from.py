@@ -3,7 +3,10 @@
 A Linformer (or full-attention) checkpoint keeps every weight and gets new E, F where the options
 differ (`linformer_kit.models.with_linformer_options`); a RoBERTa / BERT checkpoint goes through
 `from_roberta` / `from_bert`, which also map the key names. Both start new projections as window
-means, so the converted model starts as mean pooling, not as noise.
+means, so the converted model starts as mean pooling, not as noise. A `max_length` above the
+checkpoint's longest input extends its position table (position p takes the trained row of p mod
+that length: `linformer_kit.models.convert`); `linformer pretrain --init-from DIR --seq-len N` passes N
+when N is longer.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, from_ber
 from linformer_kit.models.convert import (
     SOURCE_TYPES,
     converted_config,
+    first_position_row,
     is_projection_key,
+    longer_than,
     with_linformer_options,
 )
 from linformer_kit.nn import DEFAULT_OPTIONS, ProjectionInit, ProjectionKind, Sharing
@@ -28,11 +33,15 @@ def linformer_from_checkpoint(
     sharing: Sharing,
     projection: ProjectionKind,
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
+    *,
+    max_length: int | None = None,
 ) -> tuple[LinformerForMaskedLM, list[str]]:
     """`LinformerForMaskedLM` from the model at `path` with these Linformer options.
 
-    Returns the model and the names of the parameters / buffers that were not in the checkpoint (the
-    freshly initialised projections; empty when the options match the checkpoint's).
+    `max_length`: the longest input, default the checkpoint's (above it the position table is
+    extended, and says so in a log line; below it: ValueError). Returns the model and the names of
+    the parameters / buffers that were not in the checkpoint (the freshly initialised projections;
+    empty when the options match the checkpoint's).
     """
     linformer = dict(
         projected_length=projected_length,
@@ -43,13 +52,15 @@ def linformer_from_checkpoint(
     model_type = AutoConfig.from_pretrained(path).model_type
     if model_type in SOURCE_TYPES:
         convert = from_roberta if SOURCE_TYPES[model_type][0] == "roberta" else from_bert
-        model = convert(path, **linformer)
+        model = convert(path, **linformer, max_length=max_length)
         return model, [name for name in model.state_dict() if is_projection_key(name)]
     if model_type != "linformer":
         raise ValueError(
             f"init_from: {path!r} is a {model_type!r} model; expected linformer, {', '.join(SOURCE_TYPES)}"
         )
-    return with_linformer_options(LinformerForMaskedLM.from_pretrained(path), **linformer)
+    return with_linformer_options(
+        LinformerForMaskedLM.from_pretrained(path), **linformer, max_length=max_length
+    )
 
 
 def target_config(
@@ -58,10 +69,13 @@ def target_config(
     sharing: Sharing,
     projection: ProjectionKind,
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
+    *,
+    max_length: int | None = None,
 ) -> LinformerConfig:
     """The config of the Linformer converted from `source` (linformer, roberta or bert), validated.
 
-    Reads no weights: `PretrainConfig` uses it to check the options before any work.
+    Reads no weights: `PretrainConfig` uses it to check the options before any work. `max_length` as
+    in `linformer_from_checkpoint`.
     """
     linformer = dict(
         projected_length=projected_length,
@@ -70,7 +84,7 @@ def target_config(
         projection_init=projection_init,
     )
     if source.model_type in SOURCE_TYPES:
-        return converted_config(source, **linformer)
+        return converted_config(source, **linformer, max_length=max_length)
     if source.model_type != "linformer":
         raise ValueError(
             f"init_from: a {source.model_type!r} model; expected linformer, {', '.join(SOURCE_TYPES)}"
@@ -78,5 +92,7 @@ def target_config(
     config = copy.deepcopy(source)
     for key, value in linformer.items():
         setattr(config, key, value)
+    if max_length is not None and longer_than(source, max_length):
+        config.max_position_embeddings = first_position_row(source) + max_length
     config._validate_linformer()  # k against the model's longest input, window kinds, ...
     return config

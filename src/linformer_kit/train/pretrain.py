@@ -21,7 +21,6 @@ import hashlib
 import logging
 import math
 import shutil
-import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -129,7 +128,12 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
         },
     )
     seq_len: int = field(
-        default=512, metadata={"help": "block length n, and the longest input of a new model"}
+        default=512,
+        metadata={
+            "help": "block length n, and the longest input of a new model; with init_from, a seq_len above "
+            "the checkpoint's longest input extends its position table (position p takes the trained row "
+            "of p mod that length)"
+        },
     )
     # [[length, fraction], ...] after __post_init__; on the command line one or more LENGTH:FRACTION
     # words (or 'auto' / 'none'), in a config file also a list of [length, fraction] pairs
@@ -278,18 +282,18 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
         self.model_config()  # k per layer, sharing, projection against the model: LinformerConfig's checks
 
     def _check_seq_len_fits(self, source: dict) -> None:
-        """seq_len within the longest input of the init_from model (config.json as a dict)."""
+        """init_from is a model type we convert (config.json as a dict); a longer seq_len extends it."""
         if source["model_type"] not in ("linformer", "roberta", "bert"):
             raise ValueError(
                 f"init_from: {self.init_from!r} is a {source['model_type']!r} model; expected linformer, roberta or bert"
             )
-        positions = source.get("max_position_embeddings", 512)
-        limit = longest_input(source)
-        if self.seq_len > limit:
-            raise ValueError(
-                f"seq_len={self.seq_len} is above the longest input of {self.init_from!r} "
-                f"({limit} tokens, max_position_embeddings={positions}); lower --seq-len"
-            )
+
+    def init_from_length(self) -> int | None:
+        """The longest input of the model converted from init_from: the checkpoint's, or seq_len if longer
+        (the position table is then extended: `linformer_kit.models.convert`). None without init_from."""
+        if self.init_from is None:
+            return None
+        return max(self.seq_len, longest_input(read_config_json(self.init_from, "init_from")))
 
     def _check_checkpoints(self) -> None:
         """The base class's output_dir / resume rules, then: --resume must build the checkpoint's model."""
@@ -304,7 +308,11 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
                 self.shape, self.seq_len, pad_token_id=pad_token_id, short_inputs=self.short_inputs,
                 vocab_size=vocab_size or self.vocab_size or PRESETS[self.shape]["vocab_size"],
             )  # fmt: skip
-        return target_config(AutoConfig.from_pretrained(self.init_from), **self.conversion_options())
+        return target_config(
+            AutoConfig.from_pretrained(self.init_from),
+            **self.conversion_options(),
+            max_length=self.init_from_length(),
+        )
 
     def _check_same_model(self, checkpoint: Path) -> None:
         """--resume must build the model the checkpoint holds: name the option that differs."""
@@ -342,7 +350,9 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
 class PretrainResult:
     output_dir: str
     steps: int
-    train_loss: float | None  # mean over this invocation's steps; None when max_steps=0
+    train_loss: (
+        float | None
+    )  # mean over this invocation's steps (after resumed_from_step); None when max_steps=0
     eval_loss: float
     perplexity: float  # exp(eval_loss) on the held-out blocks (masking seeded, so runs compare)
     # exp(loss) of the best predictor that sees only the token at each scored position (unigram +
@@ -355,24 +365,53 @@ class PretrainResult:
     eval_blocks: int
     train_blocks: int
     reinitialized: list[str] = field(default_factory=list)  # init_from: weights the checkpoint lacked
+    resumed_from_step: int = 0  # --resume: the checkpoint's step (train_loss covers the steps after it)
 
 
 LEARNED_CONTEXT = 0.8  # "within 20 % of the no-context floor" is the plateau, not a language model
 
 
-def warn_if_no_context(result: PretrainResult) -> None:
-    """A UserWarning naming both perplexities and what to change, when the model learned no context."""
+def warn_if_no_context(
+    result: PretrainResult, config: PretrainConfig, model_config: PreTrainedConfig
+) -> None:
+    """One WARNING line on the `linformer_kit` logger when the model learned no context (else nothing).
+
+    It names both perplexities and only the changes this run has not made (`no_context_advice`).
+    """
     if result.learned_context:
         return
-    warnings.warn(
-        f"validation perplexity {result.perplexity:.1f} is "
-        f"{'above' if result.perplexity > result.no_context_perplexity else f'within {1 - LEARNED_CONTEXT:.0%} of'} "
-        f"the no-context floor {result.no_context_perplexity:.1f}: the model predicts masked tokens from their frequency "
-        "alone and has not learned to use context yet (the masked-LM plateau, docs/reproduction.md). Train "
-        "longer (--max-steps), start with short blocks (--seq-len-schedule, e.g. 128:0.5,512:0.5), use "
-        "--layer-norm pre with a higher --learning-rate for small models, and keep --projection-init window",
-        stacklevel=2,
+    where = (
+        "above"
+        if result.perplexity > result.no_context_perplexity
+        else f"within {1 - LEARNED_CONTEXT:.0%} of"
     )
+    logger.warning(
+        f"validation perplexity {result.perplexity:.1f} is {where} the no-context floor "
+        f"{result.no_context_perplexity:.1f}: the model predicts masked tokens from their frequency alone and "
+        "has not learned to use context yet (the masked-LM plateau, docs/reproduction.md). "
+        f"What may help this run: {'; '.join(no_context_advice(config, model_config))}"
+    )
+
+
+def no_context_advice(config: PretrainConfig, model_config: PreTrainedConfig) -> list[str]:
+    """The changes that leave the masked-LM plateau sooner (DESIGN.md, "Pretraining that learns"),
+    less those this run already made or cannot make: a length schedule if it has none (and its
+    seq_len leaves room for one), pre-LN for a new post-LN model, the window start for a projected
+    model whose E, F started random. Training longer always applies."""
+    advice = ["train longer (--max-steps)"]
+    if len(config.seq_len_schedule) < 2:  # every step at seq_len
+        auto = parse_schedule("auto", config.seq_len)
+        if len(auto) > 1:
+            phases = ",".join(f"{length}:{fraction:g}" for length, fraction in auto)
+            advice.append(f"start with short blocks (--seq-len-schedule {phases})")
+    new_model = config.init_from is None and config.resume_from_checkpoint is None
+    if new_model and getattr(model_config, "layer_norm", "post") != "pre":
+        advice.append("--layer-norm pre with a higher --learning-rate (small models)")
+    projected = any(k is not None for k in getattr(model_config, "projected_lengths", lambda: [None])())
+    starts = getattr(model_config, "projection_init", "window")
+    if new_model and projected and starts != "window" and model_config.projection in ("linear", "conv"):
+        advice.append("--projection-init window (each slot starts as a local mean)")
+    return advice
 
 
 def build_tokenizer(config: PretrainConfig, train_text) -> PreTrainedTokenizerBase:
@@ -408,7 +447,9 @@ def build_model(
 ) -> tuple[LinformerForMaskedLM, list[str]]:
     """A fresh model of the preset's shape, or `init_from` with this config's Linformer options."""
     if config.init_from is not None:
-        return linformer_from_checkpoint(config.init_from, **config.conversion_options())
+        return linformer_from_checkpoint(
+            config.init_from, **config.conversion_options(), max_length=config.init_from_length()
+        )
     model_config = config.model_config(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id)
     model_config.bos_token_id, model_config.eos_token_id = tokenizer.bos_token_id, tokenizer.eos_token_id
     return LinformerForMaskedLM(model_config), []  # E, F start per model_config.projection_init
@@ -566,6 +607,8 @@ def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> P
             f"pass the tokenizer the model was trained with (--tokenizer)"
         )
     limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
+    if config.init_from is not None:  # the converted model's longest input (seq_len when it was extended)
+        tokenizer.model_max_length = model.config.max_seq_len
     collator = ResumableMaskingCollator(tokenizer, mlm_probability=config.mlm_probability, seed=config.seed)
     throughput = ThroughputCallback()
     trainer = MaskedLMTrainer(
@@ -604,9 +647,10 @@ def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> P
         eval_blocks=len(eval_blocks),
         train_blocks=len(train_blocks),
         reinitialized=reinitialized,
+        resumed_from_step=trainer.resumed_from_step,
     )
     # log_history: training loss and (with eval_strategy="steps") validation loss by step
     metrics = {**asdict(result), "log_history": trainer.state.log_history}
     publish(trainer, "fill-mask", metrics, config.to_dict())  # metrics.json, README.md; no pickle
-    warn_if_no_context(result)
+    warn_if_no_context(result, config, model.config)
     return result

@@ -161,7 +161,13 @@ def _training(trainer: Trainer, config: dict[str, Any]) -> str:
 
 
 def _results(result: dict[str, Any]) -> str:
-    rows = {label: _number(result[key]) for key, label in METRICS.items() if result.get(key) is not None}
+    labels = dict(METRICS)
+    if result.get("resumed_from_step"):  # the Trainer's mean covers the resumed invocation only
+        start = result["resumed_from_step"]
+        labels["train_loss"] = (
+            f"training loss (mean over steps {start + 1}-{result.get('steps')}, after a resume)"
+        )
+    rows = {label: _number(result[key]) for key, label in labels.items() if result.get(key) is not None}
     held_out = result.get("eval_blocks") or result.get("eval_examples")
     note = (
         f"\nValidation: {held_out} held-out {'blocks' if 'eval_blocks' in result else 'examples'}.\n"
