@@ -358,9 +358,11 @@ def plot_panels(runs: list[dict[str, Any]], panels: dict[str, list[str]], path: 
     columns = min(len(panels), 2)
     rows = -(-len(panels) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(6.0 * columns, 4.2 * rows), squeeze=False)
+    names_in_order = list(dict.fromkeys(n for names in panels.values() for n in names))
+    colours = {n: f"C{i % 10}" for i, n in enumerate(names_in_order)}  # a run keeps its colour in every panel
     for ax, (title, names) in zip(axes.flat, panels.items()):
         missing = [n for n in names if n not in by_name]
-        _draw_curves(ax, [by_name[n] for n in names if n in by_name], title)
+        _draw_curves(ax, [by_name[n] for n in names if n in by_name], title, colours)
         if missing:
             ax.set_xlabel(f"training steps  (not run yet: {', '.join(missing)})")
     for ax in list(axes.flat)[len(panels) :]:
@@ -377,10 +379,11 @@ def _pyplot():
     return plt
 
 
-def _draw_curves(ax, runs: list[dict[str, Any]], title: str) -> None:
+def _draw_curves(ax, runs: list[dict[str, Any]], title: str, colours: dict[str, str] | None = None) -> None:
     for r in runs:
         steps = [p["step"] for p in r["curve"]]
-        ax.plot(steps, [p["val_perplexity"] for p in r["curve"]], marker="o", markersize=3, label=r["name"])
+        ax.plot(steps, [p["val_perplexity"] for p in r["curve"]], marker="o", markersize=3, label=r["name"],
+                color=(colours or {}).get(r["name"]))  # fmt: skip
     floors = [r["no_context_perplexity"] for r in runs if r.get("no_context_perplexity")]
     if floors:  # one tokenizer and one set of masked blocks in a study: one floor
         ax.axhline(floors[0], color="grey", linestyle="--", linewidth=1, label="no-context floor")
