@@ -42,13 +42,6 @@ PRETRAIN_OWNED = (*DRIVER_OWNED, "tokenizer")
 PATH_FIELDS = ("train", "validation")
 
 
-# A pretraining run's fields that shape its model: a from-scratch classifier of its architecture takes them.
-ARCHITECTURE_FIELDS = (
-    "preset", "layer_norm", "dropout", "projected_length", "sharing", "projection", "projection_scaling",
-    "projection_init", "short_inputs",
-)  # fmt: skip
-
-
 @dataclass(frozen=True)
 class Run:
     """One invocation of `linformer pretrain` or `linformer finetune`."""
@@ -186,13 +179,21 @@ def _finetune_runs(section: dict | None, pretrain: list[Run], data_dir: str | No
         ]  # fmt: skip
         for arch, own in scratch.items():
             base = next((r.options for r in pretrain if r.name == arch), {})  # a pretraining run's shape
-            shape = {**{k: base[k] for k in ARCHITECTURE_FIELDS if k in base}, **(own or {})}
+            shape = {**{k: base[k] for k in _architecture_fields() if k in base}, **(own or {})}
             runs += [
                 Run(f"{task}-scratch-{arch}-s{seed}", "finetune", {**options, **shape, "seed": seed},
                     task=task, seed=seed, architecture=arch)
                 for seed in seeds
             ]  # fmt: skip
     return runs
+
+
+def _architecture_fields() -> tuple[str, ...]:
+    """A pretraining run's fields that shape its model (a from-scratch classifier of its shape takes them):
+    the preset, every `NewModelFields` field pretrain and finetune share, and how short inputs are attended."""
+    from linformer_kit.train.model_fields import NewModelFields  # imported when a recipe is checked, as below
+
+    return ("preset", *(f.name for f in dataclasses.fields(NewModelFields)), "short_inputs")
 
 
 def _check_panels(panels: object, pretrained: set[str]) -> None:

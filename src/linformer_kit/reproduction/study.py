@@ -163,8 +163,9 @@ def run_study(
     root = Path(recipe.output_dir)
     (root / "logs").mkdir(parents=True, exist_ok=True)
     first, records = (recipe.pretrain or [None])[0], committed_records(recipe)
+    tokenizer = tokenizer_dir(recipe)
     outcomes = [
-        Outcome(r, run_dir(recipe, r), command(recipe, r, tokenizer_dir(recipe)), record=records.get(r.name),
+        Outcome(r, run_dir(recipe, r), command(recipe, r, tokenizer), record=records.get(r.name),
                 selected=only is None or r.name in only or (r.verb == "finetune" and r.classifier in only))
         for r in recipe.runs
     ]  # fmt: skip
@@ -188,9 +189,10 @@ def run_study(
                 log.writelines(shlex.join(o.command) + "\n" for o in todo)
             _run_parallel(todo, recipe.max_parallel, root, echo)
         keep_tokenizer(recipe)
-        for o in outcomes:  # the first run may just have trained the tokenizer: later stages read it here
+        tokenizer = tokenizer_dir(recipe)  # the first run may just have trained it: later stages read it here
+        for o in outcomes:
             if o.returncode is None and not o.reused:
-                o.command = command(recipe, o.run, tokenizer_dir(recipe))
+                o.command = command(recipe, o.run, tokenizer)
     return outcomes
 
 
