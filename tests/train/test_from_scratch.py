@@ -126,6 +126,7 @@ def _config(data: Path, out: Path, **overrides) -> FinetuneConfig:
         ({"max_length": 1}, r"max_length=1 must be an int >= 2"),
         ({"sharing": "rowwise"}, r"sharing must be one of .*'rowwise'"),
         ({"dropout": 1.5}, r"dropout=1.5 must be"),
+        ({"attention_dropout": 1.0}, r"attention_dropout=1.0 must be"),
     ],
 )  # fmt: skip
 def test_new_model_options_are_checked_first(
@@ -134,6 +135,15 @@ def test_new_model_options_are_checked_first(
     with pytest.raises(ValueError, match=message):
         _config(listops_tsv, tmp_path / "out", **overrides)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("attention_dropout", "expected"), [(None, 0.2), (0.0, 0.0), (0.05, 0.05)])
+def test_attention_dropout_defaults_to_dropout(
+    attention_dropout: float | None, expected: float, listops_tsv: Path, tmp_path: Path
+) -> None:
+    config = _config(listops_tsv, tmp_path / "out", dropout=0.2, attention_dropout=attention_dropout)
+    model_config = config.new_model_config("tiny", 32, vocab_size=20, pad_token_id=1)
+    assert (model_config.hidden_dropout_prob, model_config.attention_probs_dropout_prob) == (0.2, expected)
 
 
 def test_tokenizer_folder_must_hold_a_tokenizer(listops_tsv: Path, tmp_path: Path) -> None:
