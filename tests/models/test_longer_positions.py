@@ -173,3 +173,60 @@ def test_the_log_line_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:
         f"positions extended from {N} to {LONGER}: position p takes the trained row of p mod {N}; "
         f"E and F are sized for {LONGER}"
     ]
+
+
+# --- new_positions="random": the ablation of the copy ----------------------------------------------
+
+
+@pytest.mark.parametrize("family", ["roberta", "bert"])
+def test_random_new_positions_keep_the_trained_rows_and_start_the_rest_new(family: str) -> None:
+    source = tiny_source(family, "ForMaskedLM")
+    torch.manual_seed(0)
+    model = CONVERTERS[family](source, projected_length=8, max_length=LONGER, new_positions="random")
+    first, table, trained = FIRST[family], positions(model), positions(source)
+    assert torch.equal(table[: first + N], trained)  # the pad rows and positions 0 .. L-1 as trained
+    new = table[first + N :]  # positions L .. N-1: a new model's start, N(0, initializer_range^2)
+    assert new.shape == (LONGER - N, trained.shape[1])
+    assert not any(torch.equal(row, old) for row in new for old in trained)
+    assert abs(new.std().item() - source.config.initializer_range) < 0.2 * source.config.initializer_range
+    assert abs(new.mean().item()) < 0.01
+
+
+def test_random_new_positions_of_a_linformer_keep_its_outputs_on_what_it_could_read() -> None:
+    torch.manual_seed(0)
+    linformer = LinformerForMaskedLM(tiny_linformer_config(projected_length=None)).eval()
+    longer, new = with_linformer_options(
+        linformer, None, "headwise", "linear", max_length=LONGER, new_positions="random"
+    )
+    assert new == []  # the table was extended (its new rows random), not replaced
+    input_ids, attention_mask = padded_batch(linformer.config.pad_token_id, n=N)
+    with torch.no_grad():
+        assert_close(longer(input_ids, attention_mask=attention_mask).logits,
+                     linformer(input_ids, attention_mask=attention_mask).logits)  # fmt: skip
+    assert not torch.equal(positions(longer)[2 + N], positions(linformer)[2])
+
+
+def test_new_positions_is_checked_before_any_weight_is_read(tmp_path: Path) -> None:
+    save_tiny_source(tmp_path / "src")
+    out = str(tmp_path / "dst")
+    fields = dict(source=str(tmp_path / "src"), output_dir=out, projected_length="8")
+    with pytest.raises(ValueError, match=r"new_positions must be one of \('copy', 'random'\), got 'zeros'"):
+        ConvertConfig(**fields, max_length=LONGER, new_positions="zeros")
+    with pytest.raises(
+        ValueError, match=r"new_positions='random' starts the positions .* nothing is extended"
+    ):
+        ConvertConfig(**fields, new_positions="random")
+    with pytest.raises(ValueError, match=r"new_positions='random' .* nothing is extended"):
+        from_roberta(tiny_source("roberta", "ForMaskedLM"), projected_length=8, new_positions="random")
+    assert not (tmp_path / "dst").exists()
+
+
+def test_the_log_line_says_the_new_rows_start_new(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="linformer_kit"):
+        from_bert(tiny_source("bert", "ForMaskedLM"), projected_length=None, max_length=LONGER,
+                  new_positions="random")  # fmt: skip
+    lines = [r.getMessage() for r in caplog.records if "positions extended" in r.getMessage()]
+    assert lines == [
+        f"positions extended from {N} to {LONGER}: positions {N}-{LONGER - 1} start new, N(0, 0.02^2); "
+        f"E and F are sized for {LONGER}"
+    ]

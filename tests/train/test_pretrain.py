@@ -87,20 +87,44 @@ def test_full_attention_baseline_and_conversion(corpus: Path, tmp_path: Path) ->
     assert AutoModelForMaskedLM.from_pretrained(converted.output_dir).config.projected_length == 8
 
 
+@pytest.mark.parametrize(
+    ("new_positions", "line"),
+    [("copy", "position p takes the trained row of p mod 32"), ("random", "positions 32-63 start new")],
+)
 def test_init_from_with_a_longer_seq_len_extends_the_positions(
-    corpus: Path, tiny_model_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+    new_positions: str, line: str, corpus: Path, tiny_model_dir: Path, tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
     # tiny_model_dir reads 32 tokens; --seq-len 64 wraps its position table (models/convert.py)
     with caplog.at_level(logging.INFO, logger="linformer_kit"):
         result = pretrain(PretrainConfig(
             output_dir=str(tmp_path / "long"), train=[str(corpus / "train.txt")], init_from=str(tiny_model_dir),
-            seq_len=64, projected_length=8, per_device_train_batch_size=2, max_steps=1, max_eval_blocks=2,
-            disable_tqdm=True,
+            seq_len=64, projected_length=8, per_device_train_batch_size=2, max_steps=0, max_eval_blocks=2,
+            disable_tqdm=True, new_positions=new_positions,
         ))  # fmt: skip
-    assert "positions extended from 32 to 64: position p takes the trained row of p mod 32" in caplog.text
+    assert f"positions extended from 32 to 64: {line}" in caplog.text
+    table = load_file(Path(result.output_dir) / "model.safetensors")[
+        "linformer.embeddings.position_embeddings.weight"
+    ]
+    trained = load_file(tiny_model_dir / "model.safetensors")[
+        "linformer.embeddings.position_embeddings.weight"
+    ]
+    torch.testing.assert_close(table[: 2 + 32], trained)  # max_steps=0: the converted model as saved
+    assert torch.equal(table[2 + 32 :], trained[2:]) == (new_positions == "copy")
     saved = json.loads((Path(result.output_dir) / "config.json").read_text())
     assert saved["max_position_embeddings"] == 64 + 2  # RoBERTa numbering: pad_token_id 1
     assert AutoTokenizer.from_pretrained(result.output_dir).model_max_length == 64
+
+
+def test_new_positions_needs_a_longer_seq_len(corpus: Path, tiny_model_dir: Path, tmp_path: Path) -> None:
+    fields = dict(output_dir=str(tmp_path / "out"), train=[str(corpus / "train.txt")], new_positions="random")
+    with pytest.raises(
+        ValueError, match=r"new_positions='random' starts the positions .* nothing is extended"
+    ):
+        PretrainConfig(**fields, init_from=str(tiny_model_dir), seq_len=32, projected_length=8)
+    with pytest.raises(ValueError, match=r"new_positions='random' .* nothing is extended"):
+        PretrainConfig(**fields, preset="tiny", seq_len=32, projected_length=8)
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.slow

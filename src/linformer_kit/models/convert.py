@@ -44,7 +44,9 @@ as they are. Every other weight is kept; E and F are sized for N and start per `
 and the tokenizer saved with the model gets `model_max_length = N`. Positions below L keep their own
 rows, so with full attention (`projected_length=None`) the model gives exactly the source's outputs
 on every input the source could read (tests/models/test_longer_positions.py). N below L is a
-ValueError: a conversion never cuts the table silently.
+ValueError: a conversion never cuts the table silently. `new_positions="random"` starts the rows of
+positions L .. N-1 as a new model's, N(0, initializer_range^2), instead (the ablation of the copy:
+docs/models.md, "A long-input model from a short one").
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ import logging
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, get_args
 
 import torch
 import transformers
@@ -78,6 +80,34 @@ from linformer_kit.output_dir import check_output_dir, is_same_or_inside, saved_
 logger = logging.getLogger(__name__)
 
 SourceFamily = Literal["roberta", "bert"]
+# how the rows of positions past the source's longest input start (module docstring)
+NewPositions = Literal["copy", "random"]
+
+
+def new_positions_field() -> Any:
+    """The `new_positions` option of `linformer convert` and `linformer pretrain --init-from` (one definition)."""
+    return field(
+        default="copy",
+        metadata={
+            "help": "rows of the positions past the source's longest input, when max_length extends it: 'copy' "
+            "(position p takes the trained row of p mod that length, Longformer's) or 'random' (a new "
+            "model's start)"
+        },
+    )
+
+
+def check_new_positions(new_positions: str, extends: bool) -> None:
+    """ValueError unless new_positions is a choice, and 'random' only where the table is extended."""
+    if new_positions not in get_args(NewPositions):
+        raise ValueError(f"new_positions must be one of {get_args(NewPositions)}, got {new_positions!r}")
+    if new_positions != "copy" and not extends:
+        raise ValueError(
+            f"new_positions={new_positions!r} starts the positions that extending a position table adds "
+            "(convert --max-length, pretrain --init-from with a longer --seq-len), and nothing is extended "
+            "here: give a length above the source's, or drop new_positions"
+        )
+
+
 # model_type -> (family, state-dict prefix, LayerNorm layout)
 SOURCE_TYPES: dict[str, tuple[SourceFamily, str, LayerNormPosition]] = {
     "roberta": ("roberta", "roberta", "post"),
@@ -147,6 +177,7 @@ class ConvertConfig:
             "metavar": "N",
         },
     )
+    new_positions: NewPositions = new_positions_field()
     overwrite: bool = field(
         default=False, metadata={"help": "replace output_dir if it exists and is not empty (all of it)"}
     )
@@ -159,8 +190,12 @@ class ConvertConfig:
         if model_type not in SOURCE_TYPES:
             raise ValueError(f"source: can convert model_type {' / '.join(SOURCE_TYPES)}, got {model_type!r}")
         # the target config from the source config.json: k, sharing and projection checked before loading weights
-        converted_config(_load_source_config(self.source), self.projected_length, self.sharing,
-                          self.projection, self.projection_init, max_length=self.max_length)  # fmt: skip
+        source = _load_source_config(self.source)
+        converted_config(source, self.projected_length, self.sharing, self.projection, self.projection_init,
+                         max_length=self.max_length)  # fmt: skip
+        check_new_positions(
+            self.new_positions, self.max_length is not None and longer_than(source, self.max_length)
+        )
         out = check_output_dir(self.output_dir, "output_dir")
         if is_same_or_inside(self.source, out):
             raise ValueError(
@@ -192,17 +227,19 @@ def with_linformer_options(
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
     *,
     max_length: int | None = None,
+    new_positions: NewPositions = "copy",
 ) -> tuple[LinformerPreTrainedModel, list[str]]:
     """The same Linformer (same head) with other Linformer options, e.g. its full-attention baseline at k = 64.
 
     Every tensor whose name and shape match is copied; the projections that are new (or changed
     shape) start per `projection_init`. `max_length` above the model's longest input extends the
-    position table (module docstring; below it: ValueError). Returns the model, in eval mode, and the
+    position table, its new rows per `new_positions` (module docstring; below it: ValueError). Returns the model, in eval mode, and the
     names of the new tensors (empty when the options are the model's own: then the model itself is
     returned).
     """
     options = dict(projected_length=projected_length, sharing=sharing, projection=projection)
     longer = max_length is not None and longer_than(model.config, max_length)
+    check_new_positions(new_positions, longer)
     if all(getattr(model.config, key) == value for key, value in options.items()) and not longer:
         return model, []
     config = copy.deepcopy(model.config)
@@ -213,7 +250,7 @@ def with_linformer_options(
     config._validate_linformer()  # k against the model's longest input, window kinds, projection_init
     target = type(model)(config)  # the new projections start per config.projection_init
     target_state = target.state_dict()
-    source_state = _with_positions_for(model.state_dict(), model.config, config)
+    source_state = _with_positions_for(model.state_dict(), model.config, config, new_positions)
     matching = {
         name: tensor
         for name, tensor in source_state.items()
@@ -259,15 +296,24 @@ def _position_rows(config: PreTrainedConfig, max_length: int) -> int:
     return first_position_row(config) + max_length
 
 
-def extend_position_table(table: torch.Tensor, first: int, max_length: int) -> torch.Tensor:
-    """(first + L, D) -> (first + max_length, D): rows below `first` kept, position p gets row first + p mod L."""
+def extend_position_table(
+    table: torch.Tensor, first: int, max_length: int, new_positions: NewPositions = "copy", std: float = 0.02
+) -> torch.Tensor:
+    """(first + L, D) -> (first + max_length, D): rows below `first` kept, position p gets row first + p mod L
+    ("copy"), or, for p >= L, a new row ~ N(0, std^2) ("random")."""
     length = table.shape[0] - first  # L, the longest input the table was trained for
     rows = first + torch.arange(max_length, device=table.device) % length  # (max_length,)
-    return torch.cat([table[:first], table[rows]])
+    extended = torch.cat([table[:first], table[rows]])
+    if new_positions == "random":
+        extended[first + length :] = torch.randn_like(extended[first + length :]) * std
+    return extended
 
 
 def _with_positions_for(
-    state: dict[str, torch.Tensor], source: PreTrainedConfig, target: PreTrainedConfig
+    state: dict[str, torch.Tensor],
+    source: PreTrainedConfig,
+    target: PreTrainedConfig,
+    new_positions: NewPositions = "copy",
 ) -> dict[str, torch.Tensor]:
     """`state` with its position table (any prefix) extended to `target`'s length, logged; else as is."""
     if target.max_position_embeddings == source.max_position_embeddings:
@@ -277,11 +323,17 @@ def _with_positions_for(
     state = dict(state)
     for name, table in state.items():
         if name.endswith(POSITION_TABLE):
-            state[name] = extend_position_table(table, first, extended)
+            state[name] = extend_position_table(
+                table, first, extended, new_positions, std=target.initializer_range
+            )
     kept = f"; rows 0-{first - 1} (below position 0, the pad row among them) kept" if first else ""
+    how = (
+        f"position p takes the trained row of p mod {longest}"
+        if new_positions == "copy"
+        else f"positions {longest}-{extended - 1} start new, N(0, {target.initializer_range}^2)"
+    )
     logger.info(
-        f"positions extended from {longest} to {extended}: position p takes the trained row of p mod "
-        f"{longest}{kept}; E and F are sized for {extended}"
+        f"positions extended from {longest} to {extended}: {how}{kept}; E and F are sized for {extended}"
     )
     return state
 
@@ -294,6 +346,7 @@ def from_roberta(
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
     *,
     max_length: int | None = None,
+    new_positions: NewPositions = "copy",
 ) -> LinformerPreTrainedModel:
     """A Linformer copy of a RoBERTa model (`RobertaModel` or its MaskedLM / sequence / token heads;
     RoBERTa-PreLayerNorm's too, as a `layer_norm="pre"` Linformer).
@@ -301,12 +354,13 @@ def from_roberta(
     `model_or_path` is a model or a local directory (safetensors weights only). Returns the
     Linformer with the same head, every shared weight copied and E, F initialised per
     `projection_init` (see the module docstring), in eval mode. `max_length`: the longest input,
-    default the source's; above it the position table is extended (module docstring), below it is
-    a ValueError.
+    default the source's; above it the position table is extended, its new rows per `new_positions`
+    (module docstring), below it is a ValueError.
     """
     return _convert(
-        model_or_path, "roberta", projected_length, sharing, projection, projection_init, max_length
-    )
+        model_or_path, "roberta", projected_length, sharing, projection, projection_init, max_length,
+        new_positions,
+    )  # fmt: skip
 
 
 def from_bert(
@@ -317,9 +371,19 @@ def from_bert(
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
     *,
     max_length: int | None = None,
+    new_positions: NewPositions = "copy",
 ) -> LinformerPreTrainedModel:
     """Like `from_roberta`, for BERT (`BertModel` or its MaskedLM / sequence / token heads)."""
-    return _convert(model_or_path, "bert", projected_length, sharing, projection, projection_init, max_length)
+    return _convert(
+        model_or_path,
+        "bert",
+        projected_length,
+        sharing,
+        projection,
+        projection_init,
+        max_length,
+        new_positions,
+    )
 
 
 def convert_checkpoint(config: ConvertConfig) -> Path:
@@ -331,7 +395,7 @@ def convert_checkpoint(config: ConvertConfig) -> Path:
     convert = from_roberta if family == "roberta" else from_bert
     model = convert(
         config.source, config.projected_length, config.sharing, config.projection, config.projection_init,
-        max_length=config.max_length,
+        max_length=config.max_length, new_positions=config.new_positions,
     )  # fmt: skip
     with staged_output_dir(config.output_dir, replace=config.overwrite) as staging:
         model.save_pretrained(staging)  # safetensors
@@ -364,6 +428,7 @@ def _convert(
     projection: ProjectionKind,
     projection_init: ProjectionInit,
     max_length: int | None = None,
+    new_positions: NewPositions = "copy",
 ) -> LinformerPreTrainedModel:
     source = _load_source(model_or_path) if isinstance(model_or_path, (str, Path)) else model_or_path
     name = type(source).__name__
@@ -373,8 +438,9 @@ def _convert(
     config = converted_config(
         source.config, projected_length, sharing, projection, projection_init, max_length=max_length
     )
+    check_new_positions(new_positions, config.max_position_embeddings > source.config.max_position_embeddings)
     target = TARGETS[name](config)  # every projection is new: it starts per projection_init
-    _copy_weights(source, target)
+    _copy_weights(source, target, new_positions)
     return target.eval()
 
 
@@ -453,7 +519,9 @@ def _renamed(key: str, model_type: str, target: nn.Module) -> str:
     return key
 
 
-def _copy_weights(source: PreTrainedModel, target: LinformerPreTrainedModel) -> None:
+def _copy_weights(
+    source: PreTrainedModel, target: LinformerPreTrainedModel, new_positions: NewPositions = "copy"
+) -> None:
     model_type = source.config.model_type
     if (
         model_type == "bert"
@@ -464,7 +532,7 @@ def _copy_weights(source: PreTrainedModel, target: LinformerPreTrainedModel) -> 
             f"BERT's MLM head uses hidden_act={source.config.hidden_act!r}, the Linformer (RoBERTa) head uses gelu"
         )
     state = {_renamed(key, model_type, target): value for key, value in source.state_dict().items()}
-    state = _with_positions_for(state, source.config, target.config)  # max_length above the source's
+    state = _with_positions_for(state, source.config, target.config, new_positions)  # longer max_length
     result = target.load_state_dict(state, strict=False)
     unexpected = [
         key for key in result.unexpected_keys if not key.endswith(("position_ids", "token_type_ids"))

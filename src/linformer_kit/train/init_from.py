@@ -18,6 +18,7 @@ from transformers import AutoConfig, PreTrainedConfig
 from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, from_bert, from_roberta
 from linformer_kit.models.convert import (
     SOURCE_TYPES,
+    NewPositions,
     converted_config,
     first_position_row,
     is_projection_key,
@@ -35,11 +36,12 @@ def linformer_from_checkpoint(
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
     *,
     max_length: int | None = None,
+    new_positions: NewPositions = "copy",
 ) -> tuple[LinformerForMaskedLM, list[str]]:
     """`LinformerForMaskedLM` from the model at `path` with these Linformer options.
 
     `max_length`: the longest input, default the checkpoint's (above it the position table is
-    extended, and says so in a log line; below it: ValueError). Returns the model and the names of
+    extended, its new rows per `new_positions`, and says so in a log line; below it: ValueError). Returns the model and the names of
     the parameters / buffers that were not in the checkpoint (the freshly initialised projections;
     empty when the options match the checkpoint's).
     """
@@ -52,14 +54,17 @@ def linformer_from_checkpoint(
     model_type = AutoConfig.from_pretrained(path).model_type
     if model_type in SOURCE_TYPES:
         convert = from_roberta if SOURCE_TYPES[model_type][0] == "roberta" else from_bert
-        model = convert(path, **linformer, max_length=max_length)
+        model = convert(path, **linformer, max_length=max_length, new_positions=new_positions)
         return model, [name for name in model.state_dict() if is_projection_key(name)]
     if model_type != "linformer":
         raise ValueError(
             f"init_from: {path!r} is a {model_type!r} model; expected linformer, {', '.join(SOURCE_TYPES)}"
         )
     return with_linformer_options(
-        LinformerForMaskedLM.from_pretrained(path), **linformer, max_length=max_length
+        LinformerForMaskedLM.from_pretrained(path),
+        **linformer,
+        max_length=max_length,
+        new_positions=new_positions,
     )
 
 

@@ -39,6 +39,7 @@ from transformers import (
 
 from linformer_kit.data_files import has_suffix
 from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
+from linformer_kit.models.convert import NewPositions, check_new_positions, new_positions_field
 from linformer_kit.models.loading import check_model_dir, longest_input, read_config_json
 from linformer_kit.models.presets import PRESETS  # re-exported: linformer_kit.train.pretrain.PRESETS
 from linformer_kit.nn.options import ShortInputs, option_field
@@ -127,6 +128,7 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
             "help": "start from this Linformer, RoBERTa or BERT directory (projected_length, sharing, projection convert it)"
         },
     )
+    new_positions: NewPositions = new_positions_field()
     seq_len: int = field(
         default=512,
         metadata={
@@ -278,6 +280,10 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
             )
         if self.init_from is not None:
             self._check_seq_len_fits(read_config_json(self.init_from, "init_from"))
+        extends = self.init_from is not None and self.init_from_length() > longest_input(
+            read_config_json(self.init_from, "init_from")
+        )
+        check_new_positions(self.new_positions, extends)
         self._check_k_within(self.seq_len, "seq_len")  # within the blocks trained on, not the model
         self.model_config()  # k per layer, sharing, projection against the model: LinformerConfig's checks
 
@@ -448,8 +454,9 @@ def build_model(
     """A fresh model of the preset's shape, or `init_from` with this config's Linformer options."""
     if config.init_from is not None:
         return linformer_from_checkpoint(
-            config.init_from, **config.conversion_options(), max_length=config.init_from_length()
-        )
+            config.init_from, **config.conversion_options(), max_length=config.init_from_length(),
+            new_positions=config.new_positions,
+        )  # fmt: skip
     model_config = config.model_config(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id)
     model_config.bos_token_id, model_config.eos_token_id = tokenizer.bos_token_id, tokenizer.eos_token_id
     return LinformerForMaskedLM(model_config), []  # E, F start per model_config.projection_init
