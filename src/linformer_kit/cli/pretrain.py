@@ -43,6 +43,14 @@ def summary(result: PretrainResult) -> str:
     return (
         f"pretrain done: {result.steps} steps, {loss}validation loss {result.eval_loss:.3f}, "
         f"perplexity {result.perplexity:.2f} (no-context floor {result.no_context_perplexity:.2f}"
-        f"{'' if result.learned_context else ': no context learned yet'}), {tokens_per_second(result)}; "
-        f"model saved to {result.output_dir}"
+        f"{'' if result.learned_context else ': no context learned yet'}), {by_position(result)}"
+        f"{tokens_per_second(result)}; model saved to {result.output_dir}"
     )
+
+
+def by_position(result: PretrainResult) -> str:
+    """'by position 0-511 80.1 / 512-1023 85.3 / 1024-2047 90.2, ' (one range: nothing)."""
+    ranges = result.perplexity_by_position
+    if len(ranges) < 2:
+        return ""
+    return "by position " + " / ".join(f"{name} {value:.2f}" for name, value in ranges.items()) + ", "

@@ -112,6 +112,7 @@ def _pretrain_record(o: Outcome, metrics: dict[str, Any] | None) -> dict[str, An
             val_perplexity=metrics["perplexity"],
             val_loss=metrics["eval_loss"],
             no_context_perplexity=metrics.get("no_context_perplexity"),  # absent before it was measured
+            perplexity_by_position=metrics.get("perplexity_by_position"),  # likewise
             tokens_per_second=metrics.get("tokens_per_second"),
             num_parameters=metrics.get("num_parameters"),
             learned_context=metrics.get("learned_context"),
@@ -290,11 +291,30 @@ def format_tables(results: dict[str, Any]) -> str:
                 for b in buckets
             ]
             lines.append(f"| {s['dataset']} | {s['pretrained']} | " + " | ".join(row) + " |")
+    lines += _position_table([r for r in results["runs"] if r["task"] == "pretrain"])
     lines += _probe_table(results.get("short_input_probe") or [])
     failed = [r["name"] for r in results["runs"] if r["status"] != "ok"]
     if failed:
         lines += ["", f"Runs without results: {', '.join(failed)}."]
     return "\n".join(lines) + "\n"
+
+
+def _position_table(runs: list[dict[str, Any]]) -> list[str]:
+    """Validation perplexity by position range (train/position_loss.py), for runs at n >= 1 024."""
+    rows = [r for r in runs if len(r.get("perplexity_by_position") or {}) > 1 and r["seq_len"] >= 1024]
+    if not rows:
+        return []
+    names = list(rows[0]["perplexity_by_position"])
+    lines = ["", "## Validation perplexity by position in the block", ""]
+    lines += ["| run | n | " + " | ".join(names) + " | whole block | no-context floor |"]
+    lines += ["|---|---|" + "---|" * (len(names) + 2)]
+    for r in rows:
+        cells = [f"{r['perplexity_by_position'].get(name, float('nan')):.2f}" for name in names]
+        floor = f"{r['no_context_perplexity']:.2f}" if r.get("no_context_perplexity") else "–"
+        lines.append(
+            f"| {r['name']} | {r['seq_len']} | {' | '.join(cells)} | {r['val_perplexity']:.2f} | {floor} |"
+        )
+    return lines
 
 
 def _schedule(phases: list | None) -> str:

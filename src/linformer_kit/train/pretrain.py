@@ -58,6 +58,7 @@ from linformer_kit.train.data import (
 from linformer_kit.train.guards import GuardedTrainer, guarded_run
 from linformer_kit.train.init_from import linformer_from_checkpoint, target_config
 from linformer_kit.train.model_fields import NewModelFields, Preset
+from linformer_kit.train.position_loss import loss_by_position, position_ranges
 from linformer_kit.train.publish import limit_tokenizer, publish
 from linformer_kit.train.schedule import check_schedule, cut_blocks, length_at, parse_schedule
 from linformer_kit.train.throughput import ThroughputCallback
@@ -364,6 +365,9 @@ class PretrainResult:
     # exp(loss) of the best predictor that sees only the token at each scored position (unigram +
     # the 80/10/10 rule; train/context_free.py), on the same blocks: a model at it uses no context
     no_context_perplexity: float
+    # exp(loss) of the scored positions in the block's first quarter, second quarter and second half
+    # ("0-511", "512-1023", "1024-2047" at n = 2 048; train/position_loss.py), same masks and blocks
+    perplexity_by_position: dict[str, float]
     # perplexity below LEARNED_CONTEXT x the floor: the model reads context (else: the masked-LM plateau)
     learned_context: bool
     tokens_per_second: float | None  # training tokens (padding-free blocks) per wall-clock second
@@ -638,6 +642,8 @@ def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> P
     eval_loss = trainer.evaluate()["eval_loss"]
     floor = no_context_loss(collator, eval_blocks, label_unigram(train_blocks, tokenizer),
                             config.per_device_eval_batch_size)  # fmt: skip
+    by_position = loss_by_position(trainer.model, collator, eval_blocks, config.per_device_eval_batch_size,
+                                   position_ranges(config.seq_len))  # fmt: skip
     trainer.save_model()  # model.safetensors + config.json + tokenizer files, on the main process only
 
     perplexity = math.exp(min(eval_loss, 100.0))
@@ -648,6 +654,7 @@ def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> P
         eval_loss=eval_loss,
         perplexity=perplexity,
         no_context_perplexity=math.exp(floor),
+        perplexity_by_position={name: math.exp(min(loss, 100.0)) for name, (loss, _) in by_position.items()},
         learned_context=perplexity < LEARNED_CONTEXT * math.exp(floor),
         tokens_per_second=throughput.tokens_per_second(),
         num_parameters=model.num_parameters(),
