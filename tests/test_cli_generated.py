@@ -205,10 +205,17 @@ def test_training_summaries_are_unchanged() -> None:
     from linformer_kit.cli import finetune, pretrain
 
     result = SimpleNamespace(steps=10, train_loss=5.0, eval_loss=4.25, perplexity=70.1, no_context_perplexity=80.0,
-                             learned_context=False, tokens_per_second=12345.6, output_dir="runs/x")  # fmt: skip
+                             learned_context=False, tokens_per_second=12345.6, output_dir="runs/x",
+                             perplexity_by_position={"0-31": 70.1})  # fmt: skip
     assert pretrain.summary(result) == (
         "pretrain done: 10 steps, train loss 5.000, validation loss 4.250, perplexity 70.10 (no-context floor "
         "80.00: no context learned yet), 12,346 tokens/s; model saved to runs/x"
+    )
+    result.perplexity_by_position = {"0-511": 60.25, "512-1023": 70.5, "1024-2047": 80.0}  # n >= 4: by range
+    assert pretrain.summary(result) == (
+        "pretrain done: 10 steps, train loss 5.000, validation loss 4.250, perplexity 70.10 (no-context floor "
+        "80.00: no context learned yet), by position 0-511 60.25 / 512-1023 70.50 / 1024-2047 80.00, "
+        "12,346 tokens/s; model saved to runs/x"
     )
     result = SimpleNamespace(steps=3, train_loss=0.5, eval_examples=8, tokens_per_second=None, output_dir="runs/y",
                              metrics_text=lambda: "accuracy 0.750")  # fmt: skip

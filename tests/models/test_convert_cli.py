@@ -1,6 +1,7 @@
 """`linformer convert SRC DST`: writes a ready-to-use model directory."""
 
 import json
+from typing import get_args
 
 import torch
 from tests.models.tiny_models import padded_batch, tiny_source, write_tokenizer
@@ -15,6 +16,7 @@ from linformer_kit.cli import convert as convert_cli
 from linformer_kit.cli.arguments import parse_config
 from linformer_kit.cli.main import main
 from linformer_kit.models import ConvertConfig, from_roberta, parse_projected_length
+from linformer_kit.models.convert import NewPositions
 from linformer_kit.nn import PROJECTION_INITS, PROJECTION_KINDS, SHARING_MODES
 
 
@@ -100,4 +102,5 @@ def test_cli_defaults_and_choices_are_the_configs(tmp_path):
         "sharing": SHARING_MODES,
         "projection": PROJECTION_KINDS,
         "projection_init": PROJECTION_INITS,
+        "new_positions": get_args(NewPositions),
     }
