@@ -332,3 +332,22 @@ def test_a_recipe_without_pretraining_must_define_its_models(tmp_path, corpus, s
     assert [r.name for r in runs] == ["toy-scratch-k8-s1", "toy-scratch-k8-s2"]
     assert runs[0].options["tokenizer"] == "word"
     assert runs[0].classifier == "scratch:k8"
+
+
+def test_accuracy_by_length_counts_every_prediction(tmp_path: Path) -> None:
+    from linformer_kit.reproduction.results import _accuracy_by_length
+
+    rows = [
+        (5, 1, 1),
+        (300, 0, 0),
+        (600, 1, 0),
+        (1500, 1, 1),
+        (1600, 0, 0),
+        (4000, 1, 1),
+    ]  # tokens, label, predicted
+    path = tmp_path / "eval_predictions.jsonl"
+    path.write_text("".join(json.dumps({"tokens": t, "label": y, "predicted": p}) + "\n" for t, y, p in rows))
+    buckets = {b["tokens"]: (b["examples"], b["accuracy"]) for b in _accuracy_by_length(path)}
+    assert buckets == {"1-16": (1, 1.0), "257-512": (1, 1.0), "513-1024": (1, 0.0), "1025-2048": (2, 1.0),
+                       "2049-4096": (1, 1.0)}  # fmt: skip
+    assert sum(examples for examples, _ in buckets.values()) == len(rows)

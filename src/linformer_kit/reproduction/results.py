@@ -23,7 +23,8 @@ from linformer_kit.reproduction.recipe import Recipe
 from linformer_kit.reproduction.study import Outcome
 from linformer_kit.train.curve import read_curve
 
-LENGTH_BUCKETS = ((1, 16), (17, 32), (33, 64), (65, 128), (129, 256), (257, 512))
+# input length in tokens: 1-16, then powers of two up to 65 536 (every input a model here can read)
+LENGTH_BUCKETS = ((1, 16), *((2**i + 1, 2 ** (i + 1)) for i in range(4, 16)))
 
 
 def collect(recipe: Recipe, outcomes: list[Outcome], device: str) -> dict[str, Any]:
