@@ -279,12 +279,11 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
                 f"vocab_size={self.vocab_size} sizes a newly trained tokenizer, but the tokenizer of "
                 f"{self.tokenizer or self.init_from!r} is used: drop --vocab-size"
             )
-        if self.init_from is not None:
-            self._check_seq_len_fits(read_config_json(self.init_from, "init_from"))
-        extends = self.init_from is not None and self.init_from_length() > longest_input(
-            read_config_json(self.init_from, "init_from")
-        )
-        check_new_positions(self.new_positions, extends)
+        source = read_config_json(self.init_from, "init_from") if self.init_from is not None else None
+        if source is not None:
+            self._check_seq_len_fits(source)
+        # a seq_len above the checkpoint's longest input extends its position table (init_from_length)
+        check_new_positions(self.new_positions, source is not None and self.seq_len > longest_input(source))
         self._check_k_within(self.seq_len, "seq_len")  # within the blocks trained on, not the model
         self.model_config()  # k per layer, sharing, projection against the model: LinformerConfig's checks
 
