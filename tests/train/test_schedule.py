@@ -108,6 +108,29 @@ def test_schedule_trains_short_blocks_first_and_resumes_exactly_in_phase_two(
 
 
 @pytest.mark.slow
+def test_a_finished_run_extended_by_resume_is_the_longer_run(corpus: Path, tmp_path: Path) -> None:
+    # recipes/reproduction/cpu-paper.yaml continues cpu-paper-7500's runs this way: the same switch step
+    # (4 = 0.8 x 5 = 0.5 x 8) and a constant lr, so the longer recipe's first steps are the shorter one's
+    common = dict(train=[str(corpus / "train.txt")], preset="tiny", seq_len=32, projected_length=8,
+                  per_device_train_batch_size=4, max_eval_blocks=4, logging_steps=1, disable_tqdm=True,
+                  lr_scheduler_type="constant_with_warmup", warmup_steps=2)  # fmt: skip
+    longer = dict(common, max_steps=8, seq_len_schedule="16:0.5,32:0.5")
+    straight = pretrain(PretrainConfig(output_dir=str(tmp_path / "straight"), **longer))
+    extended = str(tmp_path / "extended")
+    pretrain(PretrainConfig(output_dir=extended, max_steps=5, seq_len_schedule="16:0.8,32:0.2", save_steps=5,
+                            **common))  # fmt: skip
+    (Path(extended) / "metrics.json").unlink()  # finished: only its checkpoint is carried on
+    resumed = pretrain(PretrainConfig(output_dir=extended, resume=True, **longer))
+
+    assert resumed.resumed_from_step == 5
+    expected = load_file(Path(straight.output_dir) / "model.safetensors")
+    actual = load_file(Path(resumed.output_dir) / "model.safetensors")
+    for name in expected:
+        torch.testing.assert_close(actual[name], expected[name], rtol=0, atol=1e-6, msg=name)
+    assert [e["seq_len"] for e in read_curve(extended) if "loss" in e] == [16] * 4 + [32] * 4
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(("positions", "highest"), [("restart", 1 + 16), ("keep", 1 + 32)])
 def test_short_blocks_restart_or_keep_their_positions(
     corpus: Path, tmp_path: Path, positions, highest
