@@ -351,3 +351,18 @@ def test_accuracy_by_length_counts_every_prediction(tmp_path: Path) -> None:
     assert buckets == {"1-16": (1, 1.0), "257-512": (1, 1.0), "513-1024": (1, 0.0), "1025-2048": (2, 1.0),
                        "2049-4096": (1, 1.0)}  # fmt: skip
     assert sum(examples for examples, _ in buckets.values()) == len(rows)
+
+
+def test_a_finetune_only_table_has_no_pretraining_section_and_shows_the_majority_class() -> None:
+    from linformer_kit.reproduction.results import format_tables, summarise_finetuning
+
+    runs = [
+        {"name": f"text-k256-s{seed}", "task": "finetune", "status": "ok", "dataset": "text", "seed": seed,
+         "pretrained": "scratch:k256", "accuracy": accuracy, "majority_class_accuracy": 0.5}
+        for seed, accuracy in ((1, 0.57), (2, 0.55))
+    ]  # fmt: skip
+    summary = summarise_finetuning(runs)
+    assert summary[0]["majority_class_accuracy"] == 0.5
+    table = format_tables({"tier": "lra-cpu", "device": "cpu", "runs": runs, "finetune_summary": summary})
+    assert "## Pretraining" not in table
+    assert "| text | scratch:k256 | 56.00 ± 1.41 | 50.0 | 1: 0.5700, 2: 0.5500 |" in table

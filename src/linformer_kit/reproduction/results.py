@@ -217,6 +217,15 @@ def summarise_finetuning(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "accuracies": accuracies,
                 "mean": statistics.mean(accuracies),
                 "std": statistics.stdev(accuracies) if len(accuracies) > 1 else 0.0,
+                # the line to read every accuracy against (the same evaluation examples for every seed)
+                "majority_class_accuracy": next(
+                    (
+                        m["majority_class_accuracy"]
+                        for m in members
+                        if m.get("majority_class_accuracy") is not None
+                    ),
+                    None,
+                ),
                 "accuracy_by_length": _pooled_buckets(members),
             }
         )
@@ -255,32 +264,23 @@ def write_results(results: dict[str, Any], results_dir: str | Path) -> list[Path
 
 def format_tables(results: dict[str, Any]) -> str:
     lines = [f"# Reproduction study, {results['tier']} tier ({results['device']})", ""]
-    lines += ["## Pretraining (masked LM, validation perplexity)", ""]
-    lines += [
-        "| run | attention | k | sharing | projection | E start | scaling | LayerNorm | n (schedule) | steps "
-        "| train tokens | val perplexity | no-context floor |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in results["runs"]:
-        if r["task"] != "pretrain":
-            continue
-        ppl = f"{r['val_perplexity']:.2f}" if r.get("val_perplexity") else r["status"]
-        tokens = f"{r['train_tokens'] / 1e6:.1f} M" if r.get("train_tokens") else "–"
-        floor = f"{r['no_context_perplexity']:.2f}" if r.get("no_context_perplexity") else "–"
-        lines.append(
-            f"| {r['name']} | {r['attention']} | {r['projected_length'] or '–'} | {r['sharing'] or '–'} | "
-            f"{r['projection'] or '–'} | {r['projection_init'] or '–'} | {r['projection_scaling'] or '–'} | "
-            f"{r['layer_norm']} | {r['seq_len']}{_schedule(r.get('seq_len_schedule'))} | "
-            f"{r.get('steps', '–')} | {tokens} | {ppl} | {floor} |"
-        )
+    pretraining = [r for r in results["runs"] if r["task"] == "pretrain"]
+    if pretraining:  # a finetune-only tier (LRA: classifiers from scratch) has no such table
+        lines += _pretrain_table(pretraining)
     summary = results["finetune_summary"]
     if summary:
         lines += ["", "## Finetuning (dev accuracy, mean ± std over seeds; every seed listed)", ""]
-        lines += ["| task | pretrained model | mean ± std | seeds: accuracy |", "|---|---|---|---|"]
+        lines += [
+            "| task | pretrained model | mean ± std | majority class | seeds: accuracy |",
+            "|---|---|---|---|---|",
+        ]
         for s in summary:
             each = ", ".join(f"{seed}: {a:.4f}" for seed, a in zip(s["seeds"], s["accuracies"]))
+            majority = s.get("majority_class_accuracy")
+            majority = f"{100 * majority:.1f}" if majority is not None else "–"
             lines.append(
-                f"| {s['dataset']} | {s['pretrained']} | {100 * s['mean']:.2f} ± {100 * s['std']:.2f} | {each} |"
+                f"| {s['dataset']} | {s['pretrained']} | {100 * s['mean']:.2f} ± {100 * s['std']:.2f} | {majority} "
+                f"| {each} |"
             )
         lines += ["", "## Accuracy by input length (tokens; mean over seeds)", ""]
         buckets = [b for b, _ in _bucket_order(summary)]
@@ -292,12 +292,32 @@ def format_tables(results: dict[str, Any]) -> str:
                 for b in buckets
             ]
             lines.append(f"| {s['dataset']} | {s['pretrained']} | " + " | ".join(row) + " |")
-    lines += _position_table([r for r in results["runs"] if r["task"] == "pretrain"])
+    lines += _position_table(pretraining)
     lines += _probe_table(results.get("short_input_probe") or [])
     failed = [r["name"] for r in results["runs"] if r["status"] != "ok"]
     if failed:
         lines += ["", f"Runs without results: {', '.join(failed)}."]
     return "\n".join(lines) + "\n"
+
+
+def _pretrain_table(runs: list[dict[str, Any]]) -> list[str]:
+    lines = ["## Pretraining (masked LM, validation perplexity)", ""]
+    lines += [
+        "| run | attention | k | sharing | projection | E start | scaling | LayerNorm | n (schedule) | steps "
+        "| train tokens | val perplexity | no-context floor |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in runs:
+        ppl = f"{r['val_perplexity']:.2f}" if r.get("val_perplexity") else r["status"]
+        tokens = f"{r['train_tokens'] / 1e6:.1f} M" if r.get("train_tokens") else "–"
+        floor = f"{r['no_context_perplexity']:.2f}" if r.get("no_context_perplexity") else "–"
+        lines.append(
+            f"| {r['name']} | {r['attention']} | {r['projected_length'] or '–'} | {r['sharing'] or '–'} | "
+            f"{r['projection'] or '–'} | {r['projection_init'] or '–'} | {r['projection_scaling'] or '–'} | "
+            f"{r['layer_norm']} | {r['seq_len']}{_schedule(r.get('seq_len_schedule'))} | "
+            f"{r.get('steps', '–')} | {tokens} | {ppl} | {floor} |"
+        )
+    return lines
 
 
 def _position_table(runs: list[dict[str, Any]]) -> list[str]:
