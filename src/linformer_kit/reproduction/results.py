@@ -297,7 +297,10 @@ def format_tables(results: dict[str, Any]) -> str:
     failed = [r["name"] for r in results["runs"] if r["status"] != "ok"]
     if failed:
         lines += ["", f"Runs without results: {', '.join(failed)}."]
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    while "\n\n\n" in text:  # a section that is left out leaves no run of blank lines behind
+        text = text.replace("\n\n\n", "\n\n")
+    return text
 
 
 def _pretrain_table(runs: list[dict[str, Any]]) -> list[str]:
