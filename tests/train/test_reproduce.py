@@ -213,6 +213,19 @@ def test_dry_run_prints_every_command_and_runs_nothing(tmp_path, corpus, sentime
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow
+def test_a_committed_tokenizer_is_read_by_the_first_run_too(tmp_path, corpus, sentiment_csv, capsys) -> None:
+    # a study continued on another machine, whose runs go in another order, never trains a second tokenizer
+    recipe = _recipe(tmp_path, corpus, sentiment_csv)
+    committed = tmp_path / "results" / "tokenizer"
+    committed.mkdir(parents=True)
+    (committed / "tokenizer_config.json").write_text("{}")
+    assert main(["reproduce", str(recipe), "--data", str(corpus), "--dry-run", "--only", "full", "k8"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(f"--tokenizer {committed}" in line for line in lines[:2])
+    assert "--vocab_size" not in lines[0]  # it sizes a tokenizer trained here; none is
+
+
 def test_data_folder_defaults_to_linformer_data(tmp_path, corpus, sentiment_csv, capsys, monkeypatch) -> None:
     monkeypatch.setenv("LINFORMER_DATA", str(corpus))
     recipe = _recipe(tmp_path, corpus, sentiment_csv)
@@ -364,5 +377,6 @@ def test_a_finetune_only_table_has_no_pretraining_section_and_shows_the_majority
     summary = summarise_finetuning(runs)
     assert summary[0]["majority_class_accuracy"] == 0.5
     table = format_tables({"tier": "lra-cpu", "device": "cpu", "runs": runs, "finetune_summary": summary})
-    assert "## Pretraining" not in table and "\n\n\n" not in table
+    assert "## Pretraining" not in table
+    assert "\n\n\n" not in table
     assert "| text | scratch:k256 | 56.00 ± 1.41 | 50.0 | 1: 0.5700, 2: 0.5500 |" in table

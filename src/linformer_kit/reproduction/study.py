@@ -124,7 +124,8 @@ def run_dir(recipe: Recipe, run: Run) -> Path:
 def command(recipe: Recipe, run: Run, tokenizer: Path | None) -> list[str]:
     """`linformer <verb> --output_dir DIR --option value ...`, the options in recipe order.
 
-    `tokenizer`: the study's shared tokenizer, for every pretraining run but the first (which trains it).
+    `tokenizer`: the study's shared tokenizer, for every pretraining run but the one that trains it (the
+    first, unless results_dir/tokenizer is committed: then every run reads that, whichever runs first).
     """
     options = {"output_dir": str(run_dir(recipe, run)), **run.options}
     if run.verb == "finetune" and run.architecture is not None:  # from scratch: its own kind, or the study's
@@ -132,7 +133,7 @@ def command(recipe: Recipe, run: Run, tokenizer: Path | None) -> list[str]:
             options["tokenizer"] = str(tokenizer)
     elif run.verb == "finetune":
         options["model"] = str(Path(recipe.output_dir) / "pretrain" / str(run.model))
-    elif tokenizer is not None and run != recipe.pretrain[0]:
+    elif tokenizer is not None and Path(tokenizer) != run_dir(recipe, run):
         options["tokenizer"] = str(tokenizer)
         for key in (
             "vocab_size",
