@@ -263,7 +263,9 @@ def write_results(results: dict[str, Any], results_dir: str | Path) -> list[Path
 
 
 def format_tables(results: dict[str, Any]) -> str:
-    lines = [f"# Reproduction study, {results['tier']} tier ({results['device']})", ""]
+    lines = [
+        f"# Reproduction study, {results['tier']} tier ({results['device']})"
+    ]  # each section opens with ""
     pretraining = [r for r in results["runs"] if r["task"] == "pretrain"]
     if pretraining:  # a finetune-only tier (LRA: classifiers from scratch) has no such table
         lines += _pretrain_table(pretraining)
@@ -297,14 +299,11 @@ def format_tables(results: dict[str, Any]) -> str:
     failed = [r["name"] for r in results["runs"] if r["status"] != "ok"]
     if failed:
         lines += ["", f"Runs without results: {', '.join(failed)}."]
-    text = "\n".join(lines) + "\n"
-    while "\n\n\n" in text:  # a section that is left out leaves no run of blank lines behind
-        text = text.replace("\n\n\n", "\n\n")
-    return text
+    return "\n".join(lines) + "\n"
 
 
 def _pretrain_table(runs: list[dict[str, Any]]) -> list[str]:
-    lines = ["## Pretraining (masked LM, validation perplexity)", ""]
+    lines = ["", "## Pretraining (masked LM, validation perplexity)", ""]
     lines += [
         "| run | attention | k | sharing | projection | E start | scaling | LayerNorm | n (schedule) | steps "
         "| train tokens | val perplexity | no-context floor |",

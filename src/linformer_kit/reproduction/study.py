@@ -133,7 +133,7 @@ def command(recipe: Recipe, run: Run, tokenizer: Path | None) -> list[str]:
             options["tokenizer"] = str(tokenizer)
     elif run.verb == "finetune":
         options["model"] = str(Path(recipe.output_dir) / "pretrain" / str(run.model))
-    elif tokenizer is not None and Path(tokenizer) != run_dir(recipe, run):
+    elif tokenizer is not None and tokenizer != run_dir(recipe, run):
         options["tokenizer"] = str(tokenizer)
         for key in (
             "vocab_size",
