@@ -308,6 +308,28 @@ def test_panels_draw_the_named_runs_and_unknown_names_are_refused(tmp_path, corp
         load_recipe(recipe, str(corpus))
 
 
+def test_runs_evaluated_without_training_get_a_table_and_no_plot(tmp_path) -> None:
+    from linformer_kit.reproduction import write_results
+
+    run = {
+        "name": "k8-0",
+        "task": "pretrain",
+        "status": "ok",
+        "curve": [{"step": 0, "val_perplexity": 30.0, "seq_len": 32}],  # max_steps: 0
+        "no_context_perplexity": 40.0,
+        "attention": "linformer",
+        "layer_norm": "pre",
+        "seq_len": 32,
+        "val_perplexity": 30.0,
+        "projected_length": 8,
+        **dict.fromkeys(("sharing", "projection", "projection_init", "projection_scaling")),
+    }
+    results = {"tier": "t", "device": "cpu", "runs": [run], "finetune_summary": []}
+    results["recipe"] = {"panels": {"k": ["k8-0"]}}
+    assert write_results(results, tmp_path) == [tmp_path / "results.json", tmp_path / "results.md"]
+    assert "| k8-0 |" in (tmp_path / "results.md").read_text()
+
+
 @pytest.mark.parametrize("name", ["gpu", "cpu"], ids=["published-setting", "cpu-budget"])  # runs without CUDA
 def test_the_lra_recipes_train_from_scratch_with_no_pretraining(tmp_path, name, capsys) -> None:
     """recipes/lra/*.yaml: finetune-only studies; each run names its tokenizer kind and its own shape."""

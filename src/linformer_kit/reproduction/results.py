@@ -253,7 +253,8 @@ def write_results(results: dict[str, Any], results_dir: str | Path) -> list[Path
     paths = [out / "results.json", out / "results.md"]
     paths[0].write_text(json.dumps(results, indent=1) + "\n")
     paths[1].write_text(format_tables(results))
-    curves = [r for r in results["runs"] if r["task"] == "pretrain" and r.get("curve")]
+    # a run evaluated without training (max_steps: 0) has one point: its table row says it, a plot would not
+    curves = [r for r in results["runs"] if r["task"] == "pretrain" and len(r.get("curve") or []) > 1]
     if curves:
         paths.append(plot_curves(curves, out / "validation_perplexity.png", results["tier"]))
     panels = (results.get("recipe") or {}).get("panels")
