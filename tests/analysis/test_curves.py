@@ -12,7 +12,7 @@ from linformer_kit.analysis import (
     recommend_projected_length,
     singular_values,
 )
-from linformer_kit.analysis.curves import nuclear_norm_upper_bound
+from linformer_kit.analysis.curves import nuclear_norm_upper_bound, offset_mass
 
 
 def test_identity_has_a_flat_spectrum_and_a_straight_curve() -> None:
@@ -82,3 +82,18 @@ def test_recommender_per_layer_worst_head_or_mean() -> None:
 def test_config_rejects_bad_values(field: str, value: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         SpectrumConfig(**{field: value})
+
+
+def test_offset_mass_equals_a_loop_over_queries_and_a_shift_puts_all_on_one_offset() -> None:
+    maps = torch.softmax(torch.randn(2, 3, 9, 9, generator=torch.Generator().manual_seed(0)), -1)
+    expected = torch.zeros(2, 3, 5)
+    for i in range(9):  # the reference: query i, key i + o
+        for slot, o in enumerate(range(-2, 3)):
+            if 0 <= i + o < 9:
+                expected[..., slot] += maps[..., i, i + o] / 9
+    torch.testing.assert_close(offset_mass(maps, 2), expected)
+
+    shift = torch.diag(torch.ones(8), diagonal=1)  # query i attends to key i + 1 (the last query: nothing)
+    torch.testing.assert_close(offset_mass(shift, 1), torch.tensor([0.0, 0.0, 8 / 9]))
+    with pytest.raises(ValueError, match=r"radius=9 must be >= 0 and < n=9"):
+        offset_mass(maps, 9)

@@ -57,6 +57,26 @@ def test_spectrum_equals_svd_of_each_attention_map(model_and_tokenizer, text_fil
     torch.testing.assert_close(result.effective_rank_mean[0.5], ranks_at_half.mean(0).float())
     assert len(result.recommended_projected_length) == 3
     assert all(1 <= k <= 12 for k in result.recommended_projected_length)
+    with (
+        torch.no_grad()
+    ):  # offset mass: m(o) = mean over queries of P[i, i + o], a short input adds 0 beyond it
+        mass = []
+        for ids in inputs:
+            maps = torch.cat(model(input_ids=torch.tensor([ids]), output_attentions=True).attentions).double()
+            n = len(ids)
+            mass.append(torch.stack([maps.diagonal(o, -2, -1).sum(-1) / n for o in range(-3, 4)], -1))
+    torch.testing.assert_close(result.offset_mass, torch.stack(mass).mean(0).float())
+    assert result.to_dict()["offset_mass"]["offsets"] == [-3, -2, -1, 0, 1, 2, 3]
+
+
+def test_a_head_that_copies_its_neighbour_gets_a_note() -> None:
+    from linformer_kit.analysis.spectrum import _shift_notes
+
+    mass = torch.zeros(2, 2, 7)  # (L, h, offsets -3 .. 3)
+    mass[0, 1, 2] = 0.98  # layer 0 head 1: the previous token
+    mass[1, 0] = 1 / 7  # spread: no note
+    (note,) = _shift_notes(mass)
+    assert note.startswith("layer 0 head 1 puts 98% of its attention on the key at offset -1")
 
 
 def test_randomized_method_stays_close_to_exact(model_and_tokenizer, text_file: Path) -> None:

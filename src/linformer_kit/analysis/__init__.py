@@ -13,6 +13,7 @@ from linformer_kit.analysis.spectrum_config import SpectrumConfig
 # does not import torch
 _LAZY = {
     "cumulative_curve": "curves", "effective_rank": "curves", "recommend_projected_length": "curves",
+    "offset_mass": "curves",
     "SpectrumResult": "spectrum", "chunk_text": "spectrum", "compute_spectrum": "spectrum",
     "load_encoder": "spectrum", "spectrum_from_pretrained": "spectrum",
     "write_spectrum_report": "spectrum_report",
@@ -28,6 +29,7 @@ __all__ = [
     "effective_rank",
     "exact_svdvals",
     "load_encoder",
+    "offset_mass",
     "randomized_svdvals",
     "recommend_projected_length",
     "singular_values",
@@ -43,7 +45,12 @@ def __getattr__(name: str) -> object:
 
 
 if TYPE_CHECKING:
-    from linformer_kit.analysis.curves import cumulative_curve, effective_rank, recommend_projected_length
+    from linformer_kit.analysis.curves import (
+        cumulative_curve,
+        effective_rank,
+        offset_mass,
+        recommend_projected_length,
+    )
     from linformer_kit.analysis.spectrum import (
         SpectrumResult,
         chunk_text,

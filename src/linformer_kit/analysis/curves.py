@@ -3,6 +3,7 @@
     c(i) = (σ_1 + ... + σ_i) / (σ_1 + ... + σ_n)          normalization="singular" (the default)
     c(i) = (σ_1² + ... + σ_i²) / ‖P‖_F²                   normalization="energy"
     effective rank at t = the smallest r with c(r) ≥ t
+    offset mass m(o) = (1/n) Σ_i P[i, i+o]                 the share of attention on the key o places away
 
 The singular values come from `analysis/svd.py`; running a model over text is `analysis/spectrum.py`.
 """
@@ -61,3 +62,19 @@ def nuclear_norm_upper_bound(top: torch.Tensor, frobenius_sq: torch.Tensor, n: i
     """
     tail_energy = (frobenius_sq - top.square().sum(-1)).clamp_min(0.0)
     return top.sum(-1) + torch.sqrt((n - top.shape[-1]) * tail_energy)
+
+
+def offset_mass(maps: torch.Tensor, radius: int) -> torch.Tensor:
+    """(..., n, n) attention maps -> (..., 2·radius + 1): m(o) for o = -radius .. radius (key - query).
+
+    m(o) is the attention mass a query puts on the key o positions away, averaged over the n queries
+    (a query with no key there adds 0). A head with m(±1) ≈ 1 copies its neighbour: P is a shift,
+    full rank (rank n - 1), and a window-mean projection, which averages neighbouring keys and values,
+    cannot hold it (docs/reproduction.md, the study's trunk at n = 512). Reference loop in
+    tests/analysis/test_curves.py.
+    """
+    n = maps.shape[-1]
+    if not 0 <= radius < n:
+        raise ValueError(f"offset_mass: radius={radius} must be >= 0 and < n={n}")
+    diagonals = [maps.diagonal(offset=o, dim1=-2, dim2=-1).sum(-1) for o in range(-radius, radius + 1)]
+    return torch.stack(diagonals, dim=-1) / n

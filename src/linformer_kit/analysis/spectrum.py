@@ -9,7 +9,10 @@ version c(i) = Σ_{j≤i} σ_j² / ‖P‖_F² is `normalization="energy"`.
 
 From the curves we read the effective rank (smallest r with c(r) ≥ t) and recommend, per layer, the
 smallest k that keeps a given share of the spectrum: a list `LinformerConfig(projected_length=...)`
-takes as it is.
+takes as it is. Beside it, the offset mass m(o) of every head (`curves.offset_mass`): a head that
+puts most of its attention on one neighbour is a shifted identity, full rank, which a window-mean
+projection cannot hold however large k is below n (measured: docs/reproduction/cpu-paper/switch-from-trunk.md);
+such heads get a note.
 
 Running lives here (load the model, cut the text into inputs, run it, average over inputs); the
 options and their checks in `analysis/spectrum_config.py`; singular values in `analysis/svd.py`;
@@ -33,11 +36,15 @@ from linformer_kit.analysis.curves import (
     cumulative_curve,
     effective_rank,
     nuclear_norm_upper_bound,
+    offset_mass,
     recommend_projected_length,
 )
 from linformer_kit.analysis.spectrum_config import SpectrumConfig, default_index
 from linformer_kit.analysis.svd import singular_values
 from linformer_kit.data_files import read_texts
+
+OFFSET_RADIUS = 3  # offset mass reported for keys -3 .. +3 positions from the query
+SHIFT_MASS = 0.5  # a head with this much mass on the key at one offset gets a note (a shift: full rank)
 
 # ----------------------------------------------------------------------------- accumulation
 
@@ -80,6 +87,7 @@ class SpectrumResult:
     effective_rank_mean: dict[float, torch.Tensor]  # threshold -> (L, h), averaged over inputs
     effective_rank_std: dict[float, torch.Tensor]  # threshold -> (L, h)
     recommended_projected_length: list[int]  # per layer, for LinformerConfig(projected_length=...)
+    offset_mass: torch.Tensor  # (L, h, 2·OFFSET_RADIUS + 1) mass on keys -R .. +R from the query
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -129,6 +137,10 @@ class SpectrumResult:
             "layer_curve_std": rounded(self.layer_curve_std),
             "curve_mean": rounded(self.curve_mean),
             "curve_std": rounded(self.curve_std),
+            "offset_mass": {
+                "offsets": list(range(-OFFSET_RADIUS, OFFSET_RADIUS + 1)),
+                "mean": rounded(self.offset_mass),
+            },
             "notes": self.notes,
         }
 
@@ -229,7 +241,7 @@ def compute_spectrum(
             f"(longest input {max_len} tokens, method={config.method!r}); pass a smaller --index"
         )
     generator = torch.Generator(device=device).manual_seed(config.seed)
-    head_curves, layer_curves = _RunningMoments(), _RunningMoments()
+    head_curves, layer_curves, offsets = _RunningMoments(), _RunningMoments(), _RunningMoments()
     ranks = {t: _RunningMoments() for t in config.thresholds}
     model.eval()  # no dropout on the attention maps
     with (
@@ -239,6 +251,9 @@ def compute_spectrum(
         for batch in _batches_of_equal_length(inputs, config.batch_size):
             input_ids = torch.tensor(batch, dtype=torch.long, device=device)  # (b, n)
             attentions = _attention_maps(model, input_ids)  # L × (b, h, n, n)
+            radius = min(OFFSET_RADIUS, input_ids.shape[1] - 1)
+            mass = torch.stack([offset_mass(maps.to(dtype), radius) for maps in attentions], dim=1)
+            offsets.add(_pad_offsets(mass, OFFSET_RADIUS))  # (b, L, h, 2R+1)
             curves = torch.stack(
                 [_spectrum_curves(maps.to(dtype), config, generator) for maps in attentions], dim=1
             )  # (b, L, h, r)
@@ -259,6 +274,7 @@ def compute_spectrum(
             f"layers {unreached} do not reach keep={config.keep} within the first {width} singular values; "
             "their k is a lower bound (raise --rank)"
         )
+    notes += _shift_notes(offsets.mean())
     return SpectrumResult(
         config=config,
         num_inputs=len(inputs),
@@ -270,8 +286,28 @@ def compute_spectrum(
         effective_rank_mean={t: m.mean().float() for t, m in ranks.items()},
         effective_rank_std={t: m.std().float() for t, m in ranks.items()},
         recommended_projected_length=recommended,
+        offset_mass=offsets.mean().float(),
         notes=notes,
     )
+
+
+def _pad_offsets(mass: torch.Tensor, radius: int) -> torch.Tensor:
+    """(..., 2r+1) offset mass of a short input (r < radius) -> (..., 2·radius+1), 0 where no key is."""
+    missing = radius - (mass.shape[-1] - 1) // 2
+    return torch.nn.functional.pad(mass, (missing, missing)) if missing > 0 else mass
+
+
+def _shift_notes(mass: torch.Tensor) -> list[str]:
+    """Heads that put >= SHIFT_MASS of their attention on the key at one offset (0-based layer and head)."""
+    notes = []
+    for layer, head in zip(*torch.nonzero(mass.amax(-1) >= SHIFT_MASS, as_tuple=True), strict=True):
+        share, at = mass[layer, head].max(-1)
+        notes.append(
+            f"layer {int(layer)} head {int(head)} puts {float(share):.0%} of its attention on the key at offset "
+            f"{int(at) - OFFSET_RADIUS:+d} (key - query): P is near a shifted identity, full rank; a window-mean "
+            "projection averages neighbouring keys and values and cannot hold it (keep this layer exact: k = n)"
+        )
+    return notes
 
 
 # ----------------------------------------------------------------------------- loading text and models
