@@ -250,12 +250,12 @@ def compute_spectrum(
     ):
         for batch in _batches_of_equal_length(inputs, config.batch_size):
             input_ids = torch.tensor(batch, dtype=torch.long, device=device)  # (b, n)
-            attentions = _attention_maps(model, input_ids)  # L × (b, h, n, n)
+            attentions = [maps.to(dtype) for maps in _attention_maps(model, input_ids)]  # L × (b, h, n, n)
             radius = min(OFFSET_RADIUS, input_ids.shape[1] - 1)
-            mass = torch.stack([offset_mass(maps.to(dtype), radius) for maps in attentions], dim=1)
+            mass = torch.stack([offset_mass(maps, radius) for maps in attentions], dim=1)
             offsets.add(_pad_offsets(mass, OFFSET_RADIUS))  # (b, L, h, 2R+1)
             curves = torch.stack(
-                [_spectrum_curves(maps.to(dtype), config, generator) for maps in attentions], dim=1
+                [_spectrum_curves(maps, config, generator) for maps in attentions], dim=1
             )  # (b, L, h, r)
             for t in config.thresholds:
                 ranks[t].add(effective_rank(curves, t))
