@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 from transformers import AutoModelForSequenceClassification
 
 from linformer_kit.cli.main import main
@@ -62,3 +63,41 @@ def test_finetune_sentence_pairs_from_jsonl(tiny_model_dir: Path, tmp_path: Path
     saved = json.loads((tmp_path / "pairs" / "config.json").read_text())
     assert set(saved["label2id"]) == {"different", "same"}
     assert saved["short_inputs"] == "project"
+
+
+def test_tune_classifier_trains_the_head_on_a_frozen_encoder(
+    tiny_model_dir: Path, sentiment_csv: Path, tmp_path: Path, capsys
+) -> None:
+    """`tune="classifier"` (a probe): the saved encoder equals the pretrained one, the head has moved."""
+    from safetensors.torch import load_file
+
+    from linformer_kit.train import FinetuneConfig, finetune
+
+    out = tmp_path / "probe"
+    finetune(FinetuneConfig(model=str(tiny_model_dir), train=str(sentiment_csv / "train.csv"),
+                            validation=str(sentiment_csv / "dev.csv"), output_dir=str(out), max_steps=3,
+                            per_device_train_batch_size=8, max_eval_samples=8, learning_rate=1e-2,
+                            tune="classifier", disable_tqdm=True))  # fmt: skip
+    assert "tune=classifier: training the task head" in capsys.readouterr().out
+    pretrained, probed = load_file(tiny_model_dir / "model.safetensors"), load_file(out / "model.safetensors")
+    encoder = [key for key in probed if not key.startswith("classifier.")]
+    assert len(encoder) > 10
+    for key in encoder:
+        torch.testing.assert_close(probed[key], pretrained[key], rtol=0, atol=0, msg=key)
+    # the head starts from the seed's random weights; three steps at lr 1e-2 move it
+    again = out.parent / "probe-again"
+    finetune(FinetuneConfig(model=str(tiny_model_dir), train=str(sentiment_csv / "train.csv"),
+                            validation=str(sentiment_csv / "dev.csv"), output_dir=str(again), max_steps=6,
+                            per_device_train_batch_size=8, max_eval_samples=8, learning_rate=1e-2,
+                            tune="classifier", disable_tqdm=True))  # fmt: skip
+    head = [key for key in probed if key.startswith("classifier.")]
+    assert head and any(not torch.equal(probed[k], load_file(again / "model.safetensors")[k]) for k in head)
+
+
+def test_tune_must_be_a_known_choice(tiny_model_dir: Path, sentiment_csv: Path, tmp_path: Path) -> None:
+    from linformer_kit.train import FinetuneConfig
+
+    with pytest.raises(ValueError, match=r"tune must be one of \('all', 'classifier'\), got 'encoder'"):
+        FinetuneConfig(model=str(tiny_model_dir), train=str(sentiment_csv / "train.csv"),
+                       validation=str(sentiment_csv / "dev.csv"), output_dir=str(tmp_path / "x"),
+                       tune="encoder")  # fmt: skip

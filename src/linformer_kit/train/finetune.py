@@ -59,6 +59,10 @@ from linformer_kit.train.tokenizer_kinds import TOKENIZER_KINDS, check_tokenizer
 from linformer_kit.train.training_arguments import LinformerTrainingArguments, check_number, trainer_default
 
 GlueTask = Literal["sst2", "cola", "mrpc", "qnli", "qqp", "rte", "mnli", "wnli"]
+# what finetuning trains: every weight, or the task head alone on the frozen encoder (a probe of what the
+# pretrained representation holds, separated from what finetuning the encoder adds)
+Tune = Literal["all", "classifier"]
+TUNES: tuple[str, ...] = ("all", "classifier")
 # task -> (text column, pair column, dev split) in the Hub's "nyu-mll/glue"
 GLUE_TASKS: dict[str, tuple[str, str | None, str]] = {
     "sst2": ("sentence", None, "validation"),
@@ -116,6 +120,13 @@ class FinetuneConfig(NewModelFields, LinformerTrainingArguments):
             "help": "what the classifier reads: 'cls' (the first token, RoBERTa's) or 'mean' (the final "
             "hidden states averaged over real tokens); if absent, the model's own ('cls' for a new one); "
             "Linformer models only"
+        },
+    )
+    tune: Tune = field(
+        default="all",
+        metadata={
+            "help": "what trains: 'all' (every weight) or 'classifier' (the task head alone; the encoder "
+            "stays frozen: a probe of what its representation holds)"
         },
     )
     train: str | None = field(default=None, metadata={"help": "CSV / TSV / JSONL training file"})
@@ -187,6 +198,7 @@ class FinetuneConfig(NewModelFields, LinformerTrainingArguments):
             self.text_column, self.text_pair_column, _ = GLUE_TASKS[self.glue_task]
         self._check_numbers()
         check_choice("short_inputs", self.short_inputs, SHORT_INPUTS)
+        check_choice("tune", self.tune, TUNES)
         if self.classifier_pooling is not None:
             check_choice("classifier_pooling", self.classifier_pooling, CLASSIFIER_POOLINGS)
         if self.label_column in (self.text_column, self.text_pair_column):
@@ -477,6 +489,18 @@ def build_classifier(
     return LinformerForSequenceClassification(model_config)  # E, F start per model_config.projection_init
 
 
+def freeze_encoder(model: PreTrainedModel) -> None:
+    """`tune="classifier"`: every weight of the encoder (`model.base_model`) stops training; the head trains.
+
+    The encoder's weights are saved unchanged with the head (tests/train/test_finetune.py checks both).
+    """
+    for parameter in model.base_model.parameters():
+        parameter.requires_grad_(False)
+    trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    total = sum(p.numel() for p in model.parameters())
+    print(f"tune=classifier: training the task head, {trained:,} of {total:,} parameters (the encoder is frozen)")
+
+
 def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) -> FinetuneResult:
     """Finetune `config.model` for sequence classification; save it with metrics.json; return dev metrics.
 
@@ -515,6 +539,8 @@ def _finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback]) -> F
         problem_type="regression" if regression else "single_label_classification",
     )  # fmt: skip
     model = build_classifier(config, tokenizer, labels)
+    if config.tune == "classifier":
+        freeze_encoder(model)
     limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
     throughput = ThroughputCallback()
     trainer = GuardedTrainer(
