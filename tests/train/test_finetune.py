@@ -66,7 +66,7 @@ def test_finetune_sentence_pairs_from_jsonl(tiny_model_dir: Path, tmp_path: Path
 
 
 def test_tune_classifier_trains_the_head_on_a_frozen_encoder(
-    tiny_model_dir: Path, sentiment_csv: Path, tmp_path: Path, capsys
+    tiny_model_dir: Path, sentiment_csv: Path, tmp_path: Path, caplog
 ) -> None:
     """`tune="classifier"` (a probe): the saved encoder equals the pretrained one, the head has moved."""
     from safetensors.torch import load_file
@@ -74,11 +74,12 @@ def test_tune_classifier_trains_the_head_on_a_frozen_encoder(
     from linformer_kit.train import FinetuneConfig, finetune
 
     out = tmp_path / "probe"
+    caplog.set_level("INFO", logger="linformer_kit.train.finetune")
     finetune(FinetuneConfig(model=str(tiny_model_dir), train=str(sentiment_csv / "train.csv"),
                             validation=str(sentiment_csv / "dev.csv"), output_dir=str(out), max_steps=3,
                             per_device_train_batch_size=8, max_eval_samples=8, learning_rate=1e-2,
                             tune="classifier", disable_tqdm=True))  # fmt: skip
-    assert "tune=classifier: training the task head" in capsys.readouterr().out
+    assert "tune=classifier: training the task head" in caplog.text
     pretrained, probed = load_file(tiny_model_dir / "model.safetensors"), load_file(out / "model.safetensors")
     encoder = [key for key in probed if not key.startswith("classifier.")]
     assert len(encoder) > 10
@@ -91,7 +92,8 @@ def test_tune_classifier_trains_the_head_on_a_frozen_encoder(
                             per_device_train_batch_size=8, max_eval_samples=8, learning_rate=1e-2,
                             tune="classifier", disable_tqdm=True))  # fmt: skip
     head = [key for key in probed if key.startswith("classifier.")]
-    assert head and any(not torch.equal(probed[k], load_file(again / "model.safetensors")[k]) for k in head)
+    assert head
+    assert any(not torch.equal(probed[k], load_file(again / "model.safetensors")[k]) for k in head)
 
 
 def test_tune_must_be_a_known_choice(tiny_model_dir: Path, sentiment_csv: Path, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ their longest member, which Linformer handles exactly (pads are masked before th
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -75,6 +76,7 @@ GLUE_TASKS: dict[str, tuple[str, str | None, str]] = {
     "wnli": ("sentence1", "sentence2", "validation"),
 }
 LOCAL_SUFFIXES = (*TABLE_SUFFIXES, ".jsonl", ".jsonl.gz", ".json")
+logger = logging.getLogger(__name__)
 NEW_MODEL_LENGTH = 512  # a new model's longest input when max_length is absent: pretrain's seq_len, k = n/4
 
 
@@ -498,7 +500,9 @@ def freeze_encoder(model: PreTrainedModel) -> None:
         parameter.requires_grad_(False)
     trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
     total = sum(p.numel() for p in model.parameters())
-    print(f"tune=classifier: training the task head, {trained:,} of {total:,} parameters (the encoder is frozen)")
+    logger.info(
+        f"tune=classifier: training the task head, {trained:,} of {total:,} parameters (encoder frozen)"
+    )
 
 
 def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) -> FinetuneResult:
