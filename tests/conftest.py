@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import torch
 
@@ -18,3 +20,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip_gpu)
+
+
+@pytest.fixture
+def transformers_log() -> Iterator[list[str]]:
+    """What transformers logs during the test, one string per record.
+
+    Its logger does not propagate and its handler holds the stderr of import time (pytest's collection
+    capture), so neither caplog nor capfd sees it: this fixture hooks the logger itself.
+    """
+    import logging
+
+    records: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    logger = logging.getLogger("transformers")
+    handler = Collect(level=logging.DEBUG)
+    logger.addHandler(handler)
+    try:
+        yield records
+    finally:
+        logger.removeHandler(handler)

@@ -15,7 +15,7 @@ from linformer_kit.models import LinformerForSequenceClassification
 
 @pytest.mark.slow
 def test_finetune_learns_a_one_word_rule(
-    tiny_model_dir: Path, sentiment_csv: Path, tmp_path: Path, capsys
+    tiny_model_dir: Path, sentiment_csv: Path, tmp_path: Path, capsys, transformers_log
 ) -> None:
     out = tmp_path / "clf"
     code = main(["finetune", "--model", str(tiny_model_dir), "--train", str(sentiment_csv / "train.csv"),
@@ -26,6 +26,7 @@ def test_finetune_learns_a_one_word_rule(
     summary = captured.out.strip().splitlines()[-1]
     # transformers' load report (a table in terminal escape codes) gives way to one line of ours
     assert "LOAD REPORT" not in captured.out + captured.err
+    assert not [line for line in transformers_log if "LOAD REPORT" in line]  # capsys cannot see its logger
     assert "\x1b[" not in captured.out + captured.err
     assert "new task head (4 tensors, trained from scratch: classifier." in captured.out
     assert "dev accuracy" in summary

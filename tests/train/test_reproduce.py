@@ -64,9 +64,11 @@ def _recipe(tmp_path: Path, corpus: Path, sentiment_csv: Path, **changes) -> Pat
 
 
 @pytest.mark.slow
-def test_smoke_study_writes_results_for_every_run(tmp_path, corpus, sentiment_csv, capsys) -> None:
+def test_smoke_study_writes_results_for_every_run(tmp_path, corpus, sentiment_csv, transformers_log) -> None:
     recipe = _recipe(tmp_path, corpus, sentiment_csv)
     assert main(["reproduce", str(recipe), "--data", str(corpus), "--probe-lengths", "8", "32"]) == 0
+    # the probe loads each encoder through load_pretrained: no load table of the MLM head it leaves out
+    assert not [line for line in transformers_log if "LOAD REPORT" in line]
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     runs = {r["name"]: r for r in results["runs"]}
     baselines = {f"toy-{kind}-s{seed}" for kind in ("scratch-k8", "bag-of-words") for seed in (1, 2)}

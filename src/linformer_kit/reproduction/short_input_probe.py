@@ -52,10 +52,16 @@ def probe_lengths(
     from transformers import AutoTokenizer
 
     from linformer_kit.models import LinformerModel
+    from linformer_kit.models.loading import load_pretrained
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = LinformerModel.from_pretrained(model_dir, attn_implementation="eager").to(device).eval()
-    stream = tokenizer("\n\n".join(texts), add_special_tokens=False)["input_ids"]
+    # the encoder only: no report of the MLM head it leaves out (transformers' load table is noise here)
+    model = load_pretrained(
+        LinformerModel, model_dir, "model", report_head=False, attn_implementation="eager"
+    )
+    model = model.to(device).eval()
+    # one long stream, cut into inputs of each length below (so no "longer than the model" warning)
+    stream = tokenizer("\n\n".join(texts), add_special_tokens=False, verbose=False)["input_ids"]
     captured: list[tuple[LinformerSelfAttention, torch.Tensor, torch.Tensor | None]] = []
 
     def capture(block, args, kwargs):  # the attention block: (hidden_states, key_padding_mask, ...)
