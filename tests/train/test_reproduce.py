@@ -197,10 +197,33 @@ def test_a_task_may_name_its_own_models(tmp_path, corpus, sentiment_csv) -> None
     ]
     assert runs["toy-exact-k8-s1"].options["short_inputs"] == "exact"
     assert "models" not in runs["toy-exact-k8-s1"].options  # the driver's, not a CLI option
-
     raw["finetune"]["tasks"]["toy-exact"]["models"] = ["k9"]
     recipe.write_text(yaml.safe_dump(raw))
     with pytest.raises(ValueError, match=r"finetune.models \['k9'\] are not pretraining runs"):
+        load_recipe(recipe, str(corpus))
+
+
+def test_a_task_may_name_its_own_from_scratch_shapes(tmp_path, corpus, sentiment_csv) -> None:
+    """A task's `from_scratch` replaces the section's for that task alone (e.g. more shapes on one task)."""
+    recipe = _recipe(tmp_path, corpus, sentiment_csv)
+    raw = yaml.safe_load(recipe.read_text())
+    toy = raw["finetune"]["tasks"]["toy"]
+    shape = {"preset": "tiny", "projected_length": 4}  # a shape no pretraining run has
+    raw["finetune"]["tasks"]["long"] = {**toy, "from_scratch": {"full": None, "k4": shape}}
+    recipe.write_text(yaml.safe_dump(raw))
+    runs = {r.name: r for r in load_recipe(recipe, str(corpus)).finetune}
+    scratch = sorted(name for name in runs if "scratch" in name)
+    assert scratch == ["long-scratch-full-s1", "long-scratch-full-s2", "long-scratch-k4-s1",
+                       "long-scratch-k4-s2", "toy-scratch-k8-s1", "toy-scratch-k8-s2"]  # fmt: skip
+    assert runs["long-scratch-full-s1"].options["projected_length"] is None  # the pretraining run's shape
+    assert runs["long-scratch-k4-s2"].options["projected_length"] == 4
+    assert runs["toy-scratch-k8-s1"].options["projected_length"] == 8
+    assert "from_scratch" not in runs["long-k8-s1"].options  # the driver's, not a CLI option
+    raw["finetune"]["tasks"]["long"]["from_scratch"] = ["k16"]
+    recipe.write_text(yaml.safe_dump(raw))
+    with pytest.raises(
+        ValueError, match=r"finetune.tasks.long.from_scratch \['k16'\] are not pretraining runs"
+    ):
         load_recipe(recipe, str(corpus))
 
 

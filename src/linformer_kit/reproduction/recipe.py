@@ -14,7 +14,8 @@ A recipe (YAML or JSON, committed under `recipes/reproduction/`) names pretraini
     finetune:
       defaults: {num_train_epochs: 1, learning_rate: 1e-4}
       tasks: {sst2: {train: "{data}/sst2/train.tsv", ...}}
-      models: [full, k128]          # names of pretraining runs (a task may name its own `models`)
+      models: [full, k128]          # names of pretraining runs (a task may name its own `models`,
+                                    # and its own `from_scratch`)
       seeds: [1, 2, 3]
       from_scratch: [k128]          # the same classifier with no pretraining: TASK-scratch-k128-sSEED
                                     # (or a mapping NAME: {options}: a new shape; then `pretrain` may be absent)
@@ -142,18 +143,7 @@ def _finetune_runs(section: dict | None, pretrain: list[Run], data_dir: str | No
         return []
     _no_unknown("finetune", section, {"defaults", "tasks", "models", "seeds", "from_scratch", "bag_of_words"})
     pretrained = {r.name for r in pretrain}
-    scratch = section.get("from_scratch") or []
-    if isinstance(scratch, list):  # names of pretraining runs: their shapes
-        unknown = [m for m in scratch if m not in pretrained]
-        if unknown:
-            raise ValueError(
-                f"recipe: finetune.from_scratch {unknown} are not pretraining runs {sorted(pretrained)}"
-            )
-        scratch = dict.fromkeys(scratch)
-    elif not isinstance(scratch, dict):
-        raise ValueError(
-            f"recipe: finetune.from_scratch must list pretraining runs or map names to options, got {scratch!r}"
-        )
+    section_scratch = _scratch_shapes(section.get("from_scratch"), pretrained, "finetune.from_scratch")
     seeds, tasks = section.get("seeds") or [], section.get("tasks") or {}
     if not (seeds and tasks):
         raise ValueError("recipe: finetune needs tasks, seeds, and models or from_scratch (each non-empty)")
@@ -163,6 +153,11 @@ def _finetune_runs(section: dict | None, pretrain: list[Run], data_dir: str | No
     for task, spec in tasks.items():
         spec = dict(spec or {})
         models = spec.pop("models", None) or section.get("models") or []
+        scratch = section_scratch
+        if "from_scratch" in spec:  # a task's own list replaces the section's
+            scratch = _scratch_shapes(
+                spec.pop("from_scratch"), pretrained, f"finetune.tasks.{task}.from_scratch"
+            )
         unknown = [m for m in models if m not in pretrained]
         if unknown:
             raise ValueError(
@@ -186,6 +181,21 @@ def _finetune_runs(section: dict | None, pretrain: list[Run], data_dir: str | No
                 for seed in seeds
             ]  # fmt: skip
     return runs
+
+
+def _scratch_shapes(value: object, pretrained: set[str], where: str) -> dict[str, dict | None]:
+    """`from_scratch` as name -> own options: a list names pretraining runs (their shapes), a mapping
+    gives a name its options (on top of the pretraining run of that name, if any)."""
+    if value is None:
+        return {}
+    if isinstance(value, list):
+        unknown = [m for m in value if m not in pretrained]
+        if unknown:
+            raise ValueError(f"recipe: {where} {unknown} are not pretraining runs {sorted(pretrained)}")
+        return dict.fromkeys(value)
+    if not isinstance(value, dict):
+        raise ValueError(f"recipe: {where} must list pretraining runs or map names to options, got {value!r}")
+    return value
 
 
 def _architecture_fields() -> tuple[str, ...]:
