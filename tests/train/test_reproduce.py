@@ -427,3 +427,14 @@ def test_a_finetune_only_table_has_no_pretraining_section_and_shows_the_majority
     assert "## Pretraining" not in table
     assert "\n\n\n" not in table
     assert "| text | scratch:k256 | 56.00 ± 1.41 | 50.0 | 1: 0.5700, 2: 0.5500 |" in table
+
+
+@pytest.mark.parametrize("count", [3, 10, 11, 20, 31])
+def test_every_run_of_the_panels_gets_its_own_colour(count) -> None:
+    from matplotlib.colors import to_hex
+
+    from linformer_kit.reproduction.results import run_colours
+
+    colours = run_colours([f"run{i}" for i in range(count)])
+    assert len(colours) == count
+    assert len({to_hex(c) for c in colours.values()}) == count  # no two runs alike (11 used to reuse C0)

@@ -14,6 +14,7 @@ import json
 import math
 import shlex
 import statistics
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -402,16 +403,27 @@ def plot_panels(runs: list[dict[str, Any]], panels: dict[str, list[str]], path: 
     columns = min(len(panels), 2)
     rows = -(-len(panels) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(6.0 * columns, 4.2 * rows), squeeze=False)
-    names_in_order = list(dict.fromkeys(n for names in panels.values() for n in names))
-    colours = {n: f"C{i % 10}" for i, n in enumerate(names_in_order)}  # a run keeps its colour in every panel
+    colours = run_colours(list(dict.fromkeys(n for names in panels.values() for n in names)))
     for ax, (title, names) in zip(axes.flat, panels.items()):
         missing = [n for n in names if n not in by_name]
         _draw_curves(ax, [by_name[n] for n in names if n in by_name], title, colours)
-        if missing:
-            ax.set_xlabel(f"training steps  (not run yet: {', '.join(missing)})")
+        if missing:  # wrapped: a long list would run past the panel
+            ax.set_xlabel(textwrap.fill(f"training steps  (not run yet: {', '.join(missing)})", 70))
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
     return _save(fig, path)
+
+
+def run_colours(names: list[str]) -> dict[str, str]:
+    """One colour per run, the same in every panel, no two alike: matplotlib's ten-colour cycle for up
+    to 10 runs, the twenty colours of "tab20" for up to 20, then "turbo" spaced evenly."""
+    if len(names) <= 10:
+        return {n: f"C{i}" for i, n in enumerate(names)}
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    cmap, count = (colormaps["tab20"], 20) if len(names) <= 20 else (colormaps["turbo"], len(names))
+    return {n: to_hex(cmap(i / count if count > 20 else i)) for i, n in enumerate(names)}
 
 
 def _pyplot():
