@@ -416,14 +416,17 @@ def plot_panels(runs: list[dict[str, Any]], panels: dict[str, list[str]], path: 
 
 def run_colours(names: list[str]) -> dict[str, str]:
     """One colour per run, the same in every panel, no two alike: matplotlib's ten-colour cycle for up
-    to 10 runs, the twenty colours of "tab20" for up to 20, then "turbo" spaced evenly."""
+    to 10 runs; up to 20, "tab20", its ten strong shades first, then their light pairs; then "turbo"."""
     if len(names) <= 10:
         return {n: f"C{i}" for i, n in enumerate(names)}
     from matplotlib import colormaps
     from matplotlib.colors import to_hex
 
-    cmap, count = (colormaps["tab20"], 20) if len(names) <= 20 else (colormaps["turbo"], len(names))
-    return {n: to_hex(cmap(i / count if count > 20 else i)) for i, n in enumerate(names)}
+    if len(names) <= 20:  # tab20 alternates strong and light shades of one hue
+        return {
+            n: to_hex(colormaps["tab20"](2 * i if i < 10 else 2 * (i - 10) + 1)) for i, n in enumerate(names)
+        }
+    return {n: to_hex(colormaps["turbo"](i / (len(names) - 1))) for i, n in enumerate(names)}
 
 
 def _pyplot():
