@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import datasets
 import numpy as np
@@ -63,7 +63,7 @@ GlueTask = Literal["sst2", "cola", "mrpc", "qnli", "qqp", "rte", "mnli", "wnli"]
 # what finetuning trains: every weight, or the task head alone on the frozen encoder (a probe of what the
 # pretrained representation holds, separated from what finetuning the encoder adds)
 Tune = Literal["all", "classifier"]
-TUNES: tuple[str, ...] = ("all", "classifier")
+TUNES: tuple[str, ...] = get_args(Tune)
 # task -> (text column, pair column, dev split) in the Hub's "nyu-mll/glue"
 GLUE_TASKS: dict[str, tuple[str, str | None, str]] = {
     "sst2": ("sentence", None, "validation"),
