@@ -197,6 +197,7 @@ def test_a_task_may_name_its_own_models(tmp_path, corpus, sentiment_csv) -> None
     ]
     assert runs["toy-exact-k8-s1"].options["short_inputs"] == "exact"
     assert "models" not in runs["toy-exact-k8-s1"].options  # the driver's, not a CLI option
+
     raw["finetune"]["tasks"]["toy-exact"]["models"] = ["k9"]
     recipe.write_text(yaml.safe_dump(raw))
     with pytest.raises(ValueError, match=r"finetune.models \['k9'\] are not pretraining runs"):
