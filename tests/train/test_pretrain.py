@@ -15,6 +15,7 @@ from transformers import AutoModelForMaskedLM, AutoTokenizer, TrainerCallback
 from linformer_kit.cli.main import main
 from linformer_kit.models import LinformerForMaskedLM
 from linformer_kit.train import PretrainConfig, pretrain
+from linformer_kit.train.pretrain import ResumableMaskingCollator
 
 TINY = ["--preset", "tiny", "--seq-len", "32", "--batch-size", "4", "--no-progress", "--max-eval-blocks", "8"]
 
@@ -159,6 +160,25 @@ class CrashAfter(TrainerCallback):
 
 
 @pytest.mark.slow
+def test_masks_are_a_function_of_seed_and_batch_alone(tiny_model_dir: Path) -> None:
+    """A resumed run's first batch is the collator's first call in that process: its masks must not
+    depend on what the collator saw before (transformers 5.24 replaced a generator set from outside)."""
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    generator = torch.Generator().manual_seed(0)
+    ids = torch.randint(len(tokenizer.all_special_ids), len(tokenizer), (2, 4, 32), generator=generator)
+    first, second = ([{"input_ids": row} for row in batch.tolist()] for batch in ids)
+
+    def masks(seed: int, batches: list) -> list[torch.Tensor]:
+        collator = ResumableMaskingCollator(tokenizer, mlm_probability=0.15, seed=seed)
+        return [collator(batch)["input_ids"] for batch in batches]
+
+    straight = masks(42, [first, second])
+    resumed = masks(42, [second])
+    torch.testing.assert_close(resumed[0], straight[1], rtol=0, atol=0)
+    assert not torch.equal(masks(43, [second])[0], straight[1])  # the seed matters
+    assert not torch.equal(straight[1], ids[1])  # something was masked
+
+
 def test_resume_after_kill_gives_the_uninterrupted_weights(corpus: Path, tmp_path: Path) -> None:
     common = dict(train=[str(corpus / "train.txt")], preset="tiny", seq_len=32, projected_length=8,
                   per_device_train_batch_size=4, max_steps=8, save_steps=3, max_eval_blocks=4,

@@ -479,8 +479,14 @@ class ResumableMaskingCollator(DataCollatorForLanguageModeling):
     def __call__(self, features, return_tensors=None):
         ids = torch.tensor([feature["input_ids"] for feature in features])  # (b, n)
         digest = hashlib.blake2b(ids.numpy().tobytes(), digest_size=8, key=str(self.seed).encode()).digest()
-        self.generator = self.get_generator(int.from_bytes(digest, "little") >> 1)  # fits in int64
+        self._batch_seed = int.from_bytes(digest, "little") >> 1  # fits in int64
+        # No generator: the library's masking asks `create_rng` for one, below. (Setting `generator`
+        # here is not enough: transformers >= 5.24 replaces a generator it did not make itself.)
+        self.generator = None
         return super().__call__(features, return_tensors)
+
+    def create_rng(self, return_tensors=None):
+        self.generator = self.get_generator(self._batch_seed)
 
 
 class MaskedLMTrainer(GuardedTrainer):
