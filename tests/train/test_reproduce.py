@@ -35,7 +35,10 @@ def _recipe(tmp_path: Path, corpus: Path, sentiment_csv: Path, **changes) -> Pat
                 "max_eval_blocks": 4,
                 "disable_tqdm": True,
             },
-            "runs": {"full": {"projected_length": None}, "k8": {"projected_length": 8}},
+            "runs": {
+                "full": {"projected_length": None, "seq_len_schedule": "none"},
+                "k8": {"projected_length": 8, "seq_len_schedule": "16:0.5,32:0.5"},
+            },
         },
         "finetune": {
             "defaults": {
@@ -88,6 +91,9 @@ def test_smoke_study_writes_results_for_every_run(tmp_path, corpus, sentiment_cs
     assert runs["full"]["projected_length"] is None
     assert runs["k8"]["projected_length"] == 8
     assert runs["k8"]["train_tokens"] == 4 * 4 * 32
+    # what distinguishes runs beyond the model: where short blocks sit (pretrain's default), precision
+    assert (runs["k8"]["short_block_positions"], runs["k8"]["dtype"]) == ("keep", "fp32")
+    assert (runs["full"]["short_block_positions"], runs["full"]["dtype"]) == (None, "fp32")  # no schedule
     assert [p["step"] for p in runs["k8"]["curve"]] == [2, 4]  # validation perplexity by step
     # same tokenizer, same validation blocks and masks: one no-context floor for every pretraining run
     assert runs["k8"]["no_context_perplexity"] == runs["full"]["no_context_perplexity"] > 1
@@ -113,6 +119,10 @@ def _continues_on_another_machine(tmp_path: Path, recipe: Path, corpus: Path, re
     """Only results_dir is committed: a new machine reruns nothing recorded, and only what changed."""
     assert (tmp_path / "results" / "tokenizer" / "tokenizer_config.json").is_file()
     shutil.rmtree(tmp_path / "runs")  # the weights are gone; results.json and the tokenizer stay
+    committed = json.loads((tmp_path / "results" / "results.json").read_text())
+    for record in committed["runs"]:  # as committed before records had these fields: read from options
+        record.pop("short_block_positions", None), record.pop("dtype", None)
+    (tmp_path / "results" / "results.json").write_text(json.dumps(committed))
     assert main(["reproduce", str(recipe), "--data", str(corpus), "--probe-lengths"]) == 0
     assert not (tmp_path / "runs" / "pretrain").exists()  # nothing trained again
     again = json.loads((tmp_path / "results" / "results.json").read_text())

@@ -2,9 +2,9 @@
 
 results.json: {"tier", "device", "recipe", "runs": [...], "finetune_summary": [...]} with one record
 per run (name, task, dataset, attention, projected_length, sharing, projection, projection_scaling,
-seq_len, train_tokens, steps, seed, val_perplexity (and its no_context_perplexity floor, see
-train/context_free.py) or accuracy, device, command, and for finetuning
-the accuracy by input-length bucket). Everything is read back from the runs' own metrics.json, so
+seq_len, seq_len_schedule, short_block_positions, dtype, train_tokens, steps, seed, val_perplexity (and
+its no_context_perplexity floor, see train/context_free.py) or accuracy, device, command, and for
+finetuning the accuracy by input-length bucket). Everything is read back from the runs' own metrics.json, so
 the tables show what the runs wrote, every seed included.
 """
 
@@ -23,6 +23,7 @@ from linformer_kit.reproduction.bag_of_words import bag_of_words_records
 from linformer_kit.reproduction.recipe import Recipe
 from linformer_kit.reproduction.study import Outcome
 from linformer_kit.train.curve import read_curve
+from linformer_kit.train.schedule import parse_schedule
 
 # input length in tokens: 1-16, then powers of two up to 65 536 (every input a model here can read)
 LENGTH_BUCKETS = ((1, 16), *((2**i + 1, 2 ** (i + 1)) for i in range(4, 16)))
@@ -38,7 +39,10 @@ def collect(recipe: Recipe, outcomes: list[Outcome], device: str) -> dict[str, A
     for o in outcomes:
         metrics = _read(o.output_dir / "metrics.json")
         if metrics is None and o.record is not None:  # finished on another machine: its committed record
-            runs.append(o.record)
+            if o.run.verb == "pretrain":  # records committed before these fields: from their options
+                runs.append({**_training_fields(_as_config(o.record.get("options") or {})), **o.record})
+            else:
+                runs.append(o.record)
             continue
         record = {
             "name": o.run.name,
@@ -104,7 +108,7 @@ def _pretrain_record(o: Outcome, metrics: dict[str, Any] | None) -> dict[str, An
     for key in ("layer_norm", "projection_init"):
         if key in saved and record.get(key) is not None:
             record[key] = saved[key]
-    record["seed"] = config.get("seed", 42)
+    record.update(seed=config.get("seed", 42), **_training_fields(config))
     if metrics:
         steps = metrics["steps"]
         batch = config["per_device_train_batch_size"] * config.get("gradient_accumulation_steps", 1)
@@ -123,6 +127,18 @@ def _pretrain_record(o: Outcome, metrics: dict[str, Any] | None) -> dict[str, An
     else:  # cut before it finished: the curve it wrote as it went (train/curve.py)
         record.update(curve=_curve(read_curve(o.output_dir)))
     return record
+
+
+def _training_fields(config: dict[str, Any]) -> dict[str, Any]:
+    schedule = config.get("seq_len_schedule")  # a run's metrics: phases; a recipe's options: text
+    if isinstance(schedule, str):
+        schedule = parse_schedule(schedule, config["seq_len"])
+    short_blocks = schedule is not None and len(schedule) > 1  # 'none' is one phase at seq_len
+    return {
+        # where the short blocks sit; absent from runs made before the option: 'restart', its behaviour
+        "short_block_positions": config.get("short_block_positions", "restart") if short_blocks else None,
+        "dtype": "bf16" if config.get("bf16") else "fp16" if config.get("fp16") else "fp32",
+    }
 
 
 def _curve(log_history: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -177,8 +193,15 @@ def _as_config(options: dict[str, Any]) -> dict[str, Any]:
     """A recipe run's options as its config: k parsed (nn/options.py), absent = `linformer pretrain`'s default."""
     from linformer_kit.train.pretrain import PretrainConfig
 
-    k = options.get("projected_length", PretrainConfig.__dataclass_fields__["projected_length"].default)
-    return {**options, "projected_length": parse_projected_length(k) if isinstance(k, str) else k}
+    defaults = {name: f.default for name, f in PretrainConfig.__dataclass_fields__.items()}
+    k = options.get("projected_length", defaults["projected_length"])
+    return {
+        "seq_len": defaults["seq_len"],
+        "seq_len_schedule": "auto",  # pretrain's default (a factory)
+        "short_block_positions": defaults["short_block_positions"],
+        **options,
+        "projected_length": parse_projected_length(k) if isinstance(k, str) else k,
+    }
 
 
 def _dataset(train: Any) -> str | None:
