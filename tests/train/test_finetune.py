@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from transformers import AutoModelForSequenceClassification
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from linformer_kit.cli.main import main
-from linformer_kit.models import LinformerForSequenceClassification
+from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, LinformerForSequenceClassification
 
 
 @pytest.mark.slow
@@ -100,7 +100,47 @@ def test_tune_classifier_trains_the_head_on_a_frozen_encoder(
 def test_tune_must_be_a_known_choice(tiny_model_dir: Path, sentiment_csv: Path, tmp_path: Path) -> None:
     from linformer_kit.train import FinetuneConfig
 
-    with pytest.raises(ValueError, match=r"tune must be one of \('all', 'classifier'\), got 'encoder'"):
+    with pytest.raises(
+        ValueError, match=r"tune must be one of \('all', 'classifier', 'all-but-projections'\), got 'encoder'"
+    ):
         FinetuneConfig(model=str(tiny_model_dir), train=str(sentiment_csv / "train.csv"),
                        validation=str(sentiment_csv / "dev.csv"), output_dir=str(tmp_path / "x"),
                        tune="encoder")  # fmt: skip
+
+
+def test_tune_all_but_projections_keeps_e_and_f(
+    tiny_model_dir: Path, sentiment_csv: Path, tmp_path: Path
+) -> None:
+    """E and F are saved as loaded, every other encoder weight trains; a model without E, F is refused."""
+    from safetensors.torch import load_file
+
+    from linformer_kit.train import FinetuneConfig, finetune
+
+    def run(model: Path, out: str) -> Path:
+        finetune(FinetuneConfig(model=str(model), train=str(sentiment_csv / "train.csv"),
+                                validation=str(sentiment_csv / "dev.csv"), output_dir=str(tmp_path / out),
+                                max_steps=3, per_device_train_batch_size=8, max_eval_samples=8,
+                                learning_rate=1e-2, tune="all-but-projections", disable_tqdm=True))  # fmt: skip
+        return tmp_path / out / "model.safetensors"
+
+    pretrained, tuned = (
+        load_file(tiny_model_dir / "model.safetensors"),
+        load_file(run(tiny_model_dir, "tuned")),
+    )
+    projections = [
+        key for key in pretrained if key.endswith(("key_projection.weight", "value_projection.weight"))
+    ]
+    assert len(projections) == 4  # E and F of both layers
+    for key in projections:
+        torch.testing.assert_close(tuned[key], pretrained[key], rtol=0, atol=0, msg=key)
+    others = [key for key in pretrained if key in tuned and key not in projections]
+    assert all(not torch.equal(tuned[key], pretrained[key]) for key in others if key.endswith("query.weight"))
+
+    full = tmp_path / "full"  # the same model with full attention: no E, F
+    config = LinformerConfig.from_pretrained(tiny_model_dir)
+    config.projected_length = None
+    LinformerForMaskedLM(config).save_pretrained(full)
+    AutoTokenizer.from_pretrained(tiny_model_dir).save_pretrained(full)
+    with pytest.raises(ValueError, match=r"tune='all-but-projections' needs learned projections \(E, F\)"):
+        run(full, "refused")
+    assert not (tmp_path / "refused" / "model.safetensors").exists()

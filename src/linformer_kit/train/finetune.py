@@ -25,6 +25,7 @@ from typing import Literal, get_args
 
 import datasets
 import numpy as np
+import torch
 from transformers import (
     AutoModelForSequenceClassification,
     AutoTokenizer,
@@ -48,6 +49,7 @@ from linformer_kit.models import CLASSIFIER_POOLINGS, ClassifierPooling, Linform
 from linformer_kit.models.loading import check_model_dir, load_pretrained, longest_input, read_config_json
 from linformer_kit.models.presets import PRESETS
 from linformer_kit.nn import SHORT_INPUTS, ShortInputs
+from linformer_kit.nn.attention import LinformerSelfAttention
 from linformer_kit.nn.options import check_choice, option_field
 from linformer_kit.output_dir import is_same_or_inside
 from linformer_kit.train.curve import CurveCallback
@@ -62,7 +64,7 @@ from linformer_kit.train.training_arguments import LinformerTrainingArguments, c
 GlueTask = Literal["sst2", "cola", "mrpc", "qnli", "qqp", "rte", "mnli", "wnli"]
 # what finetuning trains: every weight, or the task head alone on the frozen encoder (a probe of what the
 # pretrained representation holds, separated from what finetuning the encoder adds)
-Tune = Literal["all", "classifier"]
+Tune = Literal["all", "classifier", "all-but-projections"]
 TUNES: tuple[str, ...] = get_args(Tune)
 # task -> (text column, pair column, dev split) in the Hub's "nyu-mll/glue"
 GLUE_TASKS: dict[str, tuple[str, str | None, str]] = {
@@ -127,8 +129,9 @@ class FinetuneConfig(NewModelFields, LinformerTrainingArguments):
     tune: Tune = field(
         default="all",
         metadata={
-            "help": "what trains: 'all' (every weight) or 'classifier' (the task head alone; the encoder "
-            "stays frozen: a probe of what its representation holds)"
+            "help": "what trains: 'all' (every weight), 'classifier' (the task head alone; the encoder "
+            "stays frozen: a probe of what its representation holds) or 'all-but-projections' (every "
+            "weight but the Linformer's E and F, which keep their loaded values)"
         },
     )
     train: str | None = field(default=None, metadata={"help": "CSV / TSV / JSONL training file"})
@@ -505,6 +508,29 @@ def freeze_encoder(model: PreTrainedModel) -> None:
     )
 
 
+def freeze_projections(model: PreTrainedModel) -> None:
+    """`tune="all-but-projections"`: E and F of every layer keep their loaded values; the rest trains.
+
+    Separates what finetuning does through the projections from what it does elsewhere. A model with no
+    learned projection (full attention, pooling) is refused: nothing would differ from `tune="all"`.
+    """
+    attentions = [m for m in model.modules() if isinstance(m, LinformerSelfAttention)]
+    frozen = list({id(p): p for m in attentions for p in _projection_weights(m)}.values())  # layerwise: one E
+    if not frozen:
+        raise ValueError(
+            f"tune='all-but-projections' needs learned projections (E, F); this {model.config.model_type} "
+            "model has none (full attention, or a pooling projection): use tune='all'"
+        )
+    for parameter in frozen:
+        parameter.requires_grad_(False)
+    logger.info(f"tune=all-but-projections: E and F frozen, {sum(p.numel() for p in frozen):,} parameters")
+
+
+def _projection_weights(attention: LinformerSelfAttention) -> list[torch.nn.Parameter]:
+    projections = attention.projections() or ()  # E is F under kv / layerwise sharing: parameters dedupe
+    return [p for projection in projections for p in projection.parameters()]
+
+
 def finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback] = ()) -> FinetuneResult:
     """Finetune `config.model` for sequence classification; save it with metrics.json; return dev metrics.
 
@@ -545,6 +571,8 @@ def _finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback]) -> F
     model = build_classifier(config, tokenizer, labels)
     if config.tune == "classifier":
         freeze_encoder(model)
+    elif config.tune == "all-but-projections":
+        freeze_projections(model)
     limit_tokenizer(tokenizer, model.config)  # saved with the model: pipelines truncate to what runs
     throughput = ThroughputCallback()
     trainer = GuardedTrainer(
