@@ -62,8 +62,8 @@ from linformer_kit.train.tokenizer_kinds import TOKENIZER_KINDS, check_tokenizer
 from linformer_kit.train.training_arguments import LinformerTrainingArguments, check_number, trainer_default
 
 GlueTask = Literal["sst2", "cola", "mrpc", "qnli", "qqp", "rte", "mnli", "wnli"]
-# what finetuning trains: every weight, or the task head alone on the frozen encoder (a probe of what the
-# pretrained representation holds, separated from what finetuning the encoder adds)
+# what finetuning trains: every weight; the task head alone on the frozen encoder (a probe of what the
+# pretrained representation holds, separated from what finetuning the encoder adds); or every weight but E, F
 Tune = Literal["all", "classifier", "all-but-projections"]
 TUNES: tuple[str, ...] = get_args(Tune)
 # task -> (text column, pair column, dev split) in the Hub's "nyu-mll/glue"
