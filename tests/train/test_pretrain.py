@@ -159,7 +159,6 @@ class CrashAfter(TrainerCallback):
             raise KeyboardInterrupt(f"simulated kill after step {self.step}")
 
 
-@pytest.mark.slow
 def test_masks_are_a_function_of_seed_and_batch_alone(tiny_model_dir: Path) -> None:
     """A resumed run's first batch is the collator's first call in that process: its masks must not
     depend on what the collator saw before (transformers 5.24 replaced a generator set from outside)."""
@@ -179,6 +178,7 @@ def test_masks_are_a_function_of_seed_and_batch_alone(tiny_model_dir: Path) -> N
     assert not torch.equal(straight[1], ids[1])  # something was masked
 
 
+@pytest.mark.slow
 def test_resume_after_kill_gives_the_uninterrupted_weights(corpus: Path, tmp_path: Path) -> None:
     common = dict(train=[str(corpus / "train.txt")], preset="tiny", seq_len=32, projected_length=8,
                   per_device_train_batch_size=4, max_steps=8, save_steps=3, max_eval_blocks=4,
