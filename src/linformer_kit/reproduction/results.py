@@ -15,6 +15,7 @@ import math
 import shlex
 import statistics
 import textwrap
+from dataclasses import MISSING
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +131,9 @@ def _pretrain_record(o: Outcome, metrics: dict[str, Any] | None) -> dict[str, An
 
 
 def _training_fields(config: dict[str, Any]) -> dict[str, Any]:
-    schedule = config.get("seq_len_schedule")  # a run's metrics: phases; a recipe's options: text
+    schedule = config.get("seq_len_schedule")  # a run's metrics: phases; options: text, or its words
+    if isinstance(schedule, list) and schedule and all(isinstance(part, str) for part in schedule):
+        schedule = ",".join(schedule)  # as PretrainConfig reads them
     if isinstance(schedule, str):
         schedule = parse_schedule(schedule, config["seq_len"])
     short_blocks = schedule is not None and len(schedule) > 1  # 'none' is one phase at seq_len
@@ -193,11 +196,14 @@ def _as_config(options: dict[str, Any]) -> dict[str, Any]:
     """A recipe run's options as its config: k parsed (nn/options.py), absent = `linformer pretrain`'s default."""
     from linformer_kit.train.pretrain import PretrainConfig
 
-    defaults = {name: f.default for name, f in PretrainConfig.__dataclass_fields__.items()}
+    fields = PretrainConfig.__dataclass_fields__
+    defaults = {
+        name: f.default_factory() if f.default is MISSING else f.default for name, f in fields.items()
+    }
     k = options.get("projected_length", defaults["projected_length"])
     return {
         "seq_len": defaults["seq_len"],
-        "seq_len_schedule": "auto",  # pretrain's default (a factory)
+        "seq_len_schedule": defaults["seq_len_schedule"],
         "short_block_positions": defaults["short_block_positions"],
         **options,
         "projected_length": parse_projected_length(k) if isinstance(k, str) else k,
