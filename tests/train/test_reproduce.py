@@ -154,6 +154,30 @@ def _continues_on_another_machine(tmp_path: Path, recipe: Path, corpus: Path, re
         ),
         ({"pretrain": {"runs": {"a": {"output_dir": "x"}}}}, r"sets \['output_dir'\], which the driver sets"),
         ({"pretrain": {"runs": {"a": {"train": "{data}/missing.txt"}}}}, "train: no such file or folder"),
+        (
+            {"pretrain": {"runs": {"a": {}, "b": {"trunk": {"run": "c", "step": 2}}}}},
+            r"b.trunk names 'c': it must be another pretraining run without a trunk of its own, one of \['a'\]",
+        ),
+        (
+            {"pretrain": {"runs": {"a": {"seed": 1}, "b": {"trunk": {"run": "a", "step": 2}}}}},
+            r"b and its trunk 'a' differ in \['seed'\]: a branch may differ from its trunk in attention only",
+        ),
+        (
+            {"pretrain": {"runs": {"a": {}, "b": {"trunk": {"run": "a", "step": 0}}}}},
+            r"b.trunk must be \{run: NAME, step: N\} with N >= 1, got \{'run': 'a', 'step': 0\}",
+        ),
+        (
+            {
+                "pretrain": {
+                    "runs": {
+                        "a": {},
+                        "b": {"trunk": {"run": "a", "step": 2}},
+                        "c": {"trunk": {"run": "a", "step": 4}},
+                    }
+                }
+            },
+            r"'a' is the trunk of runs at steps 2 and 4: a trunk keeps one step",
+        ),
     ],
 )
 def test_bad_recipes_are_refused_before_any_run(tmp_path, corpus, sentiment_csv, change, message) -> None:
@@ -310,6 +334,38 @@ def test_a_run_cut_after_a_checkpoint_is_resumed_not_restarted(tmp_path, corpus,
     assert main(["reproduce", str(recipe), "--data", str(corpus), "--probe-lengths"]) == 0
     assert "--resume true" in (tmp_path / "runs" / "commands.sh").read_text().splitlines()[-1]
     assert (k8 / "model.safetensors").read_bytes() == finished  # the weights of the uninterrupted run
+
+
+@pytest.mark.slow
+def test_a_branch_starts_at_its_trunks_checkpoint_and_ends_as_from_step_0(
+    tmp_path, corpus, sentiment_csv
+) -> None:
+    recipe = _recipe(tmp_path, corpus, sentiment_csv)
+    raw = yaml.safe_load(recipe.read_text())
+    raw["pretrain"]["defaults"].update(save_strategy="steps", save_steps=2, seq_len_schedule="16:0.5,32:0.5")
+    raw["pretrain"]["runs"] = {"full": {"projected_length": None},
+                               "k16": {"projected_length": 16, "trunk": {"run": "full", "step": 2}}}  # fmt: skip
+    raw.pop("finetune")
+    recipe.write_text(yaml.safe_dump(raw))
+    assert main(["reproduce", str(recipe), "--data", str(corpus)]) == 0
+    commands = (tmp_path / "runs" / "commands.sh").read_text().splitlines()
+    assert "--keep_checkpoint 2" in next(line for line in commands if "pretrain/full " in line)
+    assert commands[-1].endswith(f"--branch_from {tmp_path / 'runs' / 'pretrain' / 'full' / 'trunk-2'}")
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    record = {r["name"]: r for r in results["runs"]}["k16"]
+    assert record["branched_from"] == {"trunk": "full", "checkpoint": "trunk-2", "step": 2}
+    assert [p["step"] for p in record["curve"]] == [2, 4]  # the trunk's evaluation, then its own
+    k16 = tmp_path / "runs" / "pretrain" / "k16"
+    branched = (k16 / "model.safetensors").read_bytes()
+
+    # where the trunk's checkpoint is gone (another machine), the run trains from step 0: the same weights
+    shutil.rmtree(tmp_path / "runs" / "pretrain" / "full" / "trunk-2")
+    shutil.rmtree(k16)
+    results["runs"] = [r for r in results["runs"] if r["name"] != "k16"]  # not committed: it runs again
+    (tmp_path / "results" / "results.json").write_text(json.dumps(results))
+    assert main(["reproduce", str(recipe), "--data", str(corpus)]) == 0
+    assert "--branch_from" not in (tmp_path / "runs" / "commands.sh").read_text().splitlines()[-1]
+    assert (k16 / "model.safetensors").read_bytes() == branched
 
 
 def test_panels_draw_the_named_runs_and_unknown_names_are_refused(tmp_path, corpus, sentiment_csv) -> None:

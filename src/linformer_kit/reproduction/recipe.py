@@ -54,6 +54,7 @@ class Run:
     model: str | None = None  # finetune: the pretraining run it starts from (None: from scratch)
     seed: int | None = None
     architecture: str | None = None  # finetune from scratch: the pretraining run whose shape it takes
+    trunk: tuple[str, int] | None = None  # pretrain: (run, step) it branches from (train/branch.py)
 
     @property
     def classifier(self) -> str:
@@ -120,9 +121,12 @@ def _build(raw: dict, data_dir: str | None) -> Recipe:
     if not runs and "pretrain" in raw:
         raise ValueError("recipe: pretrain.runs names no run")
     pretrain = [
-        Run(name, "pretrain", _options(f"pretrain.runs.{name}", section.get("defaults"), spec, data_dir))
+        Run(name, "pretrain", _options(f"pretrain.runs.{name}", section.get("defaults"),
+                                       {k: v for k, v in (spec or {}).items() if k != "trunk"}, data_dir),
+            trunk=_trunk(name, spec))
         for name, spec in runs.items()
-    ]
+    ]  # fmt: skip
+    _check_trunks(pretrain)
     finetune = _finetune_runs(raw.get("finetune"), pretrain, data_dir)
     _check_panels(raw.get("panels"), {r.name for r in pretrain})
     bag_of_words = (raw.get("finetune") or {}).get("bag_of_words", False)
@@ -204,6 +208,52 @@ def _architecture_fields() -> tuple[str, ...]:
     from linformer_kit.train.model_fields import NewModelFields  # imported when a recipe is checked, as below
 
     return ("preset", *(f.name for f in dataclasses.fields(NewModelFields)), "short_inputs")
+
+
+def _trunk(name: str, spec: object) -> tuple[str, int] | None:
+    """A run's `trunk: {run: NAME, step: N}`: it starts at step N of run NAME (train/branch.py)."""
+    if not isinstance(spec, dict) or "trunk" not in spec:
+        return None
+    trunk = spec["trunk"]
+    _no_unknown(f"pretrain.runs.{name}.trunk", trunk, {"run", "step"})
+    run, step = trunk.get("run"), trunk.get("step")
+    if not isinstance(run, str) or isinstance(step, bool) or not isinstance(step, int) or step < 1:
+        raise ValueError(
+            f"recipe: pretrain.runs.{name}.trunk must be {{run: NAME, step: N}} with N >= 1, got {trunk!r}"
+        )
+    return run, step
+
+
+def _check_trunks(pretrain: list[Run]) -> None:
+    """A trunk is another pretraining run of the recipe whose options differ in attention alone, kept at one step."""
+    from linformer_kit.train.branch import ATTENTION_FIELDS  # imported when a recipe is checked
+
+    runs, steps = {r.name: r for r in pretrain}, {}
+    for run in (r for r in pretrain if r.trunk is not None):
+        name, step = run.trunk
+        trunk = runs.get(name)
+        if trunk is None or trunk is run or trunk.trunk is not None:
+            raise ValueError(
+                f"recipe: pretrain.runs.{run.name}.trunk names {name!r}: it must be another pretraining run "
+                f"without a trunk of its own, one of {sorted(n for n, r in runs.items() if r.trunk is None)}"
+            )
+        options = {k: v for k, v in run.options.items() if k not in ATTENTION_FIELDS}
+        theirs = {k: v for k, v in trunk.options.items() if k not in ATTENTION_FIELDS}
+        differ = sorted(k for k in options.keys() | theirs.keys() if options.get(k) != theirs.get(k))
+        if differ:
+            raise ValueError(
+                f"recipe: pretrain.runs.{run.name} and its trunk {name!r} differ in {differ}: a branch may differ "
+                f"from its trunk in attention only ({', '.join(ATTENTION_FIELDS)})"
+            )
+        if steps.setdefault(name, step) != step:
+            raise ValueError(
+                f"recipe: {name!r} is the trunk of runs at steps {steps[name]} and {step}: a trunk keeps one step"
+            )
+
+
+def trunk_steps(recipe: Recipe) -> dict[str, int]:
+    """{trunk run: the step its branches start at}."""
+    return {r.trunk[0]: r.trunk[1] for r in recipe.pretrain if r.trunk is not None}
 
 
 def _check_panels(panels: object, pretrained: set[str]) -> None:

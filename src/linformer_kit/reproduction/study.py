@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from linformer_kit.reproduction.recipe import PATH_FIELDS, Recipe, Run
-from linformer_kit.train.checkpoints import last_complete_checkpoint
+from linformer_kit.reproduction.recipe import PATH_FIELDS, Recipe, Run, trunk_steps
+from linformer_kit.train.branch import TRUNK_PREFIX
+from linformer_kit.train.checkpoints import checkpoint_problem, last_complete_checkpoint
 
 
 @dataclass
@@ -140,6 +141,8 @@ def command(recipe: Recipe, run: Run, tokenizer: Path | None) -> list[str]:
             "tokenizer_chars",
         ):  # they size a tokenizer trained here; this run trains none
             options.pop(key, None)
+    if run.name in trunk_steps(recipe):  # its branches start from its checkpoint at that step
+        options["keep_checkpoint"] = trunk_steps(recipe)[run.name]
     argv = ["linformer", run.verb]
     for key, value in options.items():
         argv.append(f"--{key}")
@@ -185,10 +188,9 @@ def run_study(
     for stage in stages:
         todo = [o for o in stage if o.selected and not o.reused and _needs_running(o, recipe)]
         if todo:
-            with open(root / "commands.sh", "a") as log:  # what runs, as it runs (--resume included)
+            with open(root / "commands.sh", "a") as log:
                 log.write(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
-                log.writelines(shlex.join(o.command) + "\n" for o in todo)
-            _run_parallel(todo, recipe.max_parallel, root, echo)
+            _run_parallel(todo, recipe, echo)
         keep_tokenizer(recipe)
         tokenizer = tokenizer_dir(recipe)  # the first run may just have trained it: later stages read it here
         for o in outcomes:
@@ -212,12 +214,27 @@ def _needs_running(outcome: Outcome, recipe: Recipe) -> bool:
     return True
 
 
-def _run_parallel(outcomes: list[Outcome], max_parallel: int, root: Path, echo: bool) -> None:
-    pending, running = list(outcomes), []
+def branch_point(recipe: Recipe, run: Run) -> Path | None:
+    """The trunk checkpoint a run starts from: its trunk's trunk-N when that is complete (the trunk ran
+    here), else None (the run trains from step 0, which ends in the same weights: train/branch.py)."""
+    if run.trunk is None:
+        return None
+    name, step = run.trunk
+    kept = Path(recipe.output_dir) / "pretrain" / name / f"{TRUNK_PREFIX}{step}"
+    return kept if kept.is_dir() and checkpoint_problem(kept) is None else None
+
+
+def _run_parallel(outcomes: list[Outcome], recipe: Recipe, echo: bool) -> None:
+    pending, running, root = list(outcomes), [], Path(recipe.output_dir)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     while pending or running:
-        while pending and len(running) < max_parallel:
+        while pending and len(running) < recipe.max_parallel:
             outcome = pending.pop(0)
+            kept = branch_point(recipe, outcome.run)  # decided at launch: its trunk may have just run
+            if kept is not None:  # (a resumed branch continues its own checkpoint; pretrain ignores it then)
+                outcome.command = [*outcome.command, "--branch_from", str(kept)]
+            with open(root / "commands.sh", "a") as log:  # what runs, as it starts (--resume included)
+                log.write(shlex.join(outcome.command) + "\n")
             argv = [sys.executable, "-m", "linformer_kit.cli.main", *outcome.command[1:]]
             log = open(root / "logs" / f"{outcome.run.verb}-{outcome.run.name}.log", "w")  # noqa: SIM115
             process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)

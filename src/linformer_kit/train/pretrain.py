@@ -44,6 +44,12 @@ from linformer_kit.models.loading import check_model_dir, longest_input, read_co
 from linformer_kit.models.presets import PRESETS  # re-exported: linformer_kit.train.pretrain.PRESETS
 from linformer_kit.nn.options import ShortInputs, option_field
 from linformer_kit.output_dir import is_same_or_inside
+from linformer_kit.train.branch import (
+    KeepCheckpoint,
+    branched_from,
+    check_branch_source,
+    write_branch_checkpoint,
+)
 from linformer_kit.train.context_free import label_unigram, no_context_loss
 from linformer_kit.train.curve import CurveCallback
 from linformer_kit.train.data import (
@@ -127,6 +133,24 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
         default=None,
         metadata={
             "help": "start from this Linformer, RoBERTa or BERT directory (projected_length, sharing, projection convert it)"
+        },
+    )
+    # a run that shares its first steps with another (train/branch.py): the trunk keeps its checkpoint at
+    # the shared step, each branch starts there with its own attention
+    branch_from: str | None = field(
+        default=None,
+        metadata={
+            "help": "start at the step of this checkpoint folder (a trunk-N of --keep-checkpoint) of a run that "
+            "differs from this one in attention alone and attended every block exactly until then: its "
+            "weights, optimizer, schedule, RNG, data position and curve, with this run's own E and F; "
+            "equal to training from step 0 with the window start (train/branch.py)"
+        },
+    )
+    keep_checkpoint: int | None = field(
+        default=None,
+        metadata={
+            "help": "also keep the checkpoint of step N as output_dir/trunk-N, which save_total_limit does "
+            "not remove: the folder other runs start from with --branch-from"
         },
     )
     new_positions: NewPositions = new_positions_field()
@@ -286,6 +310,38 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
         check_new_positions(self.new_positions, source is not None and self.seq_len > longest_input(source))
         self._check_k_within(self.seq_len, "seq_len")  # within the blocks trained on, not the model
         self.model_config()  # k per layer, sharing, projection against the model: LinformerConfig's checks
+        self._check_branch()
+
+    def _check_branch(self) -> None:
+        """--keep-checkpoint names a step that is saved; --branch-from a trunk this run can continue."""
+        if self.keep_checkpoint is not None:
+            check_number("keep_checkpoint", self.keep_checkpoint, 1, integer=True)
+            every = (
+                self.save_steps
+            )  # a float on the command line; below 1 a fraction of the run (no fixed steps)
+            saved = self.save_strategy == "steps" and every >= 1 and float(every).is_integer()
+            if not saved or self.keep_checkpoint % int(every) or 0 < self.max_steps < self.keep_checkpoint:
+                raise ValueError(
+                    f"keep_checkpoint={self.keep_checkpoint} is never saved: it must be a multiple of save_steps="
+                    f"{self.save_steps} (save_strategy={str(self.save_strategy)!r} must be 'steps') and at most "
+                    f"max_steps={self.max_steps}"
+                )
+        if self.branch_from is None:
+            return
+        if self.init_from is not None:
+            raise ValueError(
+                f"branch_from={self.branch_from!r} and init_from={self.init_from!r} both give the starting "
+                "weights: drop one"
+            )
+        source = Path(self.branch_from)
+        if not source.is_dir():
+            raise ValueError(f"branch_from: no such checkpoint folder: {self.branch_from!r}")
+        saved = read_config_json(source, "branch_from")
+        wanted = self.model_config(
+            vocab_size=saved.get("vocab_size"), pad_token_id=saved.get("pad_token_id", 1)
+        )
+        check_branch_source(source, wanted, self.seq_len_schedule, self.max_steps,
+                            self.per_device_train_batch_size)  # fmt: skip
 
     def _check_seq_len_fits(self, source: dict) -> None:
         """init_from is a model type we convert (config.json as a dict); a longer seq_len extends it."""
@@ -375,6 +431,8 @@ class PretrainResult:
     train_blocks: int
     reinitialized: list[str] = field(default_factory=list)  # init_from: weights the checkpoint lacked
     resumed_from_step: int = 0  # --resume: the checkpoint's step (train_loss covers the steps after it)
+    # --branch-from: {"trunk": its run folder, "checkpoint": trunk-N, "step": N}; this run trained steps N+1..
+    branched_from: dict | None = None
 
 
 LEARNED_CONTEXT = 0.8  # "within 20 % of the no-context floor" is the plateau, not a language model
@@ -627,6 +685,7 @@ def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> P
         tokenizer.model_max_length = model.config.max_seq_len
     collator = ResumableMaskingCollator(tokenizer, mlm_probability=config.mlm_probability, seed=config.seed)
     throughput = ThroughputCallback()
+    keep = [] if config.keep_checkpoint is None else [KeepCheckpoint(config.keep_checkpoint)]
     trainer = MaskedLMTrainer(
         model=model,
         args=config,
@@ -634,7 +693,7 @@ def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> P
         train_dataset=train_blocks,
         eval_dataset=eval_blocks,
         processing_class=tokenizer,
-        callbacks=[throughput, CurveCallback(), *callbacks],
+        callbacks=[throughput, CurveCallback(), *keep, *callbacks],
         seq_len_schedule=config.seq_len_schedule,
         short_block_positions=config.short_block_positions,
     )
@@ -642,8 +701,11 @@ def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> P
     if trainer.is_world_process_zero():  # the `linformer` command prints linformer_kit's INFO lines
         logger.info(start_line(config, model, len(train_blocks), len(eval_blocks)))
     train_loss = None
+    start = config.resume_from_checkpoint  # a resumed run continues its own checkpoints, a branch its trunk's
+    if config.branch_from is not None and start is None and config.max_steps != 0:
+        start = str(write_branch_checkpoint(trainer, Path(config.branch_from), Path(config.output_dir)))
     if config.max_steps != 0:
-        train_loss = trainer.train(resume_from_checkpoint=config.resume_from_checkpoint).training_loss
+        train_loss = trainer.train(resume_from_checkpoint=start).training_loss
     eval_loss = trainer.evaluate()["eval_loss"]
     floor = no_context_loss(collator, eval_blocks, label_unigram(train_blocks, tokenizer),
                             config.per_device_eval_batch_size)  # fmt: skip
@@ -667,6 +729,7 @@ def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> P
         train_blocks=len(train_blocks),
         reinitialized=reinitialized,
         resumed_from_step=trainer.resumed_from_step,
+        branched_from=branched_from(config.output_dir),
     )
     # log_history: training loss and (with eval_strategy="steps") validation loss by step
     metrics = {**asdict(result), "log_history": trainer.state.log_history}
