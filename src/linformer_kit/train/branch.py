@@ -117,7 +117,7 @@ def projection_names(model: nn.Module) -> set[str]:
     } & {name for name, _ in model.named_parameters()}
 
 
-def write_branch_checkpoint(trainer, source: Path, output_dir: Path) -> Path:
+def write_branch_checkpoint(trainer, source: Path, output_dir: Path) -> None:
     """output_dir/checkpoint-N: the trunk's state at step N with this trainer's model (its own E and F).
 
     The optimizer state moves by parameter name (the Trainer's two groups, decay and no decay, in
@@ -139,9 +139,9 @@ def write_branch_checkpoint(trainer, source: Path, output_dir: Path) -> Path:
         for name, parameter in mine.items():
             if name not in new:
                 parameter.copy_(trunk_weights[name])
-    step = json.loads((source / "trainer_state.json").read_text(encoding="utf-8"))["global_step"]
-    target = output_dir / f"checkpoint-{step}"
-    partial = output_dir / f".partial-checkpoint-{step}"
+    target = branch_checkpoint(source, output_dir)
+    step = int(target.name.removeprefix("checkpoint-"))
+    partial = output_dir / f".partial-{target.name}"
     shutil.rmtree(partial, ignore_errors=True)
     model.save_pretrained(partial)
     optimizer = torch.load(source / "optimizer.pt", map_location="cpu", weights_only=True)
@@ -156,7 +156,12 @@ def write_branch_checkpoint(trainer, source: Path, output_dir: Path) -> Path:
     (output_dir / CURVE_FILE).write_text("".join(lines), encoding="utf-8")
     record = {"trunk": source.parent.name, "checkpoint": source.name, "step": step}
     (output_dir / BRANCH_FILE).write_text(json.dumps(record) + "\n", encoding="utf-8")
-    return target
+
+
+def branch_checkpoint(source: Path, output_dir: Path) -> Path:
+    """Where a branch from `source` (the trunk's checkpoint at step N) writes its start: checkpoint-N."""
+    step = json.loads((source / "trainer_state.json").read_text(encoding="utf-8"))["global_step"]
+    return output_dir / f"checkpoint-{step}"
 
 
 def branched_from(output_dir: str | Path) -> dict | None:

@@ -46,6 +46,7 @@ from linformer_kit.nn.options import ShortInputs, option_field
 from linformer_kit.output_dir import is_same_or_inside
 from linformer_kit.train.branch import (
     KeepCheckpoint,
+    branch_checkpoint,
     branched_from,
     check_branch_source,
     write_branch_checkpoint,
@@ -703,7 +704,10 @@ def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> P
     train_loss = None
     start = config.resume_from_checkpoint  # a resumed run continues its own checkpoints, a branch its trunk's
     if config.branch_from is not None and start is None and config.max_steps != 0:
-        start = str(write_branch_checkpoint(trainer, Path(config.branch_from), Path(config.output_dir)))
+        with config.main_process_first(desc="branch from the trunk", local=False):  # one writer, all read it
+            if config.process_index == 0:
+                write_branch_checkpoint(trainer, Path(config.branch_from), Path(config.output_dir))
+        start = str(branch_checkpoint(Path(config.branch_from), Path(config.output_dir)))
     if config.max_steps != 0:
         train_loss = trainer.train(resume_from_checkpoint=start).training_loss
     eval_loss = trainer.evaluate()["eval_loss"]
