@@ -505,3 +505,36 @@ def test_every_run_of_the_panels_gets_its_own_colour(count) -> None:
     colours = run_colours([f"run{i}" for i in range(count)])
     assert len(colours) == count
     assert len({to_hex(c) for c in colours.values()}) == count  # no two runs alike (11 used to reuse C0)
+
+
+def test_a_random_start_branch_without_its_trunk_is_skipped_not_run_from_step_0(
+    tmp_path, corpus, sentiment_csv, capsys
+) -> None:
+    from linformer_kit.reproduction.study import Outcome, _run_parallel, command, needs_its_trunk
+
+    recipe = _recipe(tmp_path, corpus, sentiment_csv)
+    raw = yaml.safe_load(recipe.read_text())
+    raw["pretrain"]["runs"] = {
+        "full": {"projected_length": None},
+        "k16-random": {
+            "projected_length": 16,
+            "projection_init": "random",
+            "trunk": {"run": "full", "step": 2},
+        },
+        "k16": {"projected_length": 16, "trunk": {"run": "full", "step": 2}},
+    }
+    raw.pop("finetune")
+    recipe.write_text(yaml.safe_dump(raw))
+    loaded = load_recipe(recipe, str(corpus))
+    runs = {r.name: r for r in loaded.pretrain}
+    assert needs_its_trunk(runs["k16-random"])
+    assert not needs_its_trunk(runs["k16"])
+    (tmp_path / "runs" / "logs").mkdir(parents=True)
+    outcome = Outcome(runs["k16-random"], tmp_path / "out", command(loaded, runs["k16-random"], None))
+    _run_parallel([outcome], loaded, echo=True)
+    assert (
+        "skipped  pretrain k16-random: it starts from its trunk full's checkpoint at step 2"
+        in capsys.readouterr().out
+    )
+    assert outcome.returncode is None
+    assert not (tmp_path / "runs" / "logs" / "pretrain-k16-random.log").exists()

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from linformer_kit.reproduction.recipe import PATH_FIELDS, Recipe, Run, trunk_steps
-from linformer_kit.train.branch import TRUNK_PREFIX
+from linformer_kit.train.branch import TRUNK_PREFIX, branch_equals_step_0
 from linformer_kit.train.checkpoints import checkpoint_problem, last_complete_checkpoint
 
 
@@ -216,12 +216,19 @@ def _needs_running(outcome: Outcome, recipe: Recipe) -> bool:
 
 def branch_point(recipe: Recipe, run: Run) -> Path | None:
     """The trunk checkpoint a run starts from: its trunk's trunk-N when that is complete (the trunk ran
-    here), else None (the run trains from step 0, which ends in the same weights: train/branch.py)."""
+    here), else None: the run trains from step 0, which ends in the same weights with the window start
+    (train/branch.py); a run whose E and F start random then cannot run here (`needs_its_trunk`)."""
     if run.trunk is None:
         return None
     name, step = run.trunk
     kept = Path(recipe.output_dir) / "pretrain" / name / f"{TRUNK_PREFIX}{step}"
     return kept if kept.is_dir() and checkpoint_problem(kept) is None else None
+
+
+def needs_its_trunk(run: Run) -> bool:
+    """A branch whose E and F are drawn at random is another run than the one from step 0 (its trunk's other
+    weights were started by a model without them): it runs from its trunk's checkpoint or not at all."""
+    return run.trunk is not None and not branch_equals_step_0(run.options)
 
 
 def _run_parallel(outcomes: list[Outcome], recipe: Recipe, echo: bool) -> None:
@@ -231,6 +238,11 @@ def _run_parallel(outcomes: list[Outcome], recipe: Recipe, echo: bool) -> None:
         while pending and len(running) < recipe.max_parallel:
             outcome = pending.pop(0)
             kept = branch_point(recipe, outcome.run)  # decided at launch: its trunk may have just run
+            if kept is None and needs_its_trunk(outcome.run) and "--resume" not in outcome.command:
+                _say(echo, f"skipped  {outcome.run.verb} {outcome.run.name}: it starts from its trunk "
+                           f"{outcome.run.trunk[0]}'s checkpoint at step {outcome.run.trunk[1]}, not on this "
+                           "machine (run the trunk here first)")  # fmt: skip
+                continue
             if kept is not None:  # (a resumed branch continues its own checkpoint; pretrain ignores it then)
                 outcome.command = [*outcome.command, "--branch_from", str(kept)]
             with open(root / "commands.sh", "a") as log:  # what runs, as it starts (--resume included)

@@ -16,7 +16,8 @@ projection's start therefore trains that trunk once and branches every variant a
 With a deterministic start of E and F (the window start) the branch ends with the weights a run
 from step 0 would have (tests/train/test_branch.py checks it bit for bit); with the random start, E
 and F are drawn from this run's seed as a model built at step 0 draws them, but the trunk's other
-weights were started by a model without them: the same distribution, not the same draw.
+weights were started by a model without them: the same distribution, not the same draw, so such a
+branch is a run of its own (`branch_equals_step_0`; the study runs it only from its trunk).
 
 What the checkpoint cannot say (seed, learning rate, data) must be the same as the trunk's: the
 reproduction study (`linformer reproduce`) branches only runs of one recipe whose options differ in
@@ -26,6 +27,7 @@ the model shapes, max_steps and batch size agree.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -48,6 +50,15 @@ ATTENTION_FIELDS = ("projected_length", "sharing", "projection", "projection_ini
 METADATA_FIELDS = ("transformers_version", "auto_map", "architectures", "_name_or_path", "dtype")
 TRUNK_PREFIX = "trunk-"
 BRANCH_FILE = "branched_from.json"  # in a branched run's output_dir: where it started
+
+
+def branch_equals_step_0(options: dict) -> bool:
+    """Whether a branch of a run with these pretrain options ends as the run from step 0 would: E and F
+    start deterministically (the window start, pretrain's default), so building them draws no random numbers."""
+    from linformer_kit.train.pretrain import PretrainConfig  # the option's one default
+
+    default = {f.name: f.default for f in dataclasses.fields(PretrainConfig)}["projection_init"]
+    return options.get("projection_init", default) != "random"
 
 
 def exact_steps(config: dict, schedule: Schedule, max_steps: int) -> int:
