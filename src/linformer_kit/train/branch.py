@@ -39,14 +39,14 @@ from torch import nn
 from transformers import TrainerCallback
 
 from linformer_kit.models import LinformerConfig
+from linformer_kit.nn.options import LinformerOptions
 from linformer_kit.nn.projection import SequenceProjection
 from linformer_kit.train.checkpoints import checkpoint_problem
 from linformer_kit.train.curve import CURVE_FILE
 from linformer_kit.train.schedule import Schedule
 
 # the Linformer attention options: the only config fields in which a branch may differ from its trunk
-ATTENTION_FIELDS = ("projected_length", "sharing", "projection", "projection_init", "projection_scaling",
-                    "short_inputs")  # fmt: skip
+ATTENTION_FIELDS = tuple(f.name for f in dataclasses.fields(LinformerOptions))
 METADATA_FIELDS = ("transformers_version", "auto_map", "architectures", "_name_or_path", "dtype")
 TRUNK_PREFIX = "trunk-"
 BRANCH_FILE = "branched_from.json"  # in a branched run's output_dir: where it started
