@@ -141,8 +141,9 @@ def command(recipe: Recipe, run: Run, tokenizer: Path | None) -> list[str]:
             "tokenizer_chars",
         ):  # they size a tokenizer trained here; this run trains none
             options.pop(key, None)
-    if run.name in trunk_steps(recipe):  # its branches start from its checkpoint at that step
-        options["keep_checkpoint"] = trunk_steps(recipe)[run.name]
+    keep = trunk_steps(recipe).get(run.name)
+    if keep is not None:  # a trunk: its branches start from its checkpoint at that step
+        options["keep_checkpoint"] = keep
     argv = ["linformer", run.verb]
     for key, value in options.items():
         argv.append(f"--{key}")

@@ -150,8 +150,8 @@ def write_branch_checkpoint(trainer, source: Path, output_dir: Path) -> None:
         for name, parameter in mine.items():
             if name not in new:
                 parameter.copy_(trunk_weights[name])
+    state = json.loads((source / "trainer_state.json").read_text(encoding="utf-8"))
     target = branch_checkpoint(source, output_dir)
-    step = int(target.name.removeprefix("checkpoint-"))
     partial = output_dir / f".partial-{target.name}"
     shutil.rmtree(partial, ignore_errors=True)
     model.save_pretrained(partial)
@@ -162,10 +162,9 @@ def write_branch_checkpoint(trainer, source: Path, output_dir: Path) -> None:
         shutil.copyfile(file, partial / file.name)
     os.replace(partial, target)
     # the trunk's curve up to the step (trainer_state holds it for metrics.json; the file is the live copy)
-    history = json.loads((target / "trainer_state.json").read_text(encoding="utf-8"))["log_history"]
-    lines = [json.dumps({**entry, "step": entry.get("step", 0)}) + "\n" for entry in history]
+    lines = [json.dumps(entry) + "\n" for entry in state["log_history"]]  # each entry has its step
     (output_dir / CURVE_FILE).write_text("".join(lines), encoding="utf-8")
-    record = {"trunk": source.parent.name, "checkpoint": source.name, "step": step}
+    record = {"trunk": source.parent.name, "checkpoint": source.name, "step": state["global_step"]}
     (output_dir / BRANCH_FILE).write_text(json.dumps(record) + "\n", encoding="utf-8")
 
 

@@ -317,9 +317,8 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
         """--keep-checkpoint names a step that is saved; --branch-from a trunk this run can continue."""
         if self.keep_checkpoint is not None:
             check_number("keep_checkpoint", self.keep_checkpoint, 1, integer=True)
-            every = (
-                self.save_steps
-            )  # a float on the command line; below 1 a fraction of the run (no fixed steps)
+            # save_steps is a float on the command line; below 1 it is a fraction of the run (no fixed steps)
+            every = self.save_steps
             saved = self.save_strategy == "steps" and every >= 1 and float(every).is_integer()
             if not saved or self.keep_checkpoint % int(every) or 0 < self.max_steps < self.keep_checkpoint:
                 raise ValueError(
@@ -337,10 +336,7 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
         source = Path(self.branch_from)
         if not source.is_dir():
             raise ValueError(f"branch_from: no such checkpoint folder: {self.branch_from!r}")
-        saved = read_config_json(source, "branch_from")
-        wanted = self.model_config(
-            vocab_size=saved.get("vocab_size"), pad_token_id=saved.get("pad_token_id", 1)
-        )
+        wanted = self._model_config_of(read_config_json(source, "branch_from"))
         check_branch_source(source, wanted, self.seq_len_schedule, self.max_steps,
                             self.per_device_train_batch_size)  # fmt: skip
 
@@ -377,12 +373,16 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
             max_length=self.init_from_length(),
         )
 
+    def _model_config_of(self, saved: dict) -> PreTrainedConfig:
+        """The model this run would build to continue a saved one (config.json as a dict): its vocabulary."""
+        return self.model_config(
+            vocab_size=saved.get("vocab_size"), pad_token_id=saved.get("pad_token_id", 1)
+        )
+
     def _check_same_model(self, checkpoint: Path) -> None:
         """--resume must build the model the checkpoint holds: name the option that differs."""
         saved = read_config_json(checkpoint, "resume")
-        wanted = self.model_config(
-            vocab_size=saved.get("vocab_size"), pad_token_id=saved.get("pad_token_id", 1)
-        )
+        wanted = self._model_config_of(saved)
         layers = saved.get("num_hidden_layers", 0)
         for name in ("projected_length", "sharing", "projection", "projection_scaling", "layer_norm"):
             mine = getattr(wanted, name)
