@@ -56,6 +56,20 @@ def test_a_branch_from_the_full_attention_trunk_equals_the_run_from_step_0(
     assert losses(branch) == losses(straight)  # the trunk's half of the curve too
 
 
+@pytest.mark.slow
+def test_a_linformer_trunk_branches_full_attention_and_per_layer_k(corpus: Path, tmp_path: Path) -> None:
+    """The other direction (Figure 3d's runs): the trunk has E, F (never stepped), the branch drops
+    them (full attention) or keeps layer 1 exact; each ends where its run from step 0 ends."""
+    trunk = pretrain(config(corpus, tmp_path / "k16", projected_length=16, keep_checkpoint=4))
+    kept = Path(trunk.output_dir) / "trunk-4"
+    for name, k in (("full", None), ("per-layer", [32, 16])):
+        straight = pretrain(config(corpus, tmp_path / f"{name}-straight", projected_length=k))
+        branch = pretrain(config(corpus, tmp_path / name, projected_length=k, branch_from=str(kept)))
+        assert branch.branched_from == {"trunk": "k16", "checkpoint": "trunk-4", "step": 4}
+        assert_same_weights(Path(straight.output_dir), Path(branch.output_dir))
+        assert losses(branch) == losses(straight)
+
+
 def test_exact_steps_end_at_the_first_phase_longer_than_the_smallest_k() -> None:
     schedule = [(128, 0.75), (512, 0.25)]
     exact = {"projected_length": 128, "short_inputs": "exact", "num_hidden_layers": 2}
