@@ -79,6 +79,31 @@ def test_a_head_that_copies_its_neighbour_gets_a_note() -> None:
     assert note.startswith("layer 0 head 1 puts 98% of its attention on the key at offset -1")
 
 
+class ShiftThenMean(nn.Module):
+    """Layer 0: every query attends the previous key (a shift, full rank); layer 1: a uniform mean (rank 1)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.anchor = nn.Parameter(torch.zeros(1))  # compute_spectrum reads the device from a parameter
+
+    def forward(self, input_ids, attention_mask, output_attentions):
+        b, n = input_ids.shape
+        shift = torch.eye(n).roll(-1, dims=1)  # P[i, i - 1] = 1 (P[0, n - 1]: a permutation)
+        uniform = torch.full((n, n), 1 / n)
+        return {"attentions": (shift.expand(b, 1, n, n), uniform.expand(b, 1, n, n))}
+
+
+def test_a_layer_whose_head_copies_a_neighbour_is_recommended_exact() -> None:
+    result = compute_spectrum(ShiftThenMean(), [list(range(16))] * 2, SpectrumConfig(index=1, progress=False))
+    # the spectrum alone: a permutation keeps 0.9 of its 16 equal singular values at 15; the mean at 1
+    assert result.rank_projected_length == [15, 1]
+    assert result.recommended_projected_length == [16, 1]  # layer 0 at n: attended exactly
+    (note,) = result.notes
+    assert note.startswith("layer 0 head 0 puts 94% of its attention on the key at offset -1")
+    report = result.to_dict()
+    assert report["recommended_projected_length"] == [16, 1] and report["rank_projected_length"] == [15, 1]
+
+
 def test_randomized_method_stays_close_to_exact(model_and_tokenizer, text_file: Path) -> None:
     model, tokenizer = model_and_tokenizer
     inputs = chunk_text(text_file.read_text(), tokenizer, seq_len=32, max_inputs=2)

@@ -7,12 +7,14 @@ paper never writes the formula; "normalized cumulative singular value" reads as 
 themselves (not their squares), so that is the default (`normalization="singular"`); the energy
 version c(i) = Σ_{j≤i} σ_j² / ‖P‖_F² is `normalization="energy"`.
 
-From the curves we read the effective rank (smallest r with c(r) ≥ t) and recommend, per layer, the
-smallest k that keeps a given share of the spectrum: a list `LinformerConfig(projected_length=...)`
-takes as it is. Beside it, the offset mass m(o) of every head (`curves.offset_mass`): a head that
-puts most of its attention on one neighbour is a shifted identity, full rank, which a window-mean
-projection cannot hold however large k is below n (measured: docs/reproduction/cpu-paper/switch-from-trunk.md);
-such heads get a note.
+From the curves we read the effective rank (smallest r with c(r) ≥ t) and, per layer, the smallest k
+that keeps a given share of the spectrum (`rank_projected_length`). Beside it, the offset mass m(o) of
+every head (`curves.offset_mass`): a head that puts most of its attention on one neighbour is a shifted
+identity, full rank, which a window-mean projection cannot hold however large k is below n (measured:
+docs/reproduction/cpu-paper/switch-from-trunk.md: every k < n of such a layer, 384 of 512 included,
+put the model back at the no-context floor). Such heads get a note, and their layer's recommended k is
+the longest input analysed, n (a layer with k = n attends its inputs exactly): `recommended_projected_length`,
+a list `LinformerConfig(projected_length=...)` takes as it is, is the rank reading with those layers at n.
 
 Running lives here (load the model, cut the text into inputs, run it, average over inputs); the
 options and their checks in `analysis/spectrum_config.py`; singular values in `analysis/svd.py`;
@@ -87,6 +89,7 @@ class SpectrumResult:
     effective_rank_mean: dict[float, torch.Tensor]  # threshold -> (L, h), averaged over inputs
     effective_rank_std: dict[float, torch.Tensor]  # threshold -> (L, h)
     recommended_projected_length: list[int]  # per layer, for LinformerConfig(projected_length=...)
+    rank_projected_length: list[int]  # per layer, the spectrum's reading alone (shift layers not at n)
     offset_mass: torch.Tensor  # (L, h, 2·OFFSET_RADIUS + 1) mass on keys -R .. +R from the query
     notes: list[str] = field(default_factory=list)
 
@@ -121,6 +124,7 @@ class SpectrumResult:
             "num_layers": self.num_layers,
             "num_heads": self.num_heads,
             "recommended_projected_length": self.recommended_projected_length,
+            "rank_projected_length": self.rank_projected_length,
             "at_index": {
                 "index": self.config.index,
                 "mean": rounded(self.at_index()),
@@ -266,15 +270,18 @@ def compute_spectrum(
 
     curve_mean = head_curves.mean()
     notes = []
-    recommended = recommend_projected_length(curve_mean, config.keep, config.head_reduction)
+    by_rank = recommend_projected_length(curve_mean, config.keep, config.head_reduction)
     decisive = curve_mean if config.head_reduction == "max" else curve_mean.mean(1, keepdim=True)  # (L, ·, r)
-    unreached = [i for i in range(len(recommended)) if bool((decisive[i, :, -1] < config.keep - 1e-6).any())]
+    unreached = [i for i in range(len(by_rank)) if bool((decisive[i, :, -1] < config.keep - 1e-6).any())]
     if unreached:
         notes.append(
             f"layers {unreached} do not reach keep={config.keep} within the first {width} singular values; "
             "their k is a lower bound (raise --rank)"
         )
-    notes += _shift_notes(offsets.mean())
+    mass = offsets.mean()  # (L, h, 2R+1)
+    notes += _shift_notes(mass)
+    shifting = (mass.amax(-1) >= SHIFT_MASS).any(-1)  # (L,) a layer with a head that copies a neighbour
+    recommended = [max_len if bool(shifts) else k for k, shifts in zip(by_rank, shifting, strict=True)]
     return SpectrumResult(
         config=config,
         num_inputs=len(inputs),
@@ -286,7 +293,8 @@ def compute_spectrum(
         effective_rank_mean={t: m.mean().float() for t, m in ranks.items()},
         effective_rank_std={t: m.std().float() for t, m in ranks.items()},
         recommended_projected_length=recommended,
-        offset_mass=offsets.mean().float(),
+        rank_projected_length=by_rank,
+        offset_mass=mass.float(),
         notes=notes,
     )
 
@@ -305,7 +313,7 @@ def _shift_notes(mass: torch.Tensor) -> list[str]:
         notes.append(
             f"layer {int(layer)} head {int(head)} puts {float(share):.0%} of its attention on the key at offset "
             f"{int(at) - OFFSET_RADIUS:+d} (key - query): P is near a shifted identity, full rank; a window-mean "
-            "projection averages neighbouring keys and values and cannot hold it (keep this layer exact: k = n)"
+            "projection averages neighbouring keys and values and cannot hold it (recommended: this layer exact, k = n)"
         )
     return notes
 

@@ -55,7 +55,10 @@ def main(argv: list[str]) -> int:
         f"c({result.config.index}) per layer (mean over heads): "
         + " ".join(f"{v:.3f}" for v in at_index.mean(-1))
     )
-    print(f"recommended projected_length (keep={config.keep:g}): {result.recommended_projected_length}")
+    recommended, by_rank = result.recommended_projected_length, result.rank_projected_length
+    print(f"recommended projected_length (keep={config.keep:g}): {recommended}")
+    if recommended != by_rank:
+        print(f"  (the spectrum alone: {by_rank}; layers whose heads copy a neighbour are kept exact, notes below)")
     for note in result.notes:
         print(f"note: {note}")
     for path in paths.values():
