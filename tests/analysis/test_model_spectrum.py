@@ -101,7 +101,8 @@ def test_a_layer_whose_head_copies_a_neighbour_is_recommended_exact() -> None:
     (note,) = result.notes
     assert note.startswith("layer 0 head 0 puts 94% of its attention on the key at offset -1")
     report = result.to_dict()
-    assert report["recommended_projected_length"] == [16, 1] and report["rank_projected_length"] == [15, 1]
+    assert report["recommended_projected_length"] == [16, 1]
+    assert report["rank_projected_length"] == [15, 1]
 
 
 def test_randomized_method_stays_close_to_exact(model_and_tokenizer, text_file: Path) -> None:

@@ -334,6 +334,8 @@ def test_a_run_cut_after_a_checkpoint_is_resumed_not_restarted(tmp_path, corpus,
     assert main(["reproduce", str(recipe), "--data", str(corpus), "--probe-lengths"]) == 0
     assert "--resume true" in (tmp_path / "runs" / "commands.sh").read_text().splitlines()[-1]
     assert (k8 / "model.safetensors").read_bytes() == finished  # the weights of the uninterrupted run
+    resumed = {r["name"]: r for r in json.loads((tmp_path / "results" / "results.json").read_text())["runs"]}
+    assert resumed["k8"]["resumed_from_step"] == 2  # its `seconds` cover steps 3 and 4 only
 
 
 @pytest.mark.slow
@@ -354,6 +356,7 @@ def test_a_branch_starts_at_its_trunks_checkpoint_and_ends_as_from_step_0(
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     record = {r["name"]: r for r in results["runs"]}["k16"]
     assert record["branched_from"] == {"trunk": "full", "checkpoint": "trunk-2", "step": 2}
+    assert record["resumed_from_step"] == 2
     assert [p["step"] for p in record["curve"]] == [2, 4]  # the trunk's evaluation, then its own
     k16 = tmp_path / "runs" / "pretrain" / "k16"
     branched = (k16 / "model.safetensors").read_bytes()

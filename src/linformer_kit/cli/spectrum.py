@@ -58,7 +58,9 @@ def main(argv: list[str]) -> int:
     recommended, by_rank = result.recommended_projected_length, result.rank_projected_length
     print(f"recommended projected_length (keep={config.keep:g}): {recommended}")
     if recommended != by_rank:
-        print(f"  (the spectrum alone: {by_rank}; layers whose heads copy a neighbour are kept exact, notes below)")
+        print(
+            f"  (the spectrum alone: {by_rank}; layers whose heads copy a neighbour are kept exact, notes below)"
+        )
     for note in result.notes:
         print(f"note: {note}")
     for path in paths.values():

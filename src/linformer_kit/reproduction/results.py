@@ -123,8 +123,9 @@ def _pretrain_record(o: Outcome, metrics: dict[str, Any] | None) -> dict[str, An
             tokens_per_second=metrics.get("tokens_per_second"),
             num_parameters=metrics.get("num_parameters"),
             learned_context=metrics.get("learned_context"),
-            # started at its trunk's step (train/branch.py): `seconds` covers the steps after it
-            branched_from=metrics.get("branched_from"),
+            branched_from=metrics.get("branched_from"),  # started at its trunk's step (train/branch.py)
+            # the step this process started at (a resume or a branch): `seconds` covers the steps after it
+            resumed_from_step=metrics.get("resumed_from_step", 0),
             curve=_curve(metrics.get("log_history", [])),
         )
     else:  # cut before it finished: the curve it wrote as it went (train/curve.py)
