@@ -29,7 +29,11 @@ def test_cli_writes_json_and_figures(tiny_roberta_dir: Path, text_file: Path, tm
     k = report["recommended_projected_length"]
     assert len(k) == 3
     assert all(isinstance(v, int) and 1 <= v <= 16 for v in k)
-    assert f"recommended projected_length (keep=0.8): {k}" in capsys.readouterr().out
+    flag = ",".join(map(str, k))  # what --projected-length takes
+    assert (
+        f"recommended projected_length (keep=0.8): {k}  (--projected-length {flag})"
+        in capsys.readouterr().out
+    )
 
 
 @pytest.mark.parametrize("learned", [False, True])

@@ -15,6 +15,7 @@ from linformer_kit.analysis import (
     cumulative_curve,
     load_encoder,
 )
+from linformer_kit.models import LinformerConfig
 from tests.analysis.conftest import build_tiny_tokenizer, tiny_roberta_config
 
 
@@ -80,7 +81,7 @@ def test_a_head_that_copies_its_neighbour_gets_a_note() -> None:
 
 
 class ShiftThenMean(nn.Module):
-    """Layer 0: every query attends the previous key (a shift, full rank); layer 1: a uniform mean (rank 1)."""
+    """Layer 0: head 0 attends the previous key (a shift, full rank), head 1 the mean; layer 1: the mean (rank 1)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -89,20 +90,26 @@ class ShiftThenMean(nn.Module):
     def forward(self, input_ids, attention_mask, output_attentions):
         b, n = input_ids.shape
         shift = torch.eye(n).roll(-1, dims=1)  # P[i, i - 1] = 1 (P[0, n - 1]: a permutation)
-        uniform = torch.full((n, n), 1 / n)
-        return {"attentions": (shift.expand(b, 1, n, n), uniform.expand(b, 1, n, n))}
+        uniform = torch.full((n, n), 1 / n)  # layer 0 head 1 too: under "mean" one shift head still decides
+        return {"attentions": (torch.stack([shift, uniform]).expand(b, 2, n, n), uniform.expand(b, 2, n, n))}
 
 
-def test_a_layer_whose_head_copies_a_neighbour_is_recommended_exact() -> None:
-    result = compute_spectrum(ShiftThenMean(), [list(range(16))] * 2, SpectrumConfig(index=1, progress=False))
-    # the spectrum alone: a permutation keeps 0.9 of its 16 equal singular values at 15; the mean at 1
-    assert result.rank_projected_length == [15, 1]
-    assert result.recommended_projected_length == [16, 1]  # layer 0 at n: attended exactly
+# the spectrum alone, layer 0: the shift's 16 equal singular values keep 0.9 at 15 (the worst head, "max");
+# averaged with the mean's curve (1 from the first value), (i/16 + 1)/2 >= 0.9 at 13; layer 1: 1
+@pytest.mark.parametrize(("head_reduction", "by_rank"), [("max", [15, 1]), ("mean", [13, 1])])
+def test_a_layer_whose_head_copies_a_neighbour_is_recommended_full_attention(
+    head_reduction: str, by_rank: list[int]
+) -> None:
+    config = SpectrumConfig(index=1, progress=False, head_reduction=head_reduction)
+    result = compute_spectrum(ShiftThenMean(), [list(range(16))] * 2, config)
+    assert result.rank_projected_length == by_rank
+    assert result.recommended_projected_length == [None, 1]  # layer 0 full attention: exact at any n
     (note,) = result.notes
     assert note.startswith("layer 0 head 0 puts 94% of its attention on the key at offset -1")
     report = result.to_dict()
-    assert report["recommended_projected_length"] == [16, 1]
-    assert report["rank_projected_length"] == [15, 1]
+    assert report["recommended_projected_length"] == [None, 1]
+    assert report["rank_projected_length"] == by_rank
+    LinformerConfig(num_hidden_layers=2, max_position_embeddings=18, projected_length=[None, 1])  # takes it
 
 
 def test_randomized_method_stays_close_to_exact(model_and_tokenizer, text_file: Path) -> None:
@@ -169,5 +176,5 @@ def test_truncated_randomized_curve_says_keep_was_not_reached(model_and_tokenize
     assert result.recommended_projected_length == [2, 2, 2]
     assert result.notes == [
         "layers [0, 1, 2] do not reach keep=0.99 within the first 2 singular values; "
-        "their k is a lower bound (raise --rank)"
+        "their rank reading is a lower bound (raise --rank)"
     ]

@@ -87,7 +87,7 @@ def test_projected_length_parsing(capsys):
     assert main(["convert", "a", "b", "--projected-length", "big"]) == 2  # checked before SRC and DST
     err = capsys.readouterr().err
     assert "linformer convert: error: projected_length: expected an int" in err
-    assert "expected an int, a comma-separated list of ints or 'none', got 'big'" in err
+    assert "expected an int, 'none', or a comma-separated list of them (one per layer), got 'big'" in err
 
 
 def test_cli_defaults_and_choices_are_the_configs(tmp_path):

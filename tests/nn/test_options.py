@@ -13,7 +13,15 @@ from linformer_kit.nn.options import CHOICES, check_projected_length, parse_proj
 
 @pytest.mark.parametrize(
     ("text", "want"),
-    [("128", 128), (" 64 ", 64), ("256,256,128", [256, 256, 128]), ("none", None), ("None", None)],
+    [
+        ("128", 128),
+        (" 64 ", 64),
+        ("256,256,128", [256, 256, 128]),
+        ("none", None),
+        ("None", None),
+        ("none,128", [None, 128]),
+        ("128, None", [128, None]),
+    ],
 )
 def test_the_text_forms_of_k(text: str, want: object) -> None:
     assert parse_projected_length(text) == want
@@ -21,7 +29,7 @@ def test_the_text_forms_of_k(text: str, want: object) -> None:
     assert options.projected_length == (tuple(want) if isinstance(want, list) else want)
 
 
-@pytest.mark.parametrize("text", ["", "128.0", "12,x", "full", "1,,2"])
+@pytest.mark.parametrize("text", ["", "128.0", "12,x", "full", "1,,2", "none,,128"])
 def test_bad_text_forms_of_k_are_named(text: str) -> None:
     with pytest.raises(ValueError, match=rf"projected_length: expected an int.*got {text!r}"):
         LinformerOptions.from_text(projected_length=text)

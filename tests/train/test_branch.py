@@ -66,6 +66,7 @@ def test_a_linformer_trunk_branches_full_attention_and_per_layer_k(corpus: Path,
         straight = pretrain(config(corpus, tmp_path / f"{name}-straight", projected_length=k))
         branch = pretrain(config(corpus, tmp_path / name, projected_length=k, branch_from=str(kept)))
         assert branch.branched_from == {"trunk": "k16", "checkpoint": "trunk-4", "step": 4}
+        assert branch.resumed_from_step == 4  # started at the trunk's step, not from step 0
         assert_same_weights(Path(straight.output_dir), Path(branch.output_dir))
         assert losses(branch) == losses(straight)
 

@@ -132,7 +132,10 @@ def test_bad_k_text_is_named(corpus: Path, tmp_path: Path, capsys: pytest.Captur
         "full",
     ]
     assert main(argv) == 2
-    assert "expected an int, a comma-separated list of ints or 'none', got 'full'" in capsys.readouterr().err
+    assert (
+        "expected an int, 'none', or a comma-separated list of them (one per layer), got 'full'"
+        in capsys.readouterr().err
+    )
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])

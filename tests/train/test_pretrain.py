@@ -66,6 +66,18 @@ def test_pretrain_end_to_end_loss_falls_and_output_loads(corpus: Path, tmp_path:
     assert model(**batch).logits.shape == (1, batch["input_ids"].shape[1], model.config.vocab_size)
 
 
+@pytest.mark.parametrize(
+    ("k", "said"), [(16, "k=16 headwise"), ([None, 16], "k=none,16 headwise"), ([16, 16], "k=16 headwise")]
+)
+def test_the_start_line_gives_k_per_layer_as_the_flag_takes_it(corpus: Path, tmp_path: Path, k, said) -> None:
+    from linformer_kit.train.pretrain import start_line
+
+    config = PretrainConfig(output_dir=str(tmp_path), train=[str(corpus / "train.txt")], preset="tiny",
+                            seq_len=32, projected_length=k)  # fmt: skip
+    model = LinformerForMaskedLM(config.model_config(vocab_size=64))
+    assert said in start_line(config, model, train_blocks=10, eval_blocks=2)
+
+
 @pytest.mark.slow
 def test_full_attention_baseline_and_conversion(corpus: Path, tmp_path: Path) -> None:
     """projected_length=None trains the quadratic baseline; init_from converts it to k with window E/F."""

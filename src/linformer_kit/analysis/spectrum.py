@@ -12,9 +12,10 @@ that keeps a given share of the spectrum (`rank_projected_length`). Beside it, t
 every head (`curves.offset_mass`): a head that puts most of its attention on one neighbour is a shifted
 identity, full rank, which a window-mean projection cannot hold however large k is below n (measured:
 docs/reproduction/cpu-paper/switch-from-trunk.md: every k < n of such a layer, 384 of 512 included,
-put the model back at the no-context floor). Such heads get a note, and their layer's recommended k is
-the longest input analysed, n (a layer with k = n attends its inputs exactly): `recommended_projected_length`,
-a list `LinformerConfig(projected_length=...)` takes as it is, is the rank reading with those layers at n.
+put the model back at the no-context floor). Such heads get a note, and their layer is recommended full
+attention (None: exact at every length, whatever `short_inputs`): `recommended_projected_length`, a list
+`LinformerConfig(projected_length=...)` takes as it is, is the rank reading with those layers None. The
+rule looks at every head, whatever `head_reduction`: one head that copies a neighbour is enough.
 
 Running lives here (load the model, cut the text into inputs, run it, average over inputs); the
 options and their checks in `analysis/spectrum_config.py`; singular values in `analysis/svd.py`;
@@ -46,7 +47,7 @@ from linformer_kit.analysis.svd import singular_values
 from linformer_kit.data_files import read_texts
 
 OFFSET_RADIUS = 3  # offset mass reported for keys -3 .. +3 positions from the query
-SHIFT_MASS = 0.5  # a head with this much mass on the key at one offset gets a note (a shift: full rank)
+SHIFT_MASS = 0.5  # this much mass on the key at one offset (a shift: full rank): a note, and its layer exact
 
 # ----------------------------------------------------------------------------- accumulation
 
@@ -88,8 +89,8 @@ class SpectrumResult:
     layer_curve_std: torch.Tensor  # (L, r)
     effective_rank_mean: dict[float, torch.Tensor]  # threshold -> (L, h), averaged over inputs
     effective_rank_std: dict[float, torch.Tensor]  # threshold -> (L, h)
-    recommended_projected_length: list[int]  # per layer, for LinformerConfig(projected_length=...)
-    rank_projected_length: list[int]  # per layer, the spectrum's reading alone (shift layers not at n)
+    recommended_projected_length: list[int | None]  # per layer, for LinformerConfig(projected_length=...)
+    rank_projected_length: list[int]  # per layer, the spectrum's reading alone (shift layers not None)
     offset_mass: torch.Tensor  # (L, h, 2·OFFSET_RADIUS + 1) mass on keys -R .. +R from the query
     notes: list[str] = field(default_factory=list)
 
@@ -276,12 +277,12 @@ def compute_spectrum(
     if unreached:
         notes.append(
             f"layers {unreached} do not reach keep={config.keep} within the first {width} singular values; "
-            "their k is a lower bound (raise --rank)"
+            "their rank reading is a lower bound (raise --rank)"
         )
     mass = offsets.mean()  # (L, h, 2R+1)
     notes += _shift_notes(mass)
     shifting = (mass.amax(-1) >= SHIFT_MASS).any(-1)  # (L,) a layer with a head that copies a neighbour
-    recommended = [max_len if bool(shifts) else k for k, shifts in zip(by_rank, shifting, strict=True)]
+    recommended = [None if bool(shifts) else k for k, shifts in zip(by_rank, shifting, strict=True)]
     return SpectrumResult(
         config=config,
         num_inputs=len(inputs),
@@ -313,7 +314,7 @@ def _shift_notes(mass: torch.Tensor) -> list[str]:
         notes.append(
             f"layer {int(layer)} head {int(head)} puts {float(share):.0%} of its attention on the key at offset "
             f"{int(at) - OFFSET_RADIUS:+d} (key - query): P is near a shifted identity, full rank; a window-mean "
-            "projection averages neighbouring keys and values and cannot hold it (recommended: this layer exact, k = n)"
+            "projection averages neighbouring keys and values and cannot hold it (recommended: this layer full attention)"
         )
     return notes
 

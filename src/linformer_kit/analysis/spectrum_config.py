@@ -52,7 +52,11 @@ class SpectrumConfig:
         default=64, metadata={"help": "bounds the work: at most this many chunks of the text"}
     )
     batch_size: int = field(default=8, metadata={"help": "inputs per forward pass"})
-    keep: float = field(default=0.9, metadata={"help": "share of the spectrum the recommended k must keep"})
+    keep: float = field(
+        default=0.9,
+        metadata={"help": "share of the spectrum each layer's k must keep (a layer with a head that copies a "
+                  "neighbour is recommended full attention instead)"},
+    )  # fmt: skip
     index: int | None = field(
         default=None,
         metadata={
@@ -73,7 +77,11 @@ class SpectrumConfig:
         default=128, metadata={"help": "top singular values estimated when method='randomized'"}
     )
     head_reduction: HeadReduction = field(
-        default="max", metadata={"help": "k per layer from the worst head ('max') or the head average"}
+        default="max",
+        metadata={
+            "help": "k per layer from the worst head ('max') or the head average (a head that copies "
+            "a neighbour makes its layer full attention either way)"
+        },
     )
     dtype: DType = field(
         default="float32", metadata={"help": "precision of the SVD (attention maps are cast to it)"}

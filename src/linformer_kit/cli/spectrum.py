@@ -56,10 +56,11 @@ def main(argv: list[str]) -> int:
         + " ".join(f"{v:.3f}" for v in at_index.mean(-1))
     )
     recommended, by_rank = result.recommended_projected_length, result.rank_projected_length
-    print(f"recommended projected_length (keep={config.keep:g}): {recommended}")
+    flag = ",".join("none" if k is None else str(k) for k in recommended)
+    print(f"recommended projected_length (keep={config.keep:g}): {recommended}  (--projected-length {flag})")
     if recommended != by_rank:
         print(
-            f"  (the spectrum alone: {by_rank}; layers whose heads copy a neighbour are kept exact, notes below)"
+            f"  (the spectrum alone: {by_rank}; layers whose heads copy a neighbour: full attention, notes below)"
         )
     for note in result.notes:
         print(f"note: {note}")

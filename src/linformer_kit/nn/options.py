@@ -70,19 +70,20 @@ def check_choice(name: str, value: object, choices: Sequence[str]) -> None:
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
 
 
-def parse_projected_length(text: str) -> int | list[int] | None:
+def parse_projected_length(text: str) -> int | list[int | None] | None:
     """The text form of `projected_length` (command lines, config files): one grammar for k.
 
     '128' -> 128 (every layer), '256,256,128' -> [256, 256, 128] (one per layer), 'none' -> None
-    (full attention). Anything else raises ValueError naming the text.
+    (full attention), 'none,128' -> [None, 128] (layer 1 full attention, exact at every length).
+    Anything else raises ValueError naming the text.
     """
-    if text.strip().lower() == "none":
-        return None
+    parts = [part.strip().lower() for part in text.split(",")]
     try:
-        values = [int(part) for part in text.split(",")]
+        values = [None if part == "none" else int(part) for part in parts]
     except ValueError:
         raise ValueError(
-            f"projected_length: expected an int, a comma-separated list of ints or 'none', got {text!r}"
+            "projected_length: expected an int, 'none', or a comma-separated list of them (one per layer), "
+            f"got {text!r}"
         ) from None
     return values[0] if len(values) == 1 else values
 
@@ -188,7 +189,7 @@ class LinformerOptions:
 DEFAULT_OPTIONS = LinformerOptions()
 
 HELP: dict[str, str] = {  # the command-line help of each option (every verb that takes it)
-    "projected_length": "Linformer k: K (every layer), K1,K2,... (one per layer), or 'none' for full attention",
+    "projected_length": "Linformer k: K (every layer), K1,K2,... (one per layer; 'none' for a full-attention layer), or 'none' for full attention",
     "sharing": "E/F sharing (paper §4): none (per head), headwise (per layer), kv (E = F), layerwise (one E)",
     "projection": "projection kind (paper §4-5): linear (learned E), mean / max pooling, conv, random (fixed)",
     "projection_init": "how new E, F start: 'window' (each slot the mean of n/k neighbouring positions; learns "

@@ -603,11 +603,12 @@ def start_line(
 ) -> str:
     """What is about to run, in one line: model, parameters, data, tokens per step, budget, device, dtype."""
     c = model.config
-    ks = sorted({k for k in c.projected_lengths() if k is not None})
-    if not ks:
+    ks = c.projected_lengths()  # per layer, None = full attention in that layer
+    if all(k is None for k in ks):
         attention = "full attention"
     else:
-        attention = f"k={','.join(map(str, ks))} {c.sharing} {c.projection} ({c.projection_init} start)"
+        per_layer = ",".join("none" if k is None else str(k) for k in ks) if len(set(ks)) > 1 else str(ks[0])
+        attention = f"k={per_layer} {c.sharing} {c.projection} ({c.projection_init} start)"
     sequences = config.per_device_train_batch_size * config.world_size * config.gradient_accumulation_steps
     tokens_per_step = sequences * config.seq_len
     if config.max_steps > 0:
