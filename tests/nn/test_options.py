@@ -8,7 +8,12 @@ import inspect
 import pytest
 
 from linformer_kit.nn import DEFAULT_OPTIONS, LinformerOptions, LinformerSelfAttention, SequenceProjection
-from linformer_kit.nn.options import CHOICES, check_projected_length, parse_projected_length
+from linformer_kit.nn.options import (
+    CHOICES,
+    check_projected_length,
+    format_projected_length,
+    parse_projected_length,
+)
 
 
 @pytest.mark.parametrize(
@@ -25,6 +30,7 @@ from linformer_kit.nn.options import CHOICES, check_projected_length, parse_proj
 )
 def test_the_text_forms_of_k(text: str, want: object) -> None:
     assert parse_projected_length(text) == want
+    assert parse_projected_length(format_projected_length(want)) == want  # the form read back
     options = LinformerOptions.from_text(projected_length=text)
     assert options.projected_length == (tuple(want) if isinstance(want, list) else want)
 

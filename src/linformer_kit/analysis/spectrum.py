@@ -281,7 +281,7 @@ def compute_spectrum(
         )
     mass = offsets.mean()  # (L, h, 2R+1)
     notes += _shift_notes(mass)
-    shifting = (mass.amax(-1) >= SHIFT_MASS).any(-1)  # (L,) a layer with a head that copies a neighbour
+    shifting = _copying_heads(mass).any(-1)  # (L,) a layer with a head that copies a neighbour
     recommended = [None if bool(shifts) else k for k, shifts in zip(by_rank, shifting, strict=True)]
     return SpectrumResult(
         config=config,
@@ -306,10 +306,15 @@ def _pad_offsets(mass: torch.Tensor, radius: int) -> torch.Tensor:
     return torch.nn.functional.pad(mass, (missing, missing)) if missing > 0 else mass
 
 
+def _copying_heads(mass: torch.Tensor) -> torch.Tensor:
+    """(L, h, 2R+1) offset mass -> (L, h) bool: the heads with >= SHIFT_MASS of their attention on one offset."""
+    return mass.amax(-1) >= SHIFT_MASS
+
+
 def _shift_notes(mass: torch.Tensor) -> list[str]:
-    """Heads that put >= SHIFT_MASS of their attention on the key at one offset (0-based layer and head)."""
+    """A note per head that copies a neighbour (`_copying_heads`; 0-based layer and head)."""
     notes = []
-    for layer, head in zip(*torch.nonzero(mass.amax(-1) >= SHIFT_MASS, as_tuple=True), strict=True):
+    for layer, head in zip(*torch.nonzero(_copying_heads(mass), as_tuple=True), strict=True):
         share, at = mass[layer, head].max(-1)
         notes.append(
             f"layer {int(layer)} head {int(head)} puts {float(share):.0%} of its attention on the key at offset "

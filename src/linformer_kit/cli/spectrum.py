@@ -13,6 +13,7 @@ from transformers import HfArgumentParser
 
 from linformer_kit.cli.arguments import config_parser, parse_config
 from linformer_kit.cli.positionals import positional
+from linformer_kit.nn.options import format_projected_length
 
 # needed by the CLI (the library's SpectrumConfig leaves them empty for `compute_spectrum`); a
 # `--config` file may give them, so they are checked after parsing, with argparse's message
@@ -56,7 +57,7 @@ def main(argv: list[str]) -> int:
         + " ".join(f"{v:.3f}" for v in at_index.mean(-1))
     )
     recommended, by_rank = result.recommended_projected_length, result.rank_projected_length
-    flag = ",".join("none" if k is None else str(k) for k in recommended)
+    flag = format_projected_length(recommended)
     print(f"recommended projected_length (keep={config.keep:g}): {recommended}  (--projected-length {flag})")
     if recommended != by_rank:
         print(

@@ -26,6 +26,7 @@ from linformer_kit.nn.options import (
     ProjectionScaling,
     Sharing,
     ShortInputs,
+    format_projected_length,
     parse_projected_length,
 )
 from linformer_kit.nn.projection import Projected, SequenceProjection
@@ -52,6 +53,7 @@ __all__ = [
     "Sharing",
     "ShortInputs",
     "eager_attention",
+    "format_projected_length",
     "parse_projected_length",
     "sdpa_attention",
 ]

@@ -88,6 +88,13 @@ def parse_projected_length(text: str) -> int | list[int | None] | None:
     return values[0] if len(values) == 1 else values
 
 
+def format_projected_length(k: int | Sequence[int | None] | None) -> str:
+    """The text form `parse_projected_length` reads back: 128, '256,128', 'none', 'none,128'."""
+    if k is None or isinstance(k, int):
+        return "none" if k is None else str(k)
+    return ",".join(format_projected_length(layer_k) for layer_k in k)
+
+
 def check_projected_length(k: object, max_seq_len: int, projection: str = "linear", where: str = "") -> None:
     """One k (not None) against the longest input: 1 <= k <= max_seq_len, and k | max_seq_len for pooling.
 

@@ -42,7 +42,7 @@ from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
 from linformer_kit.models.convert import NewPositions, check_new_positions, new_positions_field
 from linformer_kit.models.loading import check_model_dir, longest_input, read_config_json
 from linformer_kit.models.presets import PRESETS  # re-exported: linformer_kit.train.pretrain.PRESETS
-from linformer_kit.nn.options import ShortInputs, option_field
+from linformer_kit.nn.options import ShortInputs, format_projected_length, option_field
 from linformer_kit.output_dir import is_same_or_inside
 from linformer_kit.train.branch import (
     KeepCheckpoint,
@@ -607,8 +607,8 @@ def start_line(
     if all(k is None for k in ks):
         attention = "full attention"
     else:
-        per_layer = ",".join("none" if k is None else str(k) for k in ks) if len(set(ks)) > 1 else str(ks[0])
-        attention = f"k={per_layer} {c.sharing} {c.projection} ({c.projection_init} start)"
+        k = format_projected_length(ks if len(set(ks)) > 1 else ks[0])  # as --projected-length takes it
+        attention = f"k={k} {c.sharing} {c.projection} ({c.projection_init} start)"
     sequences = config.per_device_train_batch_size * config.world_size * config.gradient_accumulation_steps
     tokens_per_step = sequences * config.seq_len
     if config.max_steps > 0:
