@@ -13,7 +13,6 @@ from transformers import HfArgumentParser
 
 from linformer_kit.cli.arguments import config_parser, parse_config
 from linformer_kit.cli.positionals import positional
-from linformer_kit.nn.options import format_projected_length
 
 # needed by the CLI (the library's SpectrumConfig leaves them empty for `compute_spectrum`); a
 # `--config` file may give them, so they are checked after parsing, with argparse's message
@@ -44,6 +43,7 @@ def main(argv: list[str]) -> int:
         parser.error(f"the following arguments are required: {', '.join(missing)}")
     # after parsing: `--help` and a bad flag answer without loading torch and transformers' models
     from linformer_kit.analysis import spectrum_from_pretrained, write_spectrum_report
+    from linformer_kit.nn.options import format_projected_length
 
     result = spectrum_from_pretrained(config)
     paths = write_spectrum_report(result, config.output_dir)
