@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -541,3 +542,18 @@ def test_a_random_start_branch_without_its_trunk_is_skipped_not_run_from_step_0(
     )
     assert outcome.returncode is None
     assert not (tmp_path / "runs" / "logs" / "pretrain-k16-random.log").exists()
+
+
+COMMITTED_RECIPES = sorted((Path(__file__).parents[2] / "recipes").rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", COMMITTED_RECIPES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_committed_recipe_passes_the_checks_a_run_makes_first(tmp_path: Path, path: Path) -> None:
+    """A recipe that names an unknown option, run or trunk fails `load_recipe` before its first run: checked here,
+    not hours into a study. The data files it names are stand-ins (load_recipe checks only that they exist)."""
+    data_paths = re.findall(r"\{data\}/([^'\"\s]+)", path.read_text())
+    for relative in data_paths:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).touch()
+    recipe = load_recipe(path, str(tmp_path))
+    assert recipe.pretrain or recipe.finetune
