@@ -65,7 +65,7 @@ def main() -> None:
     unigram_ppl, left_ppl, both_ppl = np.exp(nll / positions)
     floor = np.exp(no_context_loss(collator, valid, label_unigram(train_blocks, tokenizer), batch_size=64))
     summary = f"no-context floor {floor:.1f}, left bigram {left_ppl:.1f}, both neighbours {both_ppl:.1f}"
-    print(f"masked positions {positions}: perplexity unigram {unigram_ppl:.1f}, {summary}")  # noqa: T201
+    print(f"masked positions {positions}: perplexity unigram {unigram_ppl:.1f}, {summary}")
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ def main() -> None:
                 step(model, optimizer, batch, choice)
                 samples.append(time.perf_counter() - start)
         every, masked = (statistics.median(times[c]) for c in ("all", "labelled"))
-        print(f"n={n} k={args.projected_length} batch={args.tokens // n}: head on all positions {every * 1e3:.0f} ms, "  # noqa: T201
+        print(f"n={n} k={args.projected_length} batch={args.tokens // n}: head on all positions {every * 1e3:.0f} ms, "
               f"masked only {masked * 1e3:.0f} ms, speed-up {every / masked:.2f}x")  # fmt: skip
 
 

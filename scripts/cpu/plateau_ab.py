@@ -124,7 +124,7 @@ class EvalLog(TrainerCallback):
                    seconds=round(time.perf_counter() - self.start, 1))  # fmt: skip
         self.rows.append(row)
         line = f"{self.label:28s} step {row['step']:6d}  ppl {row['perplexity']:9.2f}  {row['seconds']:7.1f}s"
-        print(line, flush=True)  # noqa: T201
+        print(line, flush=True)
 
 
 class RandomOffsets:

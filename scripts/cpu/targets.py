@@ -102,7 +102,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("result", help="benchmark.json written by `linformer benchmark`")
     args = parser.parse_args(argv)
     table = format_targets(load_result(args.result))
-    print(table or f"{args.result}: no target rows (needs fp32, d=768, 12 heads, batch 1, k={K})")  # noqa: T201
+    print(table or f"{args.result}: no target rows (needs fp32, d=768, 12 heads, batch 1, k={K})")
     return 0 if table else 1
 
 

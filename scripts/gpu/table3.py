@@ -89,8 +89,8 @@ def compiled_vs_eager(n: int, k: int, batch: int, dtype: torch.dtype) -> list[di
             reference, fast = module(x), compiled(x)
             compile_s = time.perf_counter() - start
             error = ((fast.float() - reference.float()).norm() / reference.float().norm()).item()
-            eager_ms = timed(lambda m=module: m(x))
-            compiled_ms = timed(lambda m=compiled: m(x))
+            eager_ms = timed(lambda m=module, x=x: m(x))
+            compiled_ms = timed(lambda m=compiled, x=x: m(x))
         rows.append(dict(method=method, n=n, k=case.k, batch=batch, eager_ms=eager_ms,
                          compiled_ms=compiled_ms, compile_s=compile_s, relative_error=error))  # fmt: skip
         print(rows[-1], flush=True)
@@ -111,10 +111,10 @@ def grid(tiny: bool) -> dict[str, BenchmarkConfig]:
     ours = ("linformer-headwise", "linformer-kv", "linformer-layerwise", "full-sdpa", "full-eager")
     return {
         "layer": base.replace(methods=(*ours, "peer-linformer", "peer-linformer-pytorch"),
-                              scopes=("layer",), passes=("forward", "forward+backward")),  # fmt: skip
+                              scopes=("layer",), passes=("forward", "forward+backward")),
         "layer-batch8": base.replace(methods=("linformer-headwise", "full-sdpa", "full-eager"),
                                      scopes=("layer",), passes=("forward", "forward+backward"),
-                                     batch_size=8, seq_lens=base.seq_lens[:-1]),  # fmt: skip
+                                     batch_size=8, seq_lens=base.seq_lens[:-1]),
         "encoder": base.replace(methods=ours, scopes=("encoder",), passes=("forward", "forward+backward")),
         # smaller grids, for a session that has little time: the encoder at k=256, the layer at k = 1024, 2048
         "encoder-k256": base.replace(methods=("linformer-headwise", "linformer-kv", "full-sdpa", "full-eager"),
@@ -144,7 +144,7 @@ def main() -> None:
                  for p in ("forward", "forward+backward")]  # fmt: skip
         (out / "kernels.json").write_text(json.dumps([kernels_of(c) for c in cases], indent=1))
         (out / "profile.txt").write_text(profile_table(cases[0]))
-        print(open(out / "profile.txt").read()[:4000], flush=True)
+        print((out / "profile.txt").read_text()[:4000], flush=True)
     if on_gpu and "compiled" in args.parts:
         rows = [r for b in (1, 8) for r in compiled_vs_eager(4096, 256, b, torch.bfloat16)]
         (out / "compiled.json").write_text(json.dumps(rows, indent=1))
@@ -154,7 +154,7 @@ def main() -> None:
         print(f"== {part}", flush=True)
         result = run_benchmark(config, progress=False)
         paths = write_report(result, out / part)
-        print(open(out / part / "benchmark.md").read()[:6000], paths, flush=True)
+        print((out / part / "benchmark.md").read_text()[:6000], paths, flush=True)
 
 
 if __name__ == "__main__":
