@@ -426,6 +426,37 @@ def test_runs_evaluated_without_training_get_a_table_and_no_plot(tmp_path) -> No
     assert "| k8-0 |" in (tmp_path / "results.md").read_text()
 
 
+def test_a_run_not_run_yet_is_described_by_its_options_defaults_or_its_init_from_model(tmp_path) -> None:
+    """Its row says what it will be: pretrain's defaults for a new model, its source model's layout for an
+    `init_from` run (unknown, '–', where that model is not on this machine), never a made-up 'post'."""
+    from linformer_kit.models import LinformerConfig
+    from linformer_kit.reproduction.recipe import Run
+    from linformer_kit.reproduction.results import _pretrain_record, format_tables
+    from linformer_kit.reproduction.study import Outcome
+
+    source = tmp_path / "trained"
+    LinformerConfig(layer_norm="pre", projection="conv", projected_length=8).save_pretrained(source)
+    options = {"projected_length": 8, "seq_len": 32}
+    runs = {
+        "new": {},
+        "continued": {"init_from": str(source)},
+        "elsewhere": {"init_from": str(tmp_path / "not-here")},
+    }
+    records = [
+        {"name": name, "task": "pretrain", "status": "not run",
+         **_pretrain_record(Outcome(Run(name, "pretrain", {**options, **extra}), tmp_path / name, []), None)}
+        for name, extra in runs.items()
+    ]  # fmt: skip
+    layouts = {r["name"]: (r["layer_norm"], r["projection"], r["projection_init"]) for r in records}
+    assert layouts == {
+        "new": ("post", "linear", "window"),  # PretrainConfig's defaults
+        "continued": ("pre", "conv", LinformerConfig().projection_init),  # the model's own
+        "elsewhere": (None, None, None),
+    }
+    table = format_tables({"tier": "t", "device": "cpu", "runs": records, "finetune_summary": []})
+    assert "| elsewhere | linformer | 8 | – | – | – | – | – | 32 |" in table
+
+
 @pytest.mark.parametrize("name", ["gpu", "cpu"], ids=["published-setting", "cpu-budget"])  # runs without CUDA
 def test_the_lra_recipes_train_from_scratch_with_no_pretraining(tmp_path, name, capsys) -> None:
     """recipes/lra/*.yaml: finetune-only studies; each run names its tokenizer kind and its own shape."""

@@ -195,19 +195,27 @@ def _majority_share(path: Path) -> float | None:
     return max(labels.count(label) for label in set(labels)) / len(labels) if labels else None
 
 
+# what a run's model is, beside k: a new model takes pretrain's defaults, an `init_from` run its source model's
+MODEL_OPTIONS = ("sharing", "projection", "projection_scaling", "projection_init", "layer_norm")
+
+
 def _as_config(options: dict[str, Any]) -> dict[str, Any]:
-    """A recipe run's options as its config: k parsed (nn/options.py), absent = `linformer pretrain`'s default."""
+    """A recipe run's options as its config: k parsed (nn/options.py), absent = `linformer pretrain`'s default;
+    the model options an `init_from` run does not name are its source model's (None: that model is not here)."""
     from linformer_kit.train.pretrain import PretrainConfig
 
     fields = PretrainConfig.__dataclass_fields__
     defaults = {
         name: f.default_factory() if f.default is MISSING else f.default for name, f in fields.items()
     }
+    source = options.get("init_from")
+    saved = defaults if source is None else _read(Path(source) / "config.json") or {}
     k = options.get("projected_length", defaults["projected_length"])
     return {
         "seq_len": defaults["seq_len"],
         "seq_len_schedule": defaults["seq_len_schedule"],
         "short_block_positions": defaults["short_block_positions"],
+        **{name: saved.get(name) for name in MODEL_OPTIONS},
         **options,
         "projected_length": parse_projected_length(k) if isinstance(k, str) else k,
     }
@@ -350,7 +358,7 @@ def _pretrain_table(runs: list[dict[str, Any]]) -> list[str]:
         lines.append(
             f"| {r['name']} | {r['attention']} | {r['projected_length'] or '–'} | {r['sharing'] or '–'} | "
             f"{r['projection'] or '–'} | {r['projection_init'] or '–'} | {r['projection_scaling'] or '–'} | "
-            f"{r['layer_norm']} | {r['seq_len']}{_schedule(r.get('seq_len_schedule'))} | "
+            f"{r['layer_norm'] or '–'} | {r['seq_len']}{_schedule(r.get('seq_len_schedule'))} | "
             f"{r.get('steps', '–')} | {tokens} | {ppl} | {floor} |"
         )
     return lines
