@@ -582,9 +582,31 @@ COMMITTED_RECIPES = sorted((Path(__file__).parents[2] / "recipes").rglob("*.yaml
 def test_every_committed_recipe_passes_the_checks_a_run_makes_first(tmp_path: Path, path: Path) -> None:
     """A recipe that names an unknown option, run or trunk fails `load_recipe` before its first run: checked here,
     not hours into a study. The data files it names are stand-ins (load_recipe checks only that they exist)."""
-    data_paths = re.findall(r"\{data\}/([^'\"\s]+)", path.read_text())
-    for relative in data_paths:
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).touch()
-    recipe = load_recipe(path, str(tmp_path))
+    recipe = _load_with_stand_in_data(path, tmp_path)
     assert recipe.pretrain or recipe.finetune
+
+
+def _load_with_stand_in_data(path: Path, data: Path):
+    """load_recipe(path) with an empty file at every {data}/... path it names (it checks only that they exist)."""
+    for relative in re.findall(r"\{data\}/([^'\"\s]+)", path.read_text()):
+        (data / relative).parent.mkdir(parents=True, exist_ok=True)
+        (data / relative).touch()
+    return load_recipe(path, str(data))
+
+
+def test_runs_sharing_options_through_a_yaml_merge_key_get_them_all(tmp_path: Path) -> None:
+    """cpu-paper-more's k128-30000 runs are k128-24000's options (`<<: *k128-long`) with only the steps,
+    schedule and seed changed: a merge key the loader ignored would start them as new, different models."""
+    path = Path(__file__).parents[2] / "recipes" / "reproduction" / "cpu-paper-more.yaml"
+    recipe = _load_with_stand_in_data(path, tmp_path)
+    runs = {r.name: r.options for r in recipe.pretrain}
+    base, longer, other_seed = runs["k128-24000"], runs["k128-30000"], runs["k128-30000-s43"]
+
+    def without(options: dict, *names: str) -> dict:
+        return {k: v for k, v in options.items() if k not in names}
+
+    assert without(longer, "max_steps", "seq_len_schedule") == without(base, "max_steps", "seq_len_schedule")
+    assert without(other_seed, "seed") == without(longer, "seed")
+    assert [base["max_steps"], longer["max_steps"]] == [24000, 30000]
+    assert [longer["seed"], other_seed["seed"]] == [42, 43]
+    assert [longer["preset"], longer["short_inputs"]] == ["mini", "exact"]  # the anchor's, not the defaults
