@@ -14,6 +14,8 @@ from linformer_kit.cli.main import main
 from linformer_kit.cli.reproduce import build_parser
 from linformer_kit.reproduction import load_recipe
 
+RECIPES = Path(__file__).parents[2] / "recipes"  # the committed recipes
+
 
 def _recipe(tmp_path: Path, corpus: Path, sentiment_csv: Path, **changes) -> Path:
     recipe = {
@@ -477,7 +479,7 @@ def test_the_lra_recipes_train_from_scratch_with_no_pretraining(tmp_path, name, 
 
 
 def recipe_path(name: str) -> Path:
-    return Path(__file__).parents[2] / "recipes" / "lra" / f"{name}.yaml"
+    return RECIPES / "lra" / f"{name}.yaml"
 
 
 def test_a_recipe_without_pretraining_must_define_its_models(tmp_path, corpus, sentiment_csv) -> None:
@@ -575,7 +577,7 @@ def test_a_random_start_branch_without_its_trunk_is_skipped_not_run_from_step_0(
     assert not (tmp_path / "runs" / "logs" / "pretrain-k16-random.log").exists()
 
 
-COMMITTED_RECIPES = sorted((Path(__file__).parents[2] / "recipes").rglob("*.yaml"))
+COMMITTED_RECIPES = sorted(RECIPES.rglob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", COMMITTED_RECIPES, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -597,8 +599,7 @@ def _load_with_stand_in_data(path: Path, data: Path):
 def test_runs_sharing_options_through_a_yaml_merge_key_get_them_all(tmp_path: Path) -> None:
     """cpu-paper-more's k128-30000 runs are k128-24000's options (`<<: *k128-long`) with only the steps,
     schedule and seed changed: a merge key the loader ignored would start them as new, different models."""
-    path = Path(__file__).parents[2] / "recipes" / "reproduction" / "cpu-paper-more.yaml"
-    recipe = _load_with_stand_in_data(path, tmp_path)
+    recipe = _load_with_stand_in_data(RECIPES / "reproduction" / "cpu-paper-more.yaml", tmp_path)
     runs = {r.name: r.options for r in recipe.pretrain}
     base, longer, other_seed = runs["k128-24000"], runs["k128-30000"], runs["k128-30000-s43"]
 
