@@ -9,6 +9,10 @@ tool that reads `hidden_size`, `num_hidden_layers`, ... keeps working. Linformer
     projection        "linear" | "mean" | "max" | "conv" | "random" (paper §4-5)
     short_inputs      "project" (the paper: always k slots) | "exact" (inputs of n <= k tokens take
                       exact softmax attention; `linformer finetune` sets it, see nn/attention.py)
+    local_window      w: each query also attends exactly to the real keys within w positions, in one
+                      softmax with the k slots (nn/local.py); one int, one per layer (None: no window
+                      there), or None (the paper's layer)
+    global_tokens     g: the first g tokens are exact keys of every query and attend to every token
     projection_init   how a new model's learned E, F start: "window" (each slot the mean of n/k
                       neighbouring positions; the default, the start that learns local context) |
                       "random" (zero-mean N(0, 1/n), the paper's). Loaded weights are never re-started.
@@ -105,6 +109,8 @@ class LinformerConfig(PreTrainedConfig):
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init
     layer_norm: LayerNormPosition = "post"
     classifier_pooling: ClassifierPooling = "cls"
+    local_window: int | list[int | None] | None = DEFAULT_OPTIONS.local_window  # type: ignore[assignment]
+    global_tokens: int = DEFAULT_OPTIONS.global_tokens
 
     def __post_init__(self, **kwargs) -> None:
         super().__post_init__(**kwargs)
@@ -124,16 +130,22 @@ class LinformerConfig(PreTrainedConfig):
             return list(self.projected_length)
         return [self.projected_length] * self.num_hidden_layers
 
+    def local_windows(self) -> list[int | None]:
+        """w of every layer (None = no window in that layer)."""
+        return self.linformer_options().local_windows(self.num_hidden_layers)
+
     def linformer_options(self) -> LinformerOptions:
         """This config's Linformer attention options, validated (ValueError names a bad value)."""
         try:
             return LinformerOptions(
                 projected_length=self.projected_length, sharing=self.sharing, projection=self.projection,
                 projection_init=self.projection_init, projection_scaling=self.projection_scaling,
-                short_inputs=self.short_inputs,
+                short_inputs=self.short_inputs, local_window=self.local_window, global_tokens=self.global_tokens,
             )  # fmt: skip
         except TypeError as error:  # a config's contract is ValueError for every bad value
-            raise ValueError(f"{error} (projected_length: an int, a list of ints or None)") from None
+            raise ValueError(
+                f"{error} (projected_length, local_window: an int, a list of ints or None; global_tokens: an int)"
+            ) from None
 
     def save_pretrained(self, save_directory: str | os.PathLike, push_to_hub: bool = False, **kwargs) -> None:
         """config.json plus the model's code as one file (`modeling_linformer.py`) and an `auto_map`.
@@ -166,6 +178,8 @@ class LinformerConfig(PreTrainedConfig):
         options = self.linformer_options()
         k = options.projected_length  # normalised: plain ints, a per-layer tuple becomes the JSON list
         self.projected_length = list(k) if isinstance(k, tuple) else k
+        w = options.local_window
+        self.local_window = list(w) if isinstance(w, tuple) else w
         options.check_model(
             self.max_seq_len,
             self.num_hidden_layers,

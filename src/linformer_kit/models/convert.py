@@ -74,7 +74,7 @@ from linformer_kit.models.modeling_linformer import (
     LinformerPreTrainedModel,
 )
 from linformer_kit.nn import DEFAULT_OPTIONS, ProjectionInit, ProjectionKind, Sharing
-from linformer_kit.nn.options import as_size, option_field, parse_projected_length
+from linformer_kit.nn.options import as_size, option_field, parse_local_window, parse_projected_length
 from linformer_kit.output_dir import check_output_dir, is_same_or_inside, saved_files, staged_output_dir
 
 logger = logging.getLogger(__name__)
@@ -169,6 +169,8 @@ class ConvertConfig:
     sharing: Sharing = option_field("sharing")
     projection: ProjectionKind = option_field("projection")
     projection_init: ProjectionInit = option_field("projection_init")
+    local_window: int | str | list[int | None] | None = option_field("local_window")
+    global_tokens: int = option_field("global_tokens")
     max_length: int | None = field(
         default=None,
         metadata={
@@ -185,6 +187,8 @@ class ConvertConfig:
     def __post_init__(self) -> None:
         if isinstance(self.projected_length, str):
             self.projected_length = parse_projected_length(self.projected_length)
+        if isinstance(self.local_window, str):
+            self.local_window = parse_local_window(self.local_window)
         check_model_dir(self.source, "source")
         model_type = read_config_json(self.source, "source")["model_type"]
         if model_type not in SOURCE_TYPES:
@@ -192,7 +196,7 @@ class ConvertConfig:
         # the target config from the source config.json: k, sharing and projection checked before loading weights
         source = _load_source_config(self.source)
         converted_config(source, self.projected_length, self.sharing, self.projection, self.projection_init,
-                         max_length=self.max_length)  # fmt: skip
+                         max_length=self.max_length, **self.local_options())  # fmt: skip
         check_new_positions(
             self.new_positions, self.max_length is not None and longer_than(source, self.max_length)
         )
@@ -208,6 +212,11 @@ class ConvertConfig:
                 f"output_dir {self.output_dir!r} is not empty (it holds {', '.join(held)}): choose a new "
                 "directory, or pass --overwrite to replace all of it"
             )
+
+
+    def local_options(self) -> dict[str, object]:
+        """local_window and global_tokens, as the conversion functions take them (keywords)."""
+        return {"local_window": self.local_window, "global_tokens": self.global_tokens}
 
 
 # the modules that hold E / F: per layer (`attention.self.*`), or one per encoder under layerwise sharing
@@ -228,6 +237,8 @@ def with_linformer_options(
     *,
     max_length: int | None = None,
     new_positions: NewPositions = "copy",
+    local_window: int | list[int | None] | None = DEFAULT_OPTIONS.local_window,  # type: ignore[assignment]
+    global_tokens: int = DEFAULT_OPTIONS.global_tokens,
 ) -> tuple[LinformerPreTrainedModel, list[str]]:
     """The same Linformer (same head) with other Linformer options, e.g. its full-attention baseline at k = 64.
 
@@ -237,7 +248,10 @@ def with_linformer_options(
     names of the new tensors (empty when the options are the model's own: then the model itself is
     returned).
     """
-    options = dict(projected_length=projected_length, sharing=sharing, projection=projection)
+    options = dict(
+        projected_length=projected_length, sharing=sharing, projection=projection, local_window=local_window,
+        global_tokens=global_tokens,
+    )  # fmt: skip
     longer = max_length is not None and longer_than(model.config, max_length)
     check_new_positions(new_positions, longer)
     if all(getattr(model.config, key) == value for key, value in options.items()) and not longer:
@@ -347,6 +361,8 @@ def from_roberta(
     *,
     max_length: int | None = None,
     new_positions: NewPositions = "copy",
+    local_window: int | list[int | None] | None = DEFAULT_OPTIONS.local_window,  # type: ignore[assignment]
+    global_tokens: int = DEFAULT_OPTIONS.global_tokens,
 ) -> LinformerPreTrainedModel:
     """A Linformer copy of a RoBERTa model (`RobertaModel` or its MaskedLM / sequence / token heads;
     RoBERTa-PreLayerNorm's too, as a `layer_norm="pre"` Linformer).
@@ -359,7 +375,7 @@ def from_roberta(
     """
     return _convert(
         model_or_path, "roberta", projected_length, sharing, projection, projection_init, max_length,
-        new_positions,
+        new_positions, local_window=local_window, global_tokens=global_tokens,
     )  # fmt: skip
 
 
@@ -372,6 +388,8 @@ def from_bert(
     *,
     max_length: int | None = None,
     new_positions: NewPositions = "copy",
+    local_window: int | list[int | None] | None = DEFAULT_OPTIONS.local_window,  # type: ignore[assignment]
+    global_tokens: int = DEFAULT_OPTIONS.global_tokens,
 ) -> LinformerPreTrainedModel:
     """Like `from_roberta`, for BERT (`BertModel` or its MaskedLM / sequence / token heads)."""
     return _convert(
@@ -383,6 +401,8 @@ def from_bert(
         projection_init,
         max_length,
         new_positions,
+        local_window=local_window,
+        global_tokens=global_tokens,
     )
 
 
@@ -395,7 +415,7 @@ def convert_checkpoint(config: ConvertConfig) -> Path:
     convert = from_roberta if family == "roberta" else from_bert
     model = convert(
         config.source, config.projected_length, config.sharing, config.projection, config.projection_init,
-        max_length=config.max_length, new_positions=config.new_positions,
+        max_length=config.max_length, new_positions=config.new_positions, **config.local_options(),
     )  # fmt: skip
     with staged_output_dir(config.output_dir, replace=config.overwrite) as staging:
         model.save_pretrained(staging)  # safetensors
@@ -429,6 +449,7 @@ def _convert(
     projection_init: ProjectionInit,
     max_length: int | None = None,
     new_positions: NewPositions = "copy",
+    **local: object,
 ) -> LinformerPreTrainedModel:
     source = _load_source(model_or_path) if isinstance(model_or_path, (str, Path)) else model_or_path
     name = type(source).__name__
@@ -436,7 +457,7 @@ def _convert(
         supported = [n for n in TARGETS if n.lower().startswith(family)]
         raise ValueError(f"cannot convert a {name} with from_{family}: supported classes are {supported}")
     config = converted_config(
-        source.config, projected_length, sharing, projection, projection_init, max_length=max_length
+        source.config, projected_length, sharing, projection, projection_init, max_length=max_length, **local
     )
     check_new_positions(new_positions, config.max_position_embeddings > source.config.max_position_embeddings)
     target = TARGETS[name](config)  # every projection is new: it starts per projection_init
@@ -471,6 +492,8 @@ def converted_config(
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
     *,
     max_length: int | None = None,
+    local_window: int | list[int | None] | None = DEFAULT_OPTIONS.local_window,  # type: ignore[assignment]
+    global_tokens: int = DEFAULT_OPTIONS.global_tokens,
 ) -> LinformerConfig:
     """The LinformerConfig a RoBERTa(-PreLayerNorm) / BERT config converts to (validated; no weights involved).
 
@@ -496,6 +519,8 @@ def converted_config(
         sharing=sharing,
         projection=projection,
         projection_init=projection_init,
+        local_window=local_window,
+        global_tokens=global_tokens,
         position_style=style,
         layer_norm=layer_norm,
     )

@@ -126,6 +126,8 @@ class LinformerAttention(nn.Module):
             projection_scaling=config.projection_scaling,
             short_inputs=config.short_inputs,
             projection_init=config.projection_init,
+            local_window=config.local_windows()[layer_idx],
+            global_tokens=config.global_tokens,
         )
         self.LayerNorm = _layer_norm(config, "pre")  # before the attention (pre-LN only)
         self.output = LinformerSelfOutput(config)

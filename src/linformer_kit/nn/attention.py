@@ -33,6 +33,14 @@ order, so the two agree to round-off (float64: tests/nn/test_short_inputs.py,
 `test_one_graph_form_equals_the_exact_path`; exported and ONNX graphs: tests/nn/test_export.py). The
 cost of the one graph: at n <= k it also computes the projection it then discards, and keys and values
 run on k slots, not n.
+
+Local window and global tokens (`local_window=w`, `global_tokens=g`, nn/local.py): beside the k slots,
+each query attends in the same softmax to the real keys within w positions and to the first g tokens,
+and the first g queries attend to every real key. The window needs every token's key and value, so
+the slots are projected from them in the paper order (E K, F V: that costs n·k·D, where the fast order's
+E X then the key linear costs n·k·D + k·D², so it is the cheaper order once K exists). Inputs that
+take exact attention (k = None, or n <= k with short_inputs="exact") are unchanged: the window and the
+global keys are inside what they attend to already.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ import torch
 from torch import nn
 
 from linformer_kit.nn.backends import ATTENTION_BACKENDS, AttentionBackend, attention_function
+from linformer_kit.nn.local import banded_attention, dense_local_attention
 from linformer_kit.nn.options import (
     DEFAULT_OPTIONS,
     LinformerOptions,
@@ -94,6 +103,10 @@ class LinformerSelfAttention(nn.Module):
             attention, see the module docstring; attention weights are then (b, h, n, n)).
         projection_init: how learned E, F start: "window" (local means, the default) or "random"
             (zero-mean Gaussian, the paper's); see `SequenceProjection`.
+        local_window: w, or None (the paper's layer): each query also attends exactly to the real
+            keys within w positions, in one softmax with the k slots (module docstring, nn/local.py).
+        global_tokens: g >= 0: the first g tokens are exact keys of every query, and their queries
+            attend to every real key (nn/local.py).
 
     Raises:
         ValueError: on any inconsistent argument, naming the value and its limit.
@@ -118,11 +131,16 @@ class LinformerSelfAttention(nn.Module):
         projection_scaling: ProjectionScaling = DEFAULT_OPTIONS.projection_scaling,
         short_inputs: ShortInputs = DEFAULT_OPTIONS.short_inputs,
         projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
+        local_window: int | None = DEFAULT_OPTIONS.local_window,  # type: ignore[assignment]
+        global_tokens: int = DEFAULT_OPTIONS.global_tokens,
     ) -> None:
         super().__init__()
+        if local_window is not None:  # one layer takes one w (a model takes one per layer)
+            as_size("local_window", local_window)
         options = LinformerOptions(  # the choices and their combinations (nn/options.py)
             sharing=sharing, projection=projection, projection_init=projection_init,
             projection_scaling=projection_scaling, short_inputs=short_inputs, projection_order=projection_order,
+            local_window=local_window, global_tokens=global_tokens,
         )  # fmt: skip
         _validate(
             hidden_size, num_heads, max_seq_len, projected_length, options, dropout, bias, backend, causal,
@@ -140,6 +158,8 @@ class LinformerSelfAttention(nn.Module):
         self.projection_order = projection_order
         self.causal = causal
         self.short_inputs = short_inputs
+        self.local_window = options.local_window
+        self.global_tokens = options.global_tokens
 
         self.query = nn.Linear(hidden_size, hidden_size, bias=bias)
         self.key = nn.Linear(hidden_size, hidden_size, bias=bias)
@@ -195,7 +215,14 @@ class LinformerSelfAttention(nn.Module):
             f"hidden_size={self.hidden_size}, num_heads={self.num_heads}, max_seq_len={self.max_seq_len}, "
             f"projected_length={k}, sharing={self.sharing!r}, projection={self.projection!r}, "
             f"backend={self.backend!r}, short_inputs={self.short_inputs!r}"
+            + (f", local_window={self.local_window}" if self.local_window is not None else "")
+            + (f", global_tokens={self.global_tokens}" if self.global_tokens else "")
         )
+
+    @property
+    def is_local(self) -> bool:
+        """Whether projected inputs also take a local window or global tokens (nn/local.py)."""
+        return self.projected_length is not None and (self.local_window is not None or self.global_tokens > 0)
 
     def attends_exactly(self, n: int) -> bool:
         """Whether an input of n tokens (padded length) takes exact softmax attention in this layer.
@@ -217,7 +244,9 @@ class LinformerSelfAttention(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Like forward, also returning the attention weights (b, h, n, k) ((b, h, n, n) if full).
 
-        Uses the eager backend, which is the only one that materialises the weights.
+        Uses the eager backend, which is the only one that materialises the weights. With a local
+        window or global tokens they are (b, h, n, k + n): [:, :, i, :k] the slots, [:, :, i, k + j]
+        the weight on token j (nn/local.py, `dense_local_attention`).
         """
         out, weights = self._attend(x, key_padding_mask, need_weights=True)
         assert weights is not None
@@ -235,6 +264,9 @@ class LinformerSelfAttention(nn.Module):
         )
 
         q = self.query(x).view(b, n, h, d).transpose(1, 2)  # (b, h, n, d)
+        if self.is_local and not (self.attends_exactly(n) and not one_graph):
+            out, weights = self._attend_local(x, q, mask, need_weights=need_weights, one_graph=one_graph)
+            return self.dense(out.transpose(1, 2).reshape(b, n, h * d)), weights
         if self.attends_exactly(n) and not one_graph:
             k, v, attn_mask, causal = self._full_keys_values(x, mask)
         else:
@@ -255,6 +287,28 @@ class LinformerSelfAttention(nn.Module):
         )  # fmt: skip
         out = out.transpose(1, 2).reshape(b, n, h * d)  # (b, n, D)
         return self.dense(out), weights
+
+    def _attend_local(
+        self, x: torch.Tensor, q: torch.Tensor, mask: torch.Tensor | None, *, need_weights: bool, one_graph: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Slots, window and global keys in one softmax (nn/local.py) -> (out (b, h, n, d), weights | None)."""
+        keys = self._split_heads(self.key(x))  # (b, h, n, d): every token's, for the window
+        values = self._split_heads(self.value(x))  # (b, h, n, d)
+        e, f = self.projections()  # type: ignore[misc]
+        pe, pf = e(keys, mask), f(values, mask)  # the paper order: E_i (m * K_i), F_i (m * V_i)
+        slot_k, slot_v, slot_mask = pe.values, pf.values, pe.slot_mask
+        windowed = None
+        if self.short_inputs == "exact" and (mask is not None or one_graph):
+            real = torch.ones(x.shape[:2], dtype=torch.bool, device=x.device) if mask is None else mask
+            slot_k, slot_v, slot_mask = self._short_rows_exact(x, real, slot_k, slot_v, slot_mask)
+            windowed = real.sum(-1) > self.projected_length  # a short row's slots are its own tokens
+        core = dense_local_attention if need_weights or self.backend == "eager" else banded_attention
+        result = core(
+            q, keys, values, slot_k, slot_v, _slot_attention_mask(slot_mask), mask, windowed,
+            window=self.local_window, global_tokens=self.global_tokens,
+            scale=1.0 / math.sqrt(self.head_dim), dropout_p=self.dropout if self.training else 0.0,
+        )  # fmt: skip
+        return result if isinstance(result, tuple) else (result, None)
 
     def _split_heads(self, t: torch.Tensor) -> torch.Tensor:
         b, m, _ = t.shape
@@ -454,6 +508,8 @@ def _validate(
     if projected_length is not None:
         check_projected_length(projected_length, max_seq_len, options.projection)
     check_choice("backend", backend, ATTENTION_BACKENDS)
+    if options.global_tokens > max_seq_len:
+        raise ValueError(f"global_tokens={options.global_tokens} must be at most max_seq_len={max_seq_len}")
     sharing = options.sharing
     if not 0.0 <= dropout < 1.0:  # also refuses NaN
         raise ValueError(f"dropout must be in [0, 1), got {dropout}")

@@ -16,6 +16,11 @@ pretrain`, `convert`, the benchmark, the recipes) checks them here, so a bad val
     projection_scaling  "none" | "length": sqrt(max_seq_len / real tokens) on E(mX) (dense E only)
     short_inputs        "project" | "exact": sequences of at most k real tokens (nn/attention.py)
     projection_order    "auto" | "paper": the fast order where it applies, or the reference order
+    local_window        w: each query also attends exactly to the real keys within w positions, in the
+                        same softmax as the k slots (nn/local.py); an int (every layer), one per layer
+                        (None: no window in that layer), or None (the paper's layer)
+    global_tokens       g: the first g positions are exact keys of every query, and their queries attend
+                        to every real key (nn/local.py); 0 (the paper's layer) or more
 
 Torch-only, like the rest of `linformer_kit.nn`.
 """
@@ -43,6 +48,7 @@ ShortInputs = Literal["project", "exact"]
 SHORT_INPUTS: tuple[str, ...] = get_args(ShortInputs)
 
 ProjectedLength = int | tuple[int | None, ...] | None
+LocalWindow = int | tuple[int | None, ...] | None  # the same per-layer form as k
 
 CHOICES: dict[str, tuple[str, ...]] = {  # option -> its choices (all but projected_length)
     "sharing": SHARING_MODES,
@@ -77,13 +83,22 @@ def parse_projected_length(text: str) -> int | list[int | None] | None:
     (full attention), 'none,128' -> [None, 128] (layer 1 full attention, exact at every length).
     Anything else raises ValueError naming the text.
     """
+    return parse_per_layer("projected_length", text)
+
+
+def parse_local_window(text: str) -> int | list[int | None] | None:
+    """The text form of `local_window`, k's grammar: '16' (every layer), '16,none' (per layer), 'none'."""
+    return parse_per_layer("local_window", text)
+
+
+def parse_per_layer(name: str, text: str) -> int | list[int | None] | None:
+    """An int, 'none', or a comma-separated list of them (one per layer); ValueError naming `name` and the text."""
     parts = [part.strip().lower() for part in text.split(",")]
     try:
         values = [None if part == "none" else int(part) for part in parts]
     except ValueError:
         raise ValueError(
-            "projected_length: expected an int, 'none', or a comma-separated list of them (one per layer), "
-            f"got {text!r}"
+            f"{name}: expected an int, 'none', or a comma-separated list of them (one per layer), got {text!r}"
         ) from None
     return values[0] if len(values) == 1 else values
 
@@ -125,8 +140,11 @@ class LinformerOptions:
     projection_scaling: ProjectionScaling = "none"
     short_inputs: ShortInputs = "project"
     projection_order: ProjectionOrder = "auto"
+    local_window: LocalWindow = None
+    global_tokens: int = 0
 
     def __post_init__(self) -> None:
+        self._check_local()
         k = self.projected_length
         if isinstance(k, list):
             object.__setattr__(self, "projected_length", k := tuple(k))
@@ -149,9 +167,9 @@ class LinformerOptions:
     @classmethod
     def from_text(cls, **values: object) -> LinformerOptions:
         """Like the constructor, with `projected_length` also in its text form ('128', '256,128', 'none')."""
-        k = values.get("projected_length")
-        if isinstance(k, str):
-            values["projected_length"] = parse_projected_length(k)
+        for name in ("projected_length", "local_window"):
+            if isinstance(values.get(name), str):
+                values[name] = parse_per_layer(name, values[name])  # type: ignore[arg-type]
         return cls(**values)  # type: ignore[arg-type]
 
     def projected_lengths(self, num_layers: int) -> list[int | None]:
@@ -159,12 +177,23 @@ class LinformerOptions:
         k = self.projected_length
         return list(k) if isinstance(k, tuple) else [k] * num_layers
 
+    def local_windows(self, num_layers: int) -> list[int | None]:
+        """w of each of `num_layers` layers (None: no window)."""
+        w = self.local_window
+        return list(w) if isinstance(w, tuple) else [w] * num_layers
+
     def check_model(self, max_seq_len: int, num_layers: int, where: str = "") -> None:
         """These options in a model of `num_layers` layers whose longest input is `max_seq_len`."""
         k = self.projected_length
-        if isinstance(k, tuple) and len(k) != num_layers:
+        for name, value in (("projected_length", k), ("local_window", self.local_window)):
+            if isinstance(value, tuple) and len(value) != num_layers:
+                raise ValueError(
+                    f"{name} has {len(value)} entries, expected one per layer (num_hidden_layers={num_layers})"
+                )
+        if self.global_tokens > max_seq_len:
             raise ValueError(
-                f"projected_length has {len(k)} entries, expected one per layer (num_hidden_layers={num_layers})"
+                f"global_tokens={self.global_tokens} must be at most max_seq_len={max_seq_len}"
+                f"{f' ({where})' if where else ''}"
             )
         if isinstance(k, tuple) and self.sharing == "layerwise" and len(set(k)) > 1:
             raise ValueError(
@@ -174,6 +203,25 @@ class LinformerOptions:
         for layer_k in self.projected_lengths(num_layers):
             if layer_k is not None:
                 check_projected_length(layer_k, max_seq_len, self.projection, where)
+
+    def _check_local(self) -> None:
+        """w >= 0 (one, one per layer, or None) and g >= 0, as plain ints (they are saved as JSON)."""
+        w = self.local_window
+        if isinstance(w, list):
+            object.__setattr__(self, "local_window", w := tuple(w))
+        if isinstance(w, tuple) and not w:
+            raise ValueError("local_window: an empty list (give one w per layer, one w, or None)")
+        for layer_w in w if isinstance(w, tuple) else () if w is None else (w,):
+            if layer_w is not None and as_size("local_window", layer_w) < 0:
+                raise ValueError(f"local_window (w={layer_w}) must be >= 0 (0: each query's own key)")
+        if w is not None:
+            object.__setattr__(
+                self, "local_window",
+                tuple(None if x is None else int(x) for x in w) if isinstance(w, tuple) else int(w),
+            )  # fmt: skip
+        if as_size("global_tokens", self.global_tokens) < 0:
+            raise ValueError(f"global_tokens must be >= 0, got {self.global_tokens}")
+        object.__setattr__(self, "global_tokens", int(self.global_tokens))
 
     def _check_combinations(self) -> None:
         if self.projection_scaling == "length" and self.projection not in ("linear", "random"):
@@ -206,6 +254,10 @@ HELP: dict[str, str] = {  # the command-line help of each option (every verb tha
     "short_inputs": "sequences of at most k real tokens: 'exact' softmax attention or 'project' to k slots "
     "(the paper)",
     "projection_order": "'auto' (project before the key/value linears where it applies) or 'paper'",
+    "local_window": "W: each query also attends exactly to the real keys within W positions, in one softmax "
+    "with the k slots (W, W1,W2,... one per layer, or 'none'); keeps the heads that read a neighbour",
+    "global_tokens": "G: the first G tokens (e.g. [CLS]) are exact keys of every query and attend to every "
+    "token (Longformer's global attention); 0 for none",
 }
 
 
@@ -217,5 +269,6 @@ def option_field(name: str, default: object = dataclasses.MISSING, note: str = "
     """
     value = getattr(DEFAULT_OPTIONS, name) if default is dataclasses.MISSING else default
     help_text = HELP[name] + (f"; {note}" if note else "")
-    metadata = {"help": help_text, **({"metavar": "K"} if name == "projected_length" else {})}
+    metavar = {"projected_length": "K", "local_window": "W", "global_tokens": "G"}
+    metadata = {"help": help_text, **({"metavar": metavar[name]} if name in metavar else {})}
     return dataclasses.field(default=value, metadata=metadata)

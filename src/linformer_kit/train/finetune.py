@@ -221,13 +221,22 @@ class FinetuneConfig(NewModelFields, LinformerTrainingArguments):
     def _check_pretrained(self) -> None:
         """`model` is a model directory with a tokenizer; the new-model fields are left alone."""
         check_model_dir(self.model, "model", tokenizer=True)  # a model without tokenizer sees only [UNK]
-        new_only = ["tokenizer"] * (self.tokenizer is not None) + self.changed_model_fields()
+        local = ("local_window", "global_tokens")  # no new weights: they apply to a Linformer --model too
+        new_only = ["tokenizer"] * (self.tokenizer is not None) + [
+            name for name in self.changed_model_fields() if name not in local
+        ]
         if new_only:
             raise ValueError(
                 f"{', '.join(new_only)}: apply to a new model (--preset) only; --model {self.model!r} keeps "
                 "its own shape and tokenizer"
             )
         saved = read_config_json(self.model)
+        changed_local = [name for name in self.changed_model_fields() if name in local]
+        if changed_local and saved.get("model_type") != "linformer":
+            raise ValueError(
+                f"{', '.join(changed_local)}: options of Linformer models; {self.model!r} is a "
+                f"{saved.get('model_type')!r} model (convert it first: linformer convert --local-window ...)"
+            )
         if self.classifier_pooling is not None and saved.get("model_type") != "linformer":
             raise ValueError(
                 f"classifier_pooling={self.classifier_pooling!r} is an option of Linformer models; "
@@ -448,12 +457,17 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return (ends - (counts - 1) / 2.0)[inverse]
 
 
-def linformer_options(config: FinetuneConfig) -> dict[str, str]:
+def linformer_options(config: FinetuneConfig) -> dict[str, object]:
     """Config overrides for a Linformer model (saved with the classifier, so inference matches)."""
     if read_config_json(config.model).get("model_type") != "linformer":
         return {}
     pooling = {} if config.classifier_pooling is None else {"classifier_pooling": config.classifier_pooling}
-    return {"short_inputs": config.short_inputs, **pooling}
+    local = {  # given: replace the model's own (a window or global tokens add no weights)
+        name: getattr(config, name)
+        for name in ("local_window", "global_tokens")
+        if name in config.changed_model_fields()
+    }
+    return {"short_inputs": config.short_inputs, **pooling, **local}
 
 
 def load_tokenizer(config: FinetuneConfig, train: datasets.Dataset) -> PreTrainedTokenizerBase:

@@ -37,6 +37,8 @@ def linformer_from_checkpoint(
     *,
     max_length: int | None = None,
     new_positions: NewPositions = "copy",
+    local_window: int | list[int | None] | None = DEFAULT_OPTIONS.local_window,  # type: ignore[assignment]
+    global_tokens: int = DEFAULT_OPTIONS.global_tokens,
 ) -> tuple[LinformerForMaskedLM, list[str]]:
     """`LinformerForMaskedLM` from the model at `path` with these Linformer options.
 
@@ -50,6 +52,8 @@ def linformer_from_checkpoint(
         sharing=sharing,
         projection=projection,
         projection_init=projection_init,
+        local_window=local_window,
+        global_tokens=global_tokens,
     )
     model_type = AutoConfig.from_pretrained(path).model_type
     if model_type in SOURCE_TYPES:
@@ -76,6 +80,8 @@ def target_config(
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
     *,
     max_length: int | None = None,
+    local_window: int | list[int | None] | None = DEFAULT_OPTIONS.local_window,  # type: ignore[assignment]
+    global_tokens: int = DEFAULT_OPTIONS.global_tokens,
 ) -> LinformerConfig:
     """The config of the Linformer converted from `source` (linformer, roberta or bert), validated.
 
@@ -87,6 +93,8 @@ def target_config(
         sharing=sharing,
         projection=projection,
         projection_init=projection_init,
+        local_window=local_window,
+        global_tokens=global_tokens,
     )
     if source.model_type in SOURCE_TYPES:
         return converted_config(source, **linformer, max_length=max_length)

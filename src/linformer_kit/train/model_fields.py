@@ -25,6 +25,7 @@ from linformer_kit.nn.options import (
     Sharing,
     check_projected_length,
     option_field,
+    parse_local_window,
     parse_projected_length,
 )
 from linformer_kit.train.training_arguments import check_number
@@ -47,6 +48,8 @@ class NewModelFields:
     projection: ProjectionKind = option_field("projection")
     projection_scaling: ProjectionScaling = option_field("projection_scaling", note="new models only")
     projection_init: ProjectionInit = option_field("projection_init", note="new models only")
+    local_window: int | str | list[int | None] | None = option_field("local_window")
+    global_tokens: int = option_field("global_tokens")
     dropout: float = field(
         default=LinformerConfig.hidden_dropout_prob,
         metadata={
@@ -75,6 +78,8 @@ class NewModelFields:
         """The command-line form of k parsed, dropouts in [0, 1); the rest is `LinformerConfig`'s to check."""
         if isinstance(self.projected_length, str):
             self.projected_length = parse_projected_length(self.projected_length)
+        if isinstance(self.local_window, str):
+            self.local_window = parse_local_window(self.local_window)
         check_number("dropout", self.dropout, 0, below=1)
         if self.attention_dropout is not None:
             check_number("attention_dropout", self.attention_dropout, 0, below=1)
@@ -90,7 +95,7 @@ class NewModelFields:
         """The Linformer options that shape a new or converted model (init_from takes these, not the rest)."""
         return dict(
             projected_length=self.projected_length, sharing=self.sharing, projection=self.projection,
-            projection_init=self.projection_init,
+            projection_init=self.projection_init, local_window=self.local_window, global_tokens=self.global_tokens,
         )  # fmt: skip
 
     def new_model_config(

@@ -1,0 +1,205 @@
+"""A local window and global tokens beside the projection, in one softmax (Long-Short Transformer's idea).
+
+Per head (notation of nn/attention.py; w the window, g the global tokens, s the k projected slots,
+m the padding mask, True = real token):
+
+    query i >= g:  keys(i) = [ E K (s slots) ; K_j, j < g ; K_j, j >= g and |i - j| <= w ]   (real j only)
+                   out_i   = softmax( q_i keys(i)ᵀ / sqrt(d) ) [ F V ; V_j ... ]              one softmax
+    query i < g:   out_i   = softmax( q_i K_realᵀ / sqrt(d) ) V_real                          (Longformer's global rows)
+
+Why: a head that reads a neighbour or one given token is full rank, and no k < n projection keeps it
+(the CPU study's layer 1; 26-50 % of all-MiniLM-L6-v2's attention mass lies within ±16 tokens):
+DESIGN.md, "Local window beside the projection". A global key j < g is never also a window key, so no
+key counts twice. A row whose k slots already hold its own real tokens (short_inputs="exact" in a
+mixed batch, `windowed` False) takes no window and no global key: its slots are exact attention.
+
+Two cores compute it:
+
+    `banded_attention`        the fast one. Queries in blocks of B = max(32, w); block c attends to the
+                              keys of [cB - w, cB + B + w), built from its own and its neighbouring key
+                              blocks by slicing and concatenation (no unfold: one graph for export).
+                              Scores (b, h, n, s + g + B + 2w): time and memory O(n (k + g + B + 2w))
+                              for the windowed rows, O(g n) for the global ones; no (n x n) tensor.
+    `dense_local_attention`   the reference: an (n x (s + n)) score matrix with a band mask. Its
+                              weights, (b, h, n, s + n), are what `output_attentions` returns: columns
+                              [:s] the projected slots, column s + j the weight on token j (zero
+                              outside the window and the global keys).
+
+Both take scores and softmax in fp32 or wider (half precision promoted, as `eager_attention`), and
+agree to float64 round-off (tests/nn/test_local.py). Torch-only.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.nn import functional as F
+
+MIN_BLOCK = 32  # queries per block when the window is narrower; 16-64 measured in docs/benchmarks.md
+
+
+def banded_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    slot_k: torch.Tensor,
+    slot_v: torch.Tensor,
+    slot_keep: torch.Tensor | None,
+    real: torch.Tensor | None,
+    windowed: torch.Tensor | None,
+    *,
+    window: int | None,
+    global_tokens: int,
+    scale: float,
+    dropout_p: float = 0.0,
+) -> torch.Tensor:
+    """The module docstring's attention by query blocks -> out (b, h, n, d).
+
+    q, k, v (b, h, n, d) per token; slot_k, slot_v (b, h, s, d) the projected slots; slot_keep a bool
+    mask broadcastable to (b, h, 1, s) (True = the slot counts) or None; real (b, n) the padding mask or
+    None; windowed (b,) whether a row takes the window and the global keys, or None (every row);
+    window None: no window (global tokens only).
+    """
+    b, h, n, d = q.shape
+    dtype = torch.promote_types(q.dtype, torch.float32)
+    real = _real(real, b, n, q.device)
+    k, v = _zero_pad_rows(k, real), _zero_pad_rows(v, real)
+    local = window is not None
+    w = 0 if window is None else min(window, n) if isinstance(n, int) else window
+    g = min(global_tokens, n) if isinstance(n, int) else global_tokens
+    block = max(MIN_BLOCK, w)
+    pad = (-n) % block
+    blocks = (n + pad) // block
+    position = torch.arange(n + pad, device=q.device)
+    # which keys a window may hold: real, past the global tokens, in a row that takes the window
+    key_ok = F.pad(real, (0, pad), value=False) & (position >= g)  # (b, n + pad)
+    if windowed is not None:
+        key_ok = key_ok & windowed[:, None]
+
+    def blocked(t: torch.Tensor) -> torch.Tensor:  # (b, h, n, c) -> (b, h, blocks, B, c)
+        return F.pad(t, (0, 0, 0, pad)).view(b, h, blocks, block, t.shape[-1])
+
+    qb = blocked(q).to(dtype)  # (b, h, nb, B, d)
+    near_k = _neighbourhood(blocked(k), w).to(dtype)  # (b, h, nb, B + 2w, d)
+    near_v = _neighbourhood(blocked(v), w)  # (b, h, nb, B + 2w, d)
+    near_ok = _neighbourhood(key_ok.view(b, 1, blocks, block, 1), w)[..., 0]  # (b, 1, nb, B + 2w)
+    row = torch.arange(block, device=q.device)[:, None]  # query r of a block ...
+    col = torch.arange(block + 2 * w, device=q.device)[None, :]  # ... and key c of its neighbourhood
+    band = (col >= row) & (col <= row + 2 * w)  # (B, B + 2w): |i - j| <= w, j = i - r + c - w
+    near_keep = band & near_ok[:, :, :, None, :]  # (b, 1, nb, B, B + 2w)
+
+    neg = float("-inf")
+    with torch.autocast(device_type=q.device.type, enabled=False):
+        parts = [torch.matmul(qb, slot_k.to(dtype)[:, :, None].transpose(-1, -2))]  # (b, h, nb, B, s)
+        if slot_keep is not None:
+            parts[0] = parts[0].masked_fill(~slot_keep[:, :, None], neg)
+        if g:
+            global_keep = real[:, :g] if windowed is None else real[:, :g] & windowed[:, None]  # (b, g)
+            global_scores = torch.matmul(qb, k[:, :, None, :g].to(dtype).transpose(-1, -2))  # (b, h, nb, B, g)
+            parts.append(global_scores.masked_fill(~global_keep[:, None, None, None, :], neg))
+        if local:
+            near = torch.matmul(qb, near_k.transpose(-1, -2))  # (b, h, nb, B, B + 2w)
+            parts.append(near.masked_fill(~near_keep, neg))
+        weights = (torch.cat(parts, dim=-1) * scale).softmax(dim=-1)  # (b, h, nb, B, s + g + B + 2w)
+    if dropout_p > 0.0:
+        weights = F.dropout(weights, p=dropout_p)
+    weights = weights.to(v.dtype)
+    s = slot_k.shape[-2]
+    out = torch.matmul(weights[..., :s], slot_v[:, :, None])  # (b, h, nb, B, d)
+    if g:
+        out = out + torch.matmul(weights[..., s : s + g], v[:, :, None, :g])
+    if local:
+        out = out + torch.matmul(weights[..., s + g :], near_v)
+    out = out.reshape(b, h, n + pad, d)[:, :, :n]  # (b, h, n, d)
+    if not g:
+        return out
+    top = _global_rows(q[:, :, :g], k, v, real, scale, dropout_p)  # (b, h, g, d)
+    return torch.cat([top, out[:, :, g:]], dim=2)
+
+
+def dense_local_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    slot_k: torch.Tensor,
+    slot_v: torch.Tensor,
+    slot_keep: torch.Tensor | None,
+    real: torch.Tensor | None,
+    windowed: torch.Tensor | None,
+    *,
+    window: int | None,
+    global_tokens: int,
+    scale: float,
+    dropout_p: float = 0.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The reference: the same arguments as `banded_attention` -> (out (b, h, n, d), weights (b, h, n, s + n)).
+
+    Scores [q (E K)ᵀ ; q Kᵀ] (n x (s + n)), masked to the slots, the global keys and the band
+    |i - j| <= w (rows i < g: every real key and no slot), one softmax. O(n²): for tests and for
+    reading the weights.
+    """
+    b, h, n, d = q.shape
+    dtype = torch.promote_types(q.dtype, torch.float32)
+    real = _real(real, b, n, q.device)
+    k, v = _zero_pad_rows(k, real), _zero_pad_rows(v, real)
+    i = torch.arange(n, device=q.device)[:, None]  # query position
+    j = torch.arange(n, device=q.device)[None, :]  # key position
+    g = global_tokens
+    near = (i - j).abs() <= window if window is not None else torch.zeros_like(i == j)
+    key_keep = (near & (j >= g)) | (j < g)  # (n, n): the window and the global keys
+    key_keep = key_keep & real[:, None, None, :]  # (b, 1, n, n)
+    if windowed is not None:
+        key_keep = key_keep & windowed[:, None, None, None]
+    global_row = (i < g)[None, None]  # (1, 1, n, 1): a global query attends to every real key ...
+    key_keep = (key_keep & ~global_row) | (global_row & real[:, None, None, :])
+    key_keep = key_keep | (global_row & ~real.any(-1)[:, None, None, None])  # (... of an empty row: all)
+    slot_shape = (b, 1, 1, slot_k.shape[-2])
+    slot_ok = torch.ones(slot_shape, dtype=torch.bool, device=q.device) if slot_keep is None else slot_keep
+    slot_ok = slot_ok & ~global_row  # ... and no slot
+    with torch.autocast(device_type=q.device.type, enabled=False):
+        keys = torch.cat([slot_k.to(dtype), k.to(dtype)], dim=-2)  # (b, h, s + n, d)
+        scores = torch.matmul(q.to(dtype), keys.transpose(-1, -2)) * scale  # (b, h, n, s + n)
+        keep = torch.cat(_aligned(slot_ok, key_keep), dim=-1)  # (b, 1|h, n, s + n)
+        weights = scores.masked_fill(~keep, float("-inf")).softmax(dim=-1)
+    if dropout_p > 0.0:
+        weights = F.dropout(weights, p=dropout_p)
+    out = torch.matmul(weights.to(v.dtype), torch.cat([slot_v, v], dim=-2))  # (b, h, n, d)
+    return out, weights
+
+
+def _aligned(slot_ok: torch.Tensor, key_keep: torch.Tensor) -> list[torch.Tensor]:
+    """The slot mask (b, 1|h, 1|n, s) and the key mask (b, 1, n, n) broadcast to one (b, h', n, ·) shape."""
+    lead = torch.broadcast_shapes(slot_ok.shape[:-1], key_keep.shape[:-1])
+    return [slot_ok.expand(*lead, slot_ok.shape[-1]), key_keep.expand(*lead, key_keep.shape[-1])]
+
+
+def _global_rows(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, real: torch.Tensor, scale: float, dropout_p: float
+) -> torch.Tensor:
+    """Exact attention of the g global queries (b, h, g, d) over every real key -> (b, h, g, d). O(g n)."""
+    dtype = torch.promote_types(q.dtype, torch.float32)
+    keep = real | ~real.any(-1, keepdim=True)  # (b, n): a row without a real token attends to all
+    with torch.autocast(device_type=q.device.type, enabled=False):
+        scores = torch.matmul(q.to(dtype), k.to(dtype).transpose(-1, -2)) * scale  # (b, h, g, n)
+        weights = scores.masked_fill(~keep[:, None, None, :], float("-inf")).softmax(dim=-1)
+    if dropout_p > 0.0:
+        weights = F.dropout(weights, p=dropout_p)
+    return torch.matmul(weights.to(v.dtype), v)
+
+
+def _neighbourhood(blocks: torch.Tensor, w: int) -> torch.Tensor:
+    """(..., nb, B, c) -> (..., nb, B + 2w, c): each block with the last w rows of the block before it
+    and the first w rows of the block after it (zeros past either end). Needs w <= B."""
+    if w == 0:
+        return blocks
+    before = F.pad(blocks[..., :-1, -w:, :], (0, 0, 0, 0, 1, 0))  # block c - 1's tail; zeros before block 0
+    after = F.pad(blocks[..., 1:, :w, :], (0, 0, 0, 0, 0, 1))  # block c + 1's head; zeros after the last
+    return torch.cat([before, blocks, after], dim=-2)
+
+
+def _real(real: torch.Tensor | None, b: int, n: int, device: torch.device) -> torch.Tensor:
+    return torch.ones(b, n, dtype=torch.bool, device=device) if real is None else real
+
+
+def _zero_pad_rows(t: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+    """Pad keys / values become zeros by a select: NaN or inf there would survive a zero weight."""
+    return t.masked_fill(~real[:, None, :, None], 0.0)
