@@ -213,7 +213,6 @@ class ConvertConfig:
                 "directory, or pass --overwrite to replace all of it"
             )
 
-
     def local_options(self) -> dict[str, object]:
         """local_window and global_tokens, as the conversion functions take them (keywords)."""
         return {"local_window": self.local_window, "global_tokens": self.global_tokens}

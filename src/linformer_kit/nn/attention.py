@@ -289,7 +289,13 @@ class LinformerSelfAttention(nn.Module):
         return self.dense(out), weights
 
     def _attend_local(
-        self, x: torch.Tensor, q: torch.Tensor, mask: torch.Tensor | None, *, need_weights: bool, one_graph: bool
+        self,
+        x: torch.Tensor,
+        q: torch.Tensor,
+        mask: torch.Tensor | None,
+        *,
+        need_weights: bool,
+        one_graph: bool,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Slots, window and global keys in one softmax (nn/local.py) -> (out (b, h, n, d), weights | None)."""
         keys = self._split_heads(self.key(x))  # (b, h, n, d): every token's, for the window
@@ -307,6 +313,7 @@ class LinformerSelfAttention(nn.Module):
             q, keys, values, slot_k, slot_v, _slot_attention_mask(slot_mask), mask, windowed,
             window=self.local_window, global_tokens=self.global_tokens,
             scale=1.0 / math.sqrt(self.head_dim), dropout_p=self.dropout if self.training else 0.0,
+            **({} if need_weights or self.backend == "eager" else {"longest": self.max_seq_len}),
         )  # fmt: skip
         return result if isinstance(result, tuple) else (result, None)
 

@@ -51,13 +51,16 @@ def banded_attention(
     global_tokens: int,
     scale: float,
     dropout_p: float = 0.0,
+    longest: int | None = None,
 ) -> torch.Tensor:
     """The module docstring's attention by query blocks -> out (b, h, n, d).
 
     q, k, v (b, h, n, d) per token; slot_k, slot_v (b, h, s, d) the projected slots; slot_keep a bool
     mask broadcastable to (b, h, 1, s) (True = the slot counts) or None; real (b, n) the padding mask or
     None; windowed (b,) whether a row takes the window and the global keys, or None (every row);
-    window None: no window (global tokens only).
+    window None: no window (global tokens only). `longest`: with a symbolic n (torch.export, dynamic
+    compile), the input is padded to `longest` rounded up to whole blocks, so the graph has the same
+    blocks at every n (a block count that depends on n would pin the export to one n).
     """
     b, h, n, d = q.shape
     dtype = torch.promote_types(q.dtype, torch.float32)
@@ -67,13 +70,14 @@ def banded_attention(
     w = 0 if window is None else min(window, n) if isinstance(n, int) else window
     g = min(global_tokens, n) if isinstance(n, int) else global_tokens
     block = max(MIN_BLOCK, w)
-    pad = (-n) % block
-    blocks = (n + pad) // block
-    position = torch.arange(n + pad, device=q.device)
-    # which keys a window may hold: real, past the global tokens, in a row that takes the window
-    key_ok = F.pad(real, (0, pad), value=False) & (position >= g)  # (b, n + pad)
-    if windowed is not None:
-        key_ok = key_ok & windowed[:, None]
+    fixed = not isinstance(n, int) and longest is not None
+    blocks = -(-longest // block) if fixed else -(-n // block)
+    pad = blocks * block - n  # (symbolic when n is)
+    position = torch.arange(blocks * block, device=q.device)
+    # which keys a window may hold: real, past the global tokens, in a row that takes the window. As 0 / 1
+    # in the compute dtype, not bool: padded and sliced bool masks miscompile in torch.compile's C++ backend
+    key_ok = real if windowed is None else real & windowed[:, None]
+    key_ok = F.pad(key_ok.to(dtype), (0, pad)) * (position >= g).to(dtype)  # (b, n + pad)
 
     def blocked(t: torch.Tensor) -> torch.Tensor:  # (b, h, n, c) -> (b, h, blocks, B, c)
         return F.pad(t, (0, 0, 0, pad)).view(b, h, blocks, block, t.shape[-1])
@@ -81,7 +85,7 @@ def banded_attention(
     qb = blocked(q).to(dtype)  # (b, h, nb, B, d)
     near_k = _neighbourhood(blocked(k), w).to(dtype)  # (b, h, nb, B + 2w, d)
     near_v = _neighbourhood(blocked(v), w)  # (b, h, nb, B + 2w, d)
-    near_ok = _neighbourhood(key_ok.view(b, 1, blocks, block, 1), w)[..., 0]  # (b, 1, nb, B + 2w)
+    near_ok = _neighbourhood(key_ok.view(b, 1, blocks, block, 1), w)[..., 0] > 0  # (b, 1, nb, B + 2w)
     row = torch.arange(block, device=q.device)[:, None]  # query r of a block ...
     col = torch.arange(block + 2 * w, device=q.device)[None, :]  # ... and key c of its neighbourhood
     band = (col >= row) & (col <= row + 2 * w)  # (B, B + 2w): |i - j| <= w, j = i - r + c - w
@@ -94,7 +98,9 @@ def banded_attention(
             parts[0] = parts[0].masked_fill(~slot_keep[:, :, None], neg)
         if g:
             global_keep = real[:, :g] if windowed is None else real[:, :g] & windowed[:, None]  # (b, g)
-            global_scores = torch.matmul(qb, k[:, :, None, :g].to(dtype).transpose(-1, -2))  # (b, h, nb, B, g)
+            global_scores = torch.matmul(
+                qb, k[:, :, None, :g].to(dtype).transpose(-1, -2)
+            )  # (b, h, nb, B, g)
             parts.append(global_scores.masked_fill(~global_keep[:, None, None, None, :], neg))
         if local:
             near = torch.matmul(qb, near_k.transpose(-1, -2))  # (b, h, nb, B, B + 2w)
@@ -109,11 +115,11 @@ def banded_attention(
         out = out + torch.matmul(weights[..., s : s + g], v[:, :, None, :g])
     if local:
         out = out + torch.matmul(weights[..., s + g :], near_v)
-    out = out.reshape(b, h, n + pad, d)[:, :, :n]  # (b, h, n, d)
-    if not g:
-        return out
-    top = _global_rows(q[:, :, :g], k, v, real, scale, dropout_p)  # (b, h, g, d)
-    return torch.cat([top, out[:, :, g:]], dim=2)
+    out = out.reshape(b, h, blocks * block, d)  # (b, h, padded n, d)
+    if g:  # (replaced before the padding is cut: sizes that do not depend on a symbolic n)
+        top = _global_rows(q[:, :, :g], k, v, real, scale, dropout_p)  # (b, h, g, d)
+        out = torch.cat([top, out[:, :, g:]], dim=2)
+    return out[:, :, :n]  # (b, h, n, d)
 
 
 def dense_local_attention(
@@ -137,7 +143,7 @@ def dense_local_attention(
     |i - j| <= w (rows i < g: every real key and no slot), one softmax. O(n²): for tests and for
     reading the weights.
     """
-    b, h, n, d = q.shape
+    b, n = q.shape[0], q.shape[2]
     dtype = torch.promote_types(q.dtype, torch.float32)
     real = _real(real, b, n, q.device)
     k, v = _zero_pad_rows(k, real), _zero_pad_rows(v, real)
