@@ -134,3 +134,35 @@ def test_cli_loads_a_masked_lm_quietly(tmp_path: Path, capfd: pytest.CaptureFixt
     assert "new task head" not in printed
     assert "trained from scratch" not in printed
     assert "Token indices sequence length is longer" not in printed
+
+
+def test_cli_reports_attention_by_distance_and_a_window(
+    tiny_roberta_dir: Path, text_file: Path, tmp_path: Path, capsys
+) -> None:
+    from linformer_kit.analysis import uniform_distance_mass
+    from linformer_kit.nn.options import format_projected_length, parse_local_window
+
+    report = _run(tiny_roberta_dir, text_file, tmp_path, "--window-mass", "0.4", "--global-mass", "0.2")
+    out = capsys.readouterr().out
+    mass = report["distance_mass"]
+    assert mass["radii"] == [1, 4, 16, 64]
+    assert [len(mass["mean"]), len(mass["mean"][0]), len(mass["mean"][0][0])] == [3, 4, 4]
+    # 16-token inputs: ±16 and ±64 hold every key, for every head and for uniform attention
+    assert all(
+        abs(head[2] - 1.0) < 1e-5 and abs(head[3] - 1.0) < 1e-5 for layer in mass["mean"] for head in layer
+    )
+    assert mass["uniform"] == pytest.approx(uniform_distance_mass(16, (1, 4, 16, 64)).tolist(), abs=1e-6)
+    assert report["first_token_mass"]["uniform"] == pytest.approx(1 / 16)
+    assert all(0.0 <= v <= 1.0 for layer in report["first_token_mass"]["mean"] for v in layer)
+    window, tokens = report["recommended_local_window"], report["recommended_global_tokens"]
+    assert len(window) == 3
+    assert all(w in (None, 1, 4) for w in window)  # 16 and 64 are the whole input
+    assert tokens in (0, 1)
+    flags = f"--local-window {format_projected_length(window)}" + (" --global-tokens 1" if tokens else "")
+    assert (
+        f"recommended local_window (window_mass=0.4): {window}, global_tokens (global_mass=0.2): {tokens}  ({flags})"
+        in out
+    )
+    assert parse_local_window(format_projected_length(window)) == window
+    assert "attention mass within ±1 ±4 ±16 ±64 and on token 0, per layer (max over heads):" in out
+    assert "  uniform attention: 0.18 0.48 1.00 1.00  0.06" in out

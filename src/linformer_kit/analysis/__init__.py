@@ -13,7 +13,8 @@ from linformer_kit.analysis.spectrum_config import SpectrumConfig
 # does not import torch
 _LAZY = {
     "cumulative_curve": "curves", "effective_rank": "curves", "recommend_projected_length": "curves",
-    "offset_mass": "curves",
+    "offset_mass": "curves", "distance_mass": "curves", "first_token_mass": "curves",
+    "uniform_distance_mass": "curves", "recommend_local_window": "curves", "recommend_global_tokens": "curves",
     "SpectrumResult": "spectrum", "chunk_text": "spectrum", "compute_spectrum": "spectrum",
     "load_encoder": "spectrum", "spectrum_from_pretrained": "spectrum",
     "write_spectrum_report": "spectrum_report",
@@ -26,14 +27,19 @@ __all__ = [
     "chunk_text",
     "compute_spectrum",
     "cumulative_curve",
+    "distance_mass",
     "effective_rank",
     "exact_svdvals",
+    "first_token_mass",
     "load_encoder",
     "offset_mass",
     "randomized_svdvals",
+    "recommend_global_tokens",
+    "recommend_local_window",
     "recommend_projected_length",
     "singular_values",
     "spectrum_from_pretrained",
+    "uniform_distance_mass",
     "write_spectrum_report",
 ]
 
@@ -47,9 +53,14 @@ def __getattr__(name: str) -> object:
 if TYPE_CHECKING:
     from linformer_kit.analysis.curves import (
         cumulative_curve,
+        distance_mass,
         effective_rank,
+        first_token_mass,
         offset_mass,
+        recommend_global_tokens,
+        recommend_local_window,
         recommend_projected_length,
+        uniform_distance_mass,
     )
     from linformer_kit.analysis.spectrum import (
         SpectrumResult,

@@ -4,11 +4,19 @@
     c(i) = (σ_1² + ... + σ_i²) / ‖P‖_F²                   normalization="energy"
     effective rank at t = the smallest r with c(r) ≥ t
     offset mass m(o) = (1/n) Σ_i P[i, i+o]                 the share of attention on the key o places away
+    distance mass M(r) = (1/|Q|) Σ_(i∈Q) Σ_(|i-j|≤r) P̂[i, j]  the share within r places (Q: real queries)
+    first-token mass F = (1/|Q|) Σ_(i∈Q) P̂[i, 0]            the share on position 0 ([CLS], <s>)
+
+P̂ is P with the padded keys dropped and each row rescaled to sum to 1 (P itself for a padding-free
+softmax). A window of w places beside the projection (`LinformerConfig(local_window=w)`) holds M(w)
+exactly, a global token (`global_tokens=1`) holds F.
 
 The singular values come from `analysis/svd.py`; running a model over text is `analysis/spectrum.py`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import torch
 
@@ -78,3 +86,78 @@ def offset_mass(maps: torch.Tensor, radius: int) -> torch.Tensor:
         raise ValueError(f"offset_mass: radius={radius} must be >= 0 and < n={n}")
     diagonals = [maps.diagonal(offset=o, dim1=-2, dim2=-1).sum(-1) for o in range(-radius, radius + 1)]
     return torch.stack(diagonals, dim=-1) / n
+
+
+# ----------------------------------------------------------------------------- attention by distance
+
+
+def _real_shares(maps: torch.Tensor, real: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(b, ..., n, n) maps, (b, n) mask (True = real token) or None -> P̂ (b, ..., n, n), weights (b, ..., n).
+
+    P̂: padded keys zeroed, each row rescaled to sum to 1 (a row with no mass stays 0); the query
+    weights are 1/|Q| on the real queries and 0 on the padded ones, so Σ_i weight_i x_i is a mean over Q.
+    """
+    n = maps.shape[-1]
+    if real is None:  # (n,): broadcasts against any leading dims
+        real = torch.ones(n, dtype=maps.dtype, device=maps.device)
+    else:
+        real = real.view(real.shape[0], *([1] * (maps.dim() - 3)), n).to(maps.dtype)  # (b, 1.., n)
+    maps = maps * real.unsqueeze(-2)  # (b, ..., n, n) padded keys dropped
+    rows = maps.sum(-1, keepdim=True)  # (b, ..., n, 1)
+    shares = maps / rows.clamp_min(torch.finfo(maps.dtype).tiny)
+    weights = real / real.sum(-1, keepdim=True).clamp_min(1.0)  # (b, 1.., n)
+    return shares, weights.expand(shares.shape[:-1])
+
+
+def distance_mass(maps: torch.Tensor, radii: Sequence[int], real: torch.Tensor | None = None) -> torch.Tensor:
+    """(b, ..., n, n) maps -> (b, ..., len(radii)): M(r), the share of attention within r places.
+
+    M(r) = (1/|Q|) Σ_(i∈Q) Σ_(j: |i-j| ≤ r) P̂[i, j], Q the real queries of `real` (b, n) (None: all),
+    P̂ the map without padded keys, rows rescaled to 1 (module docstring). The query's own key counts
+    (|i-j| = 0), as in a local window. Uniform attention gives `uniform_distance_mass`; a head that copies
+    its neighbour has M(1) ≈ 1. Reference loop in tests/analysis/test_window.py.
+    """
+    shares, weights = _real_shares(maps, real)
+    position = torch.arange(maps.shape[-1], device=maps.device)
+    distance = (position[:, None] - position[None, :]).abs()  # (n, n) |query - key|
+    within = [(shares * (distance <= r)).sum(-1) for r in radii]  # R × (b, ..., n) per query
+    return torch.stack([(weights * m).sum(-1) for m in within], dim=-1)
+
+
+def first_token_mass(maps: torch.Tensor, real: torch.Tensor | None = None) -> torch.Tensor:
+    """(b, ..., n, n) maps -> (b, ...): F = (1/|Q|) Σ_(i∈Q) P̂[i, 0], the share of attention on position 0."""
+    shares, weights = _real_shares(maps, real)
+    return (weights * shares[..., 0]).sum(-1)
+
+
+def uniform_distance_mass(n: int, radii: Sequence[int]) -> torch.Tensor:
+    """(len(radii),) M(r) of uniform attention over n tokens: ((2r + 1) n - r (r + 1)) / n², r ≤ n - 1.
+
+    Query i has min(i, r) + min(n - 1 - i, r) + 1 keys within r places; the sum over i loses r(r+1)
+    at the two ends. ≈ (2r + 1) / n for r ≪ n, and 1 once r ≥ n - 1. Its F is 1/n.
+    """
+    r = torch.tensor([min(radius, n - 1) for radius in radii], dtype=torch.float64)
+    return ((2 * r + 1) * n - r * (r + 1)) / n**2
+
+
+def recommend_local_window(
+    mass: torch.Tensor, uniform: torch.Tensor, radii: Sequence[int], share: float, over_uniform: float
+) -> list[int | None]:
+    """(L, h, R) distance mass, (R,) uniform attention's -> per layer a window w from `radii`, or None.
+
+    A head is local at r when M(r) ≥ share and M(r) ≥ over_uniform · U(r) (a window that uniform
+    attention would nearly fill is no window: it is most of the input). Its window is the smallest such
+    r; the layer's is the largest over its local heads, so every local head keeps ≥ `share` of its
+    attention exact. Heads local at no r are spread: the projection's job, they ask for no window. A layer
+    with no local head gets None. Plain ints, for `LinformerConfig(local_window=[...])`.
+    """
+    local = (mass >= share - 1e-6) & (mass >= over_uniform * uniform.to(mass) - 1e-6)  # (L, h, R)
+    # (L, h) index of each head's smallest local r, -1 where it has none
+    first = torch.where(local.any(-1), local.to(torch.int8).argmax(-1), -1)
+    return [None if int(i) < 0 else int(radii[int(i)]) for i in first.amax(-1)]
+
+
+def recommend_global_tokens(first: torch.Tensor, uniform: float, share: float, over_uniform: float) -> int:
+    """(L, h) first-token mass -> 1 when some head puts ≥ share (and ≥ over_uniform / n) on position 0, else 0."""
+    on_first = (first >= share - 1e-6) & (first >= over_uniform * uniform - 1e-6)
+    return int(bool(on_first.any()))

@@ -17,6 +17,14 @@ attention (None: exact at every length, whatever `short_inputs`): `recommended_p
 `LinformerConfig(projected_length=...)` takes as it is, is the rank reading with those layers None. The
 rule looks at every head, whatever `head_reduction`: one head that copies a neighbour is enough.
 
+Which window? A local window (`LinformerConfig(local_window=w)`, nn/local.py) holds such heads exactly
+beside the k slots, so their layer need not be full attention. The distance mass M(r) of every head
+(`curves.distance_mass`, the share of a query's attention within r places, r in WINDOW_RADII) gives
+`recommended_local_window`: per layer the smallest w holding `window_mass` of every local head
+(`curves.recommend_local_window`), None where no head is local; the first-token mass F gives
+`recommended_global_tokens` = 1 when some head puts `global_mass` on position 0. With the window,
+`windowed_projected_length` takes the rank reading in the layers full attention was for.
+
 Running lives here (load the model, cut the text into inputs, run it, average over inputs); the
 options and their checks in `analysis/spectrum_config.py`; singular values in `analysis/svd.py`;
 curves, ranks and k in `analysis/curves.py`; the files written (JSON, figures) in
@@ -37,10 +45,15 @@ from torch import nn
 
 from linformer_kit.analysis.curves import (
     cumulative_curve,
+    distance_mass,
     effective_rank,
+    first_token_mass,
     nuclear_norm_upper_bound,
     offset_mass,
+    recommend_global_tokens,
+    recommend_local_window,
     recommend_projected_length,
+    uniform_distance_mass,
 )
 from linformer_kit.analysis.spectrum_config import SpectrumConfig, default_index
 from linformer_kit.analysis.svd import singular_values
@@ -48,6 +61,10 @@ from linformer_kit.data_files import read_texts
 
 OFFSET_RADIUS = 3  # offset mass reported for keys -3 .. +3 positions from the query
 SHIFT_MASS = 0.5  # this much mass on the key at one offset (a shift: full rank): a note, and its layer exact
+WINDOW_RADII = (1, 4, 16, 64)  # the windows w read: distance mass within ±w, the recommended local_window
+# a head is local at r only where it holds this many times uniform attention's share (so a window that
+# covers most of a short input, where uniform attention already has half its mass, is not called local)
+OVER_UNIFORM = 2.0
 
 # ----------------------------------------------------------------------------- accumulation
 
@@ -92,6 +109,13 @@ class SpectrumResult:
     recommended_projected_length: list[int | None]  # per layer, for LinformerConfig(projected_length=...)
     rank_projected_length: list[int]  # per layer, the spectrum's reading alone (shift layers not None)
     offset_mass: torch.Tensor  # (L, h, 2·OFFSET_RADIUS + 1) mass on keys -R .. +R from the query
+    distance_mass: torch.Tensor  # (L, h, len(WINDOW_RADII)) share of attention within ±r of the query
+    first_token_mass: torch.Tensor  # (L, h) share of attention on position 0
+    uniform_distance_mass: torch.Tensor  # (len(WINDOW_RADII),) the same for uniform attention, over inputs
+    uniform_first_token_mass: float  # 1/n averaged over inputs
+    recommended_local_window: list[int | None]  # per layer, for LinformerConfig(local_window=...)
+    recommended_global_tokens: int  # 0 or 1, for LinformerConfig(global_tokens=...)
+    windowed_projected_length: list[int | None]  # k beside the window: the rank reading where a window is
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -146,6 +170,18 @@ class SpectrumResult:
                 "offsets": list(range(-OFFSET_RADIUS, OFFSET_RADIUS + 1)),
                 "mean": rounded(self.offset_mass),
             },
+            "distance_mass": {
+                "radii": list(WINDOW_RADII),
+                "mean": rounded(self.distance_mass),
+                "uniform": rounded(self.uniform_distance_mass),
+            },
+            "first_token_mass": {
+                "mean": rounded(self.first_token_mass),
+                "uniform": round(self.uniform_first_token_mass, 6),
+            },
+            "recommended_local_window": self.recommended_local_window,
+            "recommended_global_tokens": self.recommended_global_tokens,
+            "windowed_projected_length": self.windowed_projected_length,
             "notes": self.notes,
         }
 
@@ -247,6 +283,7 @@ def compute_spectrum(
         )
     generator = torch.Generator(device=device).manual_seed(config.seed)
     head_curves, layer_curves, offsets = _RunningMoments(), _RunningMoments(), _RunningMoments()
+    distances, firsts, uniform = _RunningMoments(), _RunningMoments(), _RunningMoments()
     ranks = {t: _RunningMoments() for t in config.thresholds}
     model.eval()  # no dropout on the attention maps
     with (
@@ -259,6 +296,9 @@ def compute_spectrum(
             radius = min(OFFSET_RADIUS, input_ids.shape[1] - 1)
             mass = torch.stack([offset_mass(maps, radius) for maps in attentions], dim=1)
             offsets.add(_pad_offsets(mass, OFFSET_RADIUS))  # (b, L, h, 2R+1)
+            distances.add(torch.stack([distance_mass(maps, WINDOW_RADII) for maps in attentions], 1))
+            firsts.add(torch.stack([first_token_mass(maps) for maps in attentions], 1))  # (b, L, h)
+            uniform.add(_uniform_mass(*input_ids.shape))  # (b, len(WINDOW_RADII) + 1)
             curves = torch.stack(
                 [_spectrum_curves(maps, config, generator) for maps in attentions], dim=1
             )  # (b, L, h, r)
@@ -283,6 +323,8 @@ def compute_spectrum(
     notes += _shift_notes(mass)
     shifting = _copying_heads(mass).any(-1)  # (L,) a layer with a head that copies a neighbour
     recommended = [None if bool(shifts) else k for k, shifts in zip(by_rank, shifting, strict=True)]
+    window = _window_reading(distances.mean(), firsts.mean(), uniform.mean(), config)
+    windowed = [k if w is not None else r for k, r, w in zip(by_rank, recommended, window[0], strict=True)]
     return SpectrumResult(
         config=config,
         num_inputs=len(inputs),
@@ -296,8 +338,30 @@ def compute_spectrum(
         recommended_projected_length=recommended,
         rank_projected_length=by_rank,
         offset_mass=mass.float(),
+        distance_mass=distances.mean().float(),
+        first_token_mass=firsts.mean().float(),
+        uniform_distance_mass=uniform.mean()[:-1].float(),
+        uniform_first_token_mass=float(uniform.mean()[-1]),
+        recommended_local_window=window[0],
+        recommended_global_tokens=window[1],
+        windowed_projected_length=windowed,
         notes=notes,
     )
+
+
+def _uniform_mass(b: int, n: int) -> torch.Tensor:
+    """(b, len(WINDOW_RADII) + 1): uniform attention's M(r) for each radius, then its F = 1/n (one row per input)."""
+    row = torch.cat([uniform_distance_mass(n, WINDOW_RADII), torch.tensor([1.0 / n], dtype=torch.float64)])
+    return row.expand(b, -1)
+
+
+def _window_reading(
+    distances: torch.Tensor, firsts: torch.Tensor, uniform: torch.Tensor, config: SpectrumConfig
+) -> tuple[list[int | None], int]:
+    """(L, h, R) distance mass, (L, h) first-token mass, (R + 1,) uniform's -> (local_window per layer, global_tokens)."""
+    window = recommend_local_window(distances, uniform[:-1], WINDOW_RADII, config.window_mass, OVER_UNIFORM)
+    global_tokens = recommend_global_tokens(firsts, float(uniform[-1]), config.global_mass, OVER_UNIFORM)
+    return window, global_tokens
 
 
 def _pad_offsets(mass: torch.Tensor, radius: int) -> torch.Tensor:
@@ -319,7 +383,8 @@ def _shift_notes(mass: torch.Tensor) -> list[str]:
         notes.append(
             f"layer {int(layer)} head {int(head)} puts {float(share):.0%} of its attention on the key at offset "
             f"{int(at) - OFFSET_RADIUS:+d} (key - query): P is near a shifted identity, full rank; a window-mean "
-            "projection averages neighbouring keys and values and cannot hold it (recommended: this layer full attention)"
+            "projection averages neighbouring keys and values and cannot hold it (recommended: this layer full attention, "
+            "or a local window beside k: recommended_local_window)"
         )
     return notes
 

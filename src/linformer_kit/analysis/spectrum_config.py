@@ -57,6 +57,16 @@ class SpectrumConfig:
         metadata={"help": "share of the spectrum each layer's k must keep (a layer with a head that copies a "
                   "neighbour is recommended full attention instead)"},
     )  # fmt: skip
+    window_mass: float = field(
+        default=0.5,
+        metadata={"help": "share of a local head's attention its layer's window must hold (local_window: the "
+                  "smallest of 1, 4, 16, 64 that holds it for every local head; SHIFT_MASS's 0.5, docs/spectrum.md)"},
+    )  # fmt: skip
+    global_mass: float = field(
+        default=0.1,
+        metadata={"help": "share of attention on the first token (position 0) that makes a head ask for "
+                  "global_tokens=1 (51 times uniform attention's 1/n at n = 512)"},
+    )  # fmt: skip
     index: int | None = field(
         default=None,
         metadata={
@@ -107,8 +117,9 @@ class SpectrumConfig:
 
     def _check_options(self) -> None:
         self.thresholds = tuple(float(t) for t in self.thresholds)
-        if not 0.0 < self.keep <= 1.0:  # also refuses NaN
-            raise ValueError(f"keep={self.keep} must be in (0, 1]")
+        for name in ("keep", "window_mass", "global_mass"):
+            if not 0.0 < getattr(self, name) <= 1.0:  # also refuses NaN
+                raise ValueError(f"{name}={getattr(self, name)} must be in (0, 1]")
         for t in self.thresholds:
             if not 0.0 < t <= 1.0:
                 raise ValueError(f"threshold {t} must be in (0, 1]")

@@ -1,7 +1,9 @@
 """The files `linformer spectrum` writes: DIR/spectrum.json (every number) and Figure 1's two PNGs.
 
-The numbers are `SpectrumResult.to_dict()` (`analysis/spectrum.py`); the figures are drawn by
-`analysis/plot.py`.
+The numbers are `SpectrumResult.to_dict()` (`analysis/spectrum.py`): the curves, ranks and k per layer,
+the offset mass, and the attention mass by distance (`distance_mass`, `first_token_mass`) with the
+window read from it (`recommended_local_window`, `recommended_global_tokens`, `windowed_projected_length`;
+docs/spectrum.md, "Which window?"). The figures are drawn by `analysis/plot.py`.
 """
 
 from __future__ import annotations

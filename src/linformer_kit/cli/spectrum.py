@@ -1,4 +1,4 @@
-"""`linformer spectrum MODEL --text FILE --output-dir DIR`: the paper's Figure 1 and a k per layer.
+"""`linformer spectrum MODEL --text FILE --output-dir DIR`: the paper's Figure 1, a k and a window per layer.
 
     linformer spectrum runs/mlm-full --text valid.jsonl.gz --output-dir runs/spectrum --keep 0.9 --index 128
     linformer spectrum runs/mlm-full --config spectrum.yaml     # options from a YAML / JSON file, flags on top
@@ -9,10 +9,15 @@ The flags are the fields of `SpectrumConfig` (`--seq-len`, `--method`, `--thresh
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from transformers import HfArgumentParser
 
 from linformer_kit.cli.arguments import config_parser, parse_config
 from linformer_kit.cli.positionals import positional
+
+if TYPE_CHECKING:
+    from linformer_kit.analysis.spectrum import SpectrumResult
 
 # needed by the CLI (the library's SpectrumConfig leaves them empty for `compute_spectrum`); a
 # `--config` file may give them, so they are checked after parsing, with argparse's message
@@ -63,8 +68,40 @@ def main(argv: list[str]) -> int:
         print(
             f"  (the spectrum alone: {by_rank}; layers whose heads copy a neighbour: full attention, notes below)"
         )
+    print_window(result)
     for note in result.notes:
         print(f"note: {note}")
     for path in paths.values():
         print(f"wrote {path}")
     return 0
+
+
+def print_window(result: SpectrumResult) -> None:
+    """The attention mass by distance (the most local head of each layer) and the window flags."""
+    from linformer_kit.analysis.spectrum import WINDOW_RADII
+    from linformer_kit.nn.options import format_projected_length
+
+    config = result.config
+    radii = " ".join(f"±{r}" for r in WINDOW_RADII)
+
+    def row(mass, first) -> str:
+        return " ".join(f"{float(m):.2f}" for m in mass) + f"  {float(first):.2f}"
+
+    print(f"attention mass within {radii} and on token 0, per layer (max over heads):")
+    print(f"  uniform attention: {row(result.uniform_distance_mass, result.uniform_first_token_mass)}")
+    most = result.distance_mass.amax(1), result.first_token_mass.amax(1)  # (L, R), (L,)
+    for layer, (mass, first) in enumerate(zip(*most, strict=True)):
+        print(f"  layer {layer}: {row(mass, first)}")
+    window, tokens = result.recommended_local_window, result.recommended_global_tokens
+    flags = f"--local-window {format_projected_length(window)}"
+    flags += f" --global-tokens {tokens}" if tokens else ""
+    print(
+        f"recommended local_window (window_mass={config.window_mass:g}): {window}, global_tokens "
+        f"(global_mass={config.global_mass:g}): {tokens}  ({flags})"
+    )
+    if result.windowed_projected_length != result.recommended_projected_length:
+        k = format_projected_length(result.windowed_projected_length)
+        print(
+            f"  with the window, a layer whose heads read a neighbour takes the spectrum's k instead of "
+            f"full attention: --projected-length {k} {flags}"
+        )
