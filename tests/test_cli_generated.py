@@ -73,7 +73,7 @@ def test_pretrain_has_the_linformer_flags() -> None:
 # --- benchmark: presets as defaults, tuples, the old spellings ---------------------------------------
 
 
-@pytest.mark.parametrize("name", ["quick", "full", "training"])
+@pytest.mark.parametrize("name", ["quick", "full", "training", "window"])
 def test_benchmark_preset_gives_the_defaults(name: str, tmp_path: Path) -> None:
     from linformer_kit.bench import preset
 

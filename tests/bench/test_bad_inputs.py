@@ -55,6 +55,10 @@ OPTIONS = {
     "dtype float8": (["--dtype", "float8"], r"'float8'"),
     "train_step at layer scope": (["--passes", "train_step"], r"'train_step' needs scopes.*'layer'"),
     "preset targets": (["--preset", "targets"], r"'targets'"),
+    "local-windows -1": (["--local-windows", "none", "-1"], r"local_windows.*-1"),
+    "local-windows word": (["--local-windows", "wide"], r"local_windows.*'wide'"),
+    "local-windows 1.5": (["--local-windows", "1.5"], r"local_windows.*'1\.5'"),
+    "local-windows none given": (["--local-windows"], r"local.windows.*expected at least one argument"),
 }
 
 
@@ -99,6 +103,12 @@ CONFIGS = {
         r"'train_step' needs scopes \('encoder',\) only, got scopes \('layer', 'encoder'\)",
     ),
     "hidden_size float": ({"hidden_size": 64.0, "num_heads": 4}, r"hidden_size.*64\.0"),
+    "local_windows -2": ({"local_windows": (None, -2)}, r"local_windows.*got -2 in \(None, -2\)"),
+    "local_windows float": ({"local_windows": (16.0,)}, r"local_windows.*16\.0"),
+    "local_windows bool": ({"local_windows": (True,)}, r"local_windows.*True"),
+    "local_windows empty": ({"local_windows": ()}, r"local_windows.*\(\)"),
+    "local_windows scalar": ({"local_windows": 16}, r"local_windows.*got 16"),
+    "local_windows text": ({"local_windows": ("sixteen",)}, r"local_windows.*'sixteen'"),
 }
 
 

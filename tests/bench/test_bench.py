@@ -312,3 +312,123 @@ def test_bf16_layer_agrees_with_fp32(method: str) -> None:
     low = copy.deepcopy(module).to(torch.bfloat16)(x.bfloat16())
     assert low.dtype == torch.bfloat16
     assert_close(low.float(), module(x), rtol=5e-2, atol=5e-2)
+
+
+# --- local windows ("Local heads", item 3) ------------------------------------------------------------
+
+
+def test_windows_multiply_the_linformer_methods_only() -> None:
+    from linformer_kit.bench.measure import _group_cases
+
+    config = TINY.replace(
+        methods=("linformer-headwise", "linformer-kv", "full-sdpa", "full-eager", "peer-linformer"),
+        local_windows=(None, 0, 8),
+    )
+    cases = _group_cases(config, "layer", "forward", 32)
+    windows = {m: [c.local_window for c in cases if c.method == m] for m in config.methods}
+    assert windows == {
+        "linformer-headwise": [None, 0, 8],
+        "linformer-kv": [None, 0, 8],
+        "full-sdpa": [None],  # measured once, whatever the windows
+        "full-eager": [None],
+        "peer-linformer": [None],
+    }
+    assert [c.k for c in cases if c.method == "full-sdpa"] == [None]
+    assert {c.k for c in cases if c.method == "linformer-kv"} == {16}
+    # the default sweeps nothing new: one case per method and k, no window
+    assert [c.local_window for c in _group_cases(TINY, "layer", "forward", 32)] == [None] * 4
+
+
+@pytest.mark.parametrize("window", [None, 0, 3])
+@pytest.mark.parametrize("scope", ["layer", "encoder"])
+def test_a_window_case_builds_attention_with_that_window(window: int | None, scope: str) -> None:
+    from linformer_kit.nn import LinformerSelfAttention
+
+    case = dataclasses.replace(_case("linformer-headwise", scope), local_window=window)
+    layers = [m for m in build_module(case).modules() if isinstance(m, LinformerSelfAttention)]
+    assert len(layers) == case.num_layers
+    assert all(layer.local_window == window and layer.projected_length == 4 for layer in layers)
+    out = build_module(case).eval()(torch.randn(case.batch_size, case.n, case.hidden_size))
+    assert out.shape == (case.batch_size, case.n, case.hidden_size)
+
+
+def test_a_window_on_a_full_or_peer_method_is_refused() -> None:
+    for method in ("full-sdpa", "peer-linformer"):
+        with pytest.raises(
+            ValueError, match=f"local window applies to the linformer-\\* methods, got {method} w=4"
+        ):
+            build_module(dataclasses.replace(_case(method), local_window=4))
+
+
+@pytest.mark.parametrize("method", ["linformer-headwise", "linformer-kv", "linformer-none"])
+@pytest.mark.parametrize(("n", "window"), [(16, 0), (16, 3), (16, 40), (100, 16), (100, 40)])
+@pytest.mark.parametrize("scope", ["layer", "encoder"])
+def test_window_flops_match_torch_flop_counter(method: str, n: int, window: int, scope: str) -> None:
+    # the banded core (nn/local.py) runs on matmuls the counter sees: no backend switch needed
+    case = dataclasses.replace(_case(method, scope, n=n), local_window=window)
+    module = build_module(case).eval()
+    with FlopCounterMode(display=False) as counter:
+        module(torch.randn(case.batch_size, case.n, case.hidden_size))
+    assert counter.get_total_flops() == case.flops
+    assert case.flops > dataclasses.replace(case, local_window=None).flops  # paper order + the band
+
+
+def test_window_sweep_reports_each_window_beside_full_attention(tmp_path) -> None:
+    config = TINY.replace(methods=("linformer-headwise", "full-sdpa"), local_windows=(None, 0, 8), rounds=1)
+    result = run_benchmark(config, progress=False)
+    assert [(r.n, r.method, r.local_window) for r in result.records] == [
+        (n, m, w) for n in (32, 64) for m, w in [("linformer-headwise", None), ("linformer-headwise", 0),
+                                                  ("linformer-headwise", 8), ("full-sdpa", None)]
+    ]  # fmt: skip
+    assert all(r.skipped is None for r in result.records)
+    plain, windowed = (
+        next(r for r in result.records if r.n == 64 and r.local_window == w) for w in (None, 8)
+    )
+    assert windowed.flops > plain.flops  # the record counts the window's own FLOPs (paper order + band)
+    paths = write_report(result, tmp_path, plot=False)
+    data = json.loads(paths["json"].read_text())
+    assert data["config"]["local_windows"] == [None, 0, 8]
+    assert [r["local_window"] for r in data["records"][:4]] == [None, 0, 8, None]
+    markdown = paths["markdown"].read_text()
+    header = next(line for line in markdown.splitlines() if line.startswith("| n | headwise"))
+    assert header == "| n | headwise k=16 w=none | headwise k=16 w=0 | headwise k=16 w=8 |"
+    records = format_records_table(result).splitlines()
+    assert records[2].startswith("| scope | pass | method | n | k | w | median ms |")
+    rows = [line.split(" | ")[2:6] for line in records[4:8]]
+    assert rows == [["linformer-headwise", "32", "16", "none"], ["linformer-headwise", "32", "16", "0"],
+                    ["linformer-headwise", "32", "16", "8"], ["full-sdpa", "32", "", ""]]  # fmt: skip
+    assert format_report(load_result(paths["json"])) == markdown
+
+
+def test_a_run_without_windows_labels_its_columns_as_before() -> None:
+    result = run_benchmark(TINY.replace(seq_lens=(32,), rounds=1), progress=False)
+    header = next(line for line in format_report(result).splitlines() if line.startswith("| n | headwise"))
+    assert header == "| n | headwise k=16 | kv k=16 |"
+
+
+def test_window_preset_is_the_issue_sweep() -> None:
+    config = preset("window")
+    assert config.seq_lens == (512, 1024, 2048, 4096, 8192, 16384)
+    assert (config.projected_lengths, config.local_windows) == ((128,), (None, 0, 16, 64))
+    assert config.methods == ("linformer-headwise", "full-sdpa")
+    assert (config.scopes, config.passes) == (("layer",), ("forward", "forward+backward"))
+    assert (config.hidden_size, config.num_heads, config.batch_size) == (768, 12, 1)
+    assert (config.device, config.dtype, config.rounds) == ("cpu", "float32", 3)
+    assert config.time_cap_s <= 10  # no call over 10 s: about 10 minutes on 2 cores
+
+
+def test_cli_reads_local_windows(tmp_path) -> None:
+    from linformer_kit.cli.arguments import parse_config
+    from linformer_kit.cli.benchmark import build_parser
+
+    argv = ["--output-dir", str(tmp_path), "--local-windows", "none", "0", "16", "NONE"]
+    assert parse_config(build_parser("full"), argv).local_windows == (None, 0, 16, None)
+    assert parse_config(build_parser("full"), argv[:2]).local_windows == (None,)  # default: no window
+    from_preset = parse_config(build_parser("window"), argv[:2])  # --preset window: its sweep is the default
+    assert from_preset == preset("window").replace(output_dir=str(tmp_path))
+    assert from_preset.local_windows == (None, 0, 16, 64)
+    config_file = tmp_path / "sweep.yaml"
+    config_file.write_text("local_windows: [none, 4, null]\n")  # YAML: `none` is text, null is None
+    assert parse_config(build_parser("full"), [*argv[:2], "--config", str(config_file)]).local_windows == (
+        None, 4, None,
+    )  # fmt: skip

@@ -6,6 +6,8 @@ memory, so both see the very same module. A `Case` is plain data (it travels as 
 Encoder scope is the project's one model definition, `linformer_kit.models.LinformerModel` (no
 pooler), called on input embeddings: `num_layers` RoBERTa blocks of `LinformerSelfAttention` + GELU FFN.
 Full attention is the same model with projected_length=None (attn_implementation "sdpa" or "eager").
+A Linformer case with a local window w is built with `local_window=w` (layer) or
+`LinformerConfig(local_window=w)` (encoder: every layer); full and peer cases have none.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from linformer_kit.nn import LinformerSelfAttention
 
 @dataclass(frozen=True)
 class Case:
-    """Everything needed to rebuild one measured configuration (k is None for full attention)."""
+    """Everything needed to rebuild one measured configuration (k is None for full attention; local_window
+    is the Linformer methods' window w, None: no window)."""
 
     method: str
     scope: Scope
@@ -38,12 +41,14 @@ class Case:
     intermediate_size: int
     device: str
     dtype: str
+    local_window: int | None = None
 
     @property
     def flops(self) -> int:
         return case_flops(
             self.method, self.scope, self.pass_type, batch=self.batch_size, n=self.n, k=self.k,
             hidden=self.hidden_size, layers=self.num_layers, intermediate=self.intermediate_size,
+            local_window=self.local_window,
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, object]:
@@ -103,6 +108,10 @@ def train_step(module: nn.Module, x: torch.Tensor, dtype: torch.dtype) -> Callab
 
 def build_module(case: Case) -> nn.Module:
     """The module of one case: an attention layer (ours, full, or a peer's) or an encoder stack."""
+    if case.local_window is not None and not case.method.startswith("linformer-"):
+        raise ValueError(
+            f"a local window applies to the linformer-* methods, got {case.method} w={case.local_window}"
+        )
     if case.scope == "layer":
         return _attention_layer(case)
     if case.method.startswith("peer-"):
@@ -119,7 +128,7 @@ def _encoder(case: Case) -> nn.Module:
         num_attention_heads=case.num_heads, intermediate_size=case.intermediate_size,
         max_position_embeddings=case.n + 2,  # RoBERTa positions start at pad_token_id + 1 = 2
         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
-        projected_length=case.k, sharing=sharing,
+        projected_length=case.k, sharing=sharing, local_window=case.local_window,
         attn_implementation="eager" if case.method == "full-eager" else "sdpa",
     )  # fmt: skip
     return EncoderForBenchmark(LinformerModel(config, add_pooling_layer=False))
@@ -133,7 +142,8 @@ def _attention_layer(case: Case) -> nn.Module:
         return LinformerSelfAttention(D, h, n, None, backend="eager")
     if case.method.startswith("linformer-"):
         sharing = case.method.removeprefix("linformer-")
-        return LinformerSelfAttention(D, h, n, k, sharing=sharing)  # type: ignore[arg-type]
+        window = case.local_window
+        return LinformerSelfAttention(D, h, n, k, sharing=sharing, local_window=window)  # type: ignore[arg-type]
     if case.method == "peer-linformer":
         import linformer  # PyPI `linformer` (lucidrains)
 

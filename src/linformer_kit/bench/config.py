@@ -1,8 +1,9 @@
 """What a benchmark sweep measures: one typed config, validated once, and the named presets.
 
-A sweep is the product  n x k x method x scope x pass.  Full-attention methods do not depend on k and
-are measured once per n; peers (other PyPI Linformers) are measured at layer scope only; a training
-step (pass "train_step") is measured at encoder scope only.
+A sweep is the product  n x k x w x method x scope x pass.  Full-attention methods do not depend on k
+or w and are measured once per n; the local window w (`local_windows`, None: none) multiplies the
+Linformer methods only, so peers (other PyPI Linformers) are measured once per k, at layer scope only;
+a training step (pass "train_step") is measured at encoder scope only.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ Device = Literal["cpu", "cuda"]
 DEVICES: tuple[str, ...] = get_args(Device)
 DType = Literal["float32", "bfloat16", "float16"]
 DTYPES: tuple[str, ...] = get_args(DType)
-Preset = Literal["quick", "full", "training"]
+Preset = Literal["quick", "full", "training", "window"]
 PRESETS: tuple[str, ...] = get_args(Preset)
 
 
@@ -56,6 +57,14 @@ class BenchmarkConfig:
     )
     projected_lengths: tuple[int, ...] = field(
         default=(256,), metadata={"help": "projected lengths k (Linformer and peer methods)", "metavar": "K"}
+    )
+    local_windows: tuple[int | None, ...] = field(
+        default=(None,),
+        metadata={
+            "help": "local windows w of the Linformer methods (none: no window, the paper's layer); each "
+            "linformer-* case is measured at each w, full and peer methods once",
+            "metavar": "W",
+        },
     )
     methods: tuple[Method, ...] = field(
         default=("linformer-headwise", "linformer-kv", "full-sdpa", "full-eager"),
@@ -104,6 +113,12 @@ class BenchmarkConfig:
     )
 
     def __post_init__(self) -> None:
+        if isinstance(self.local_windows, (tuple, list)) and any(
+            isinstance(w, str) for w in self.local_windows
+        ):
+            # a config file's `local_windows: [none, 16]` (YAML reads `none` as text): the CLI's words
+            windows = tuple(parse_local_window(w) if isinstance(w, str) else w for w in self.local_windows)
+            object.__setattr__(self, "local_windows", windows)
         _validate(self)
 
     def replace(self, **changes: object) -> BenchmarkConfig:
@@ -148,6 +163,17 @@ def preset(name: Preset) -> BenchmarkConfig:
             rounds=3,
             time_cap_s=45.0,
         )
+    if name == "window":  # the local window's targets (scripts/cpu/targets.py): about 10 minutes on 2 cores
+        return BenchmarkConfig(
+            seq_lens=(512, 1024, 2048, 4096, 8192, 16384),
+            projected_lengths=(128,),
+            local_windows=(None, 0, 16, 64),
+            methods=("linformer-headwise", "full-sdpa"),
+            scopes=("layer",),
+            passes=("forward", "forward+backward"),
+            rounds=3,
+            time_cap_s=10.0,  # a call over 10 s is skipped: full-sdpa's largest n; each w runs at every n
+        )
     raise ValueError(f"preset must be one of {PRESETS}, got {name!r}")
 
 
@@ -174,6 +200,7 @@ def _validate(c: BenchmarkConfig) -> None:
             f"projected_lengths {c.projected_lengths} are all above the longest seq_len {max(c.seq_lens)}: "
             "no Linformer case could run (k must be <= n)"
         )
+    _check_local_windows(c.local_windows)
     for name in (
         "hidden_size",
         "num_heads",
@@ -197,6 +224,28 @@ def _validate(c: BenchmarkConfig) -> None:
         raise ValueError(f"min_time_s must be a finite number of seconds >= 0, got {c.min_time_s}")
     if c.device == "cuda" and not torch_cuda_available():
         raise ValueError("device='cuda' was requested but torch.cuda.is_available() is False")
+
+
+def _check_local_windows(windows: tuple[int | None, ...]) -> None:
+    if not isinstance(windows, (tuple, list)) or not windows:
+        raise ValueError(
+            f"local_windows must be a non-empty list of windows (None: no window), got {windows!r}"
+        )
+    for w in windows:
+        if w is not None and not (_is_int(w) and w >= 0):
+            raise ValueError(
+                f"local_windows must hold windows w >= 0 (an int) or None (no window), got {w!r} in {windows}"
+            )
+
+
+def parse_local_window(text: str) -> int | None:
+    """One word of `--local-windows none 0 16`: 'none' (any case) is None, else an int (the config checks it)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"local_windows: {text!r} is not a window (an int >= 0, or none)") from None
 
 
 def _is_int(value: object) -> bool:

@@ -16,6 +16,12 @@ b batch, n length, k projected length, D model dim, I FFN width, L layers.
                        K, V linears           4 b n D^2
                        E_i K_i, F_i V_i       4 b k n D
                        Q K~^T and P V~        4 b n k D
+    Linformer with a local window w (nn/local.py, every sharing: the paper order, then a banded core;
+    queries in blocks of B = max(32, w), n padded up to n' = a multiple of B, w capped at n)
+                       K, V linears           4 b n D^2
+                       E K, F V               4 b k n D
+                       Q K~^T and P V~        4 b n' k D
+                       the band               4 b n' (B + 2w) D   each query block against B + 2w keys
     encoder block      attention + FFN        + 4 b n D I,     times L blocks
     forward+backward   3 x forward            (the backward pass costs two products per forward product)
     train_step         3 x forward            the AdamW step is elementwise, about 15 FLOPs per parameter:
@@ -31,7 +37,9 @@ FAST_ORDER_PROJECTIONS = {"linformer-headwise": 2, "linformer-kv": 1, "linformer
 PAPER_ORDER_METHODS = ("linformer-none", "peer-linformer", "peer-linformer-pytorch")
 
 
-def attention_flops(method: str, *, batch: int, n: int, k: int | None, hidden: int) -> int:
+def attention_flops(
+    method: str, *, batch: int, n: int, k: int | None, hidden: int, local_window: int | None = None
+) -> int:
     """Forward FLOPs of one attention layer (q, k, v, output linears included)."""
     b, D = batch, hidden
     qo = 4 * b * n * D * D
@@ -39,6 +47,21 @@ def attention_flops(method: str, *, batch: int, n: int, k: int | None, hidden: i
         return qo + 4 * b * n * D * D + 4 * b * n * n * D
     if k is None:
         raise ValueError(f"method {method!r} needs a projected length k")
+    if local_window is not None:
+        if method not in FAST_ORDER_PROJECTIONS and method != "linformer-none":
+            raise ValueError(f"no FLOP formula for method {method!r} with a local window")
+        from linformer_kit.nn.local import MIN_BLOCK  # here: this module stays free of torch
+
+        w = min(local_window, n)
+        block = max(MIN_BLOCK, w)
+        padded = -(-n // block) * block  # n' = n rounded up to whole query blocks
+        return (
+            qo
+            + 4 * b * n * D * D
+            + 4 * b * k * n * D
+            + 4 * b * padded * k * D
+            + 4 * b * padded * (block + 2 * w) * D
+        )
     mix = 4 * b * n * k * D  # Q K~^T and P V~
     if method in FAST_ORDER_PROJECTIONS:
         p = FAST_ORDER_PROJECTIONS[method]
@@ -59,9 +82,10 @@ def case_flops(
     hidden: int,
     layers: int,
     intermediate: int,
+    local_window: int | None = None,
 ) -> int:
     """FLOPs of one timed call: a layer or an L-block encoder; forward, forward+backward or a train step."""
-    flops = attention_flops(method, batch=batch, n=n, k=k, hidden=hidden)
+    flops = attention_flops(method, batch=batch, n=n, k=k, hidden=hidden, local_window=local_window)
     if scope == "encoder":
         flops = layers * (flops + 4 * batch * n * hidden * intermediate)
     return flops if pass_type == "forward" else 3 * flops

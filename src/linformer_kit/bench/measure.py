@@ -5,7 +5,8 @@ How it measures (DESIGN.md, Benchmarks):
   round between the cases; each record's "% of matmul" uses the median of the GEMM samples of the
   rounds in which that case was timed (the machine state of its own time), and the median over the
   whole run is the run's rate (the report's header);
-- cases are grouped by (scope, pass, n); every method and k of a group is built, warmed up, and then
+- cases are grouped by (scope, pass, n); every method, k and window w of a group (w: Linformer methods
+  only, each measured at every w of `local_windows`) is built, warmed up, and then
   timed in rounds that visit the cases round-robin (A/B alternation), the order rotating each round,
   so slow drift of a shared machine hits every method alike;
 - a timed sample repeats a fast call until it lasts `min_time_s` and records the time per call;
@@ -33,7 +34,8 @@ import torch
 
 from linformer_kit.bench import memory
 from linformer_kit.bench.cases import Case, build_step
-from linformer_kit.bench.config import FULL_METHODS, PEER_METHODS, BenchmarkConfig
+from linformer_kit.bench.config import FULL_METHODS, LINFORMER_METHODS, PEER_METHODS, BenchmarkConfig
+from linformer_kit.nn.local import MIN_BLOCK
 
 PEER_MODULES = {"peer-linformer": "linformer", "peer-linformer-pytorch": "linformer_pytorch"}
 
@@ -57,6 +59,7 @@ class BenchmarkRecord:
     torch_version: str
     threads: int
     flops: int  # analytic FLOPs of one call (linformer_kit.bench.flops)
+    local_window: int | None = None  # the Linformer method's window w (None: no window, or not a Linformer)
     time_median_s: float | None = None
     time_q1_s: float | None = None  # interquartile range of the samples
     time_q3_s: float | None = None
@@ -200,23 +203,26 @@ def _group_cases(config: BenchmarkConfig, scope: str, pass_type: str, n: int) ->
     for method in config.methods:
         if scope == "encoder" and method in PEER_METHODS:
             continue  # peers are layers; their encoders are not the benchmark's encoder shape
+        windows = config.local_windows if method in LINFORMER_METHODS else (None,)
         for k in [None] if method in FULL_METHODS else config.projected_lengths:
-            cases.append(
-                Case(
-                    method,
-                    scope,
-                    pass_type,
-                    n,
-                    k,  # type: ignore[arg-type]
-                    config.batch_size,
-                    config.hidden_size,
-                    config.num_heads,
-                    config.num_layers if scope == "encoder" else 1,
-                    config.intermediate_size,
-                    config.device,
-                    config.dtype,
+            for w in windows:
+                cases.append(
+                    Case(
+                        method,
+                        scope,
+                        pass_type,
+                        n,
+                        k,  # type: ignore[arg-type]
+                        config.batch_size,
+                        config.hidden_size,
+                        config.num_heads,
+                        config.num_layers if scope == "encoder" else 1,
+                        config.intermediate_size,
+                        config.device,
+                        config.dtype,
+                        local_window=w,
+                    )
                 )
-            )
     return cases
 
 
@@ -326,7 +332,7 @@ def _sync(device: str) -> None:
 
 
 def _key(case: Case) -> tuple:
-    return (case.method, case.k, case.scope, case.pass_type)
+    return (case.method, case.k, case.local_window, case.scope, case.pass_type)
 
 
 def _structural_skip(case: Case) -> str | None:
@@ -370,6 +376,11 @@ def _predicted_memory(case: Case) -> int:
         width = n if case.method == "full-eager" else (case.k or n)
         scores = 2 * b * case.num_heads * n * width * 4  # fp32 scores + softmax
         return activations + scores * (2 * kept if backward else 1)
+    if case.local_window is not None:  # nn/local.py: fp32 scores and weights over k + B + 2w keys per query
+        w = min(case.local_window, n)
+        width = (case.k or 0) + max(MIN_BLOCK, w) + 2 * w
+        scores = 2 * b * case.num_heads * n * width * 4
+        return activations + scores * (2 * kept if backward else 1)
     return activations
 
 
@@ -395,6 +406,7 @@ def _importable(module: str) -> bool:
 def _new_record(case: Case, config: BenchmarkConfig) -> BenchmarkRecord:
     return BenchmarkRecord(
         method=case.method, scope=case.scope, pass_type=case.pass_type, n=case.n, k=case.k,
+        local_window=case.local_window,
         batch_size=case.batch_size, hidden_size=case.hidden_size, num_heads=case.num_heads,
         num_layers=case.num_layers, intermediate_size=case.intermediate_size, device=case.device, dtype=case.dtype, torch_version=torch.__version__,
         threads=torch.get_num_threads(), flops=case.flops,

@@ -1,4 +1,4 @@
-"""Time and memory vs n, log-log, one line per method (and k), with O(n) and O(n^2) guide slopes.
+"""Time and memory vs n, log-log, one line per method (and k, and local window w), with O(n) and O(n^2) guide slopes.
 
 One row of two panels (time, peak-memory delta) per (scope, pass) in the result.
 """
@@ -56,6 +56,8 @@ def _plot_lines(ax: object, records: list[BenchmarkRecord], field: str, scale: f
         value = getattr(r, field)
         if value:
             label = r.method if r.k is None else f"{r.method} k={r.k}"
+            if r.local_window is not None:
+                label += f" w={r.local_window}"
             lines.setdefault(label, []).append((r.n, value * scale))
     for label, points in lines.items():
         ns, ys = zip(*sorted(points))

@@ -2,7 +2,8 @@
 
 Table 3 of the paper: rows n, columns k, cells the speed-up (time of full attention / time of
 Linformer) and memory saving (peak memory delta of full / of Linformer). One table per scope, pass
-and full-attention baseline, columns every Linformer method (and peer) times k; and one per peer
+and full-attention baseline, columns every Linformer method (and peer) times k (times the local
+window w, `w=none` for no window, when the run has one: w = 0, 16, 64 side by side); and one per peer
 (another Linformer) present, comparing our Linformer methods with it at the same k. Training steps
 also get a table of tokens/s. The project's own acceptance targets are not here: scripts/cpu/targets.py.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from linformer_kit.bench.config import FULL_METHODS, METHODS, PEER_METHODS
+from linformer_kit.bench.config import FULL_METHODS, LINFORMER_METHODS, METHODS, PEER_METHODS
 from linformer_kit.bench.flops import case_flops
 from linformer_kit.bench.measure import BenchmarkRecord, BenchmarkResult
 
@@ -42,7 +43,7 @@ def format_header(result: BenchmarkResult) -> str:
 
 
 def format_speedup_table(result: BenchmarkResult, scope: str, pass_type: str, baseline: str) -> str:
-    """Rows n, columns method x k; cells `time speed-up / memory saving` of each method over `baseline`.
+    """Rows n, columns method x k (x w); cells `time speed-up / memory saving` of each method over `baseline`.
 
     A full-attention baseline is one case per n; a peer baseline (another Linformer) is compared at
     the same k, and only our Linformer methods are its columns.
@@ -53,16 +54,21 @@ def format_speedup_table(result: BenchmarkResult, scope: str, pass_type: str, ba
     others = [r for r in records if r.method not in FULL_METHODS and r.method != baseline]
     if per_k:
         others = [r for r in others if r.method.startswith("linformer-")]
-    columns = sorted({(r.method, r.k) for r in others}, key=_column_order)
+    columns = sorted({(r.method, r.k, r.local_window) for r in others}, key=_column_order)
     if not columns or not base:
         return ""
-    cells = {(r.n, r.method, r.k): r for r in records}
-    header = ["n"] + [f"{m.removeprefix('linformer-')} k={k}" for m, k in columns]
+    cells = {(r.n, r.method, r.k, r.local_window): r for r in records}
+    windowed = any(r.local_window is not None for r in records)
+    header = ["n"] + [
+        f"{m.removeprefix('linformer-')} k={k}"
+        + (f" w={window_text(w)}" if windowed and m in LINFORMER_METHODS else "")
+        for m, k, w in columns
+    ]
     rows = []
     for n in sorted({n for n, _ in base}):
         row = [str(n)]
-        for m, k in columns:
-            r, b = cells.get((n, m, k)), base.get((n, k if per_k else None))
+        for m, k, w in columns:
+            r, b = cells.get((n, m, k, w)), base.get((n, k if per_k else None))
             row.append(_ratio_cell(b, r) if r is not None and b is not None else "")
         rows.append(row)
     title = (
@@ -84,12 +90,13 @@ def format_training_table(result: BenchmarkResult) -> str:
         return ""
     full = {(r.n, r.method): r for r in records if r.method in FULL_METHODS}
     bases = [m for m in FULL_METHODS if any(r.method == m for r in records)]
-    header = ["n", "method", "k", "tokens/s", *[f"speed-up over {b}" for b in bases], "% matmul", "note"]
+    header = ["n", "method", "k", "w", "tokens/s", *[f"speed-up over {b}" for b in bases], "% matmul", "note"]
     rows = []
-    for r in sorted(records, key=lambda r: (r.n, METHODS.index(r.method), r.k or 0)):
+    for r in sorted(records, key=lambda r: (r.n, *_column_order((r.method, r.k, r.local_window)))):
         measured = r.tokens_per_s is not None
         rows.append([
-            str(r.n), r.method, "" if r.k is None else str(r.k), f"{r.tokens_per_s:.0f}" if measured else "",
+            str(r.n), r.method, "" if r.k is None else str(r.k), record_window_text(r),
+            f"{r.tokens_per_s:.0f}" if measured else "",
             *[_speedup(full.get((r.n, b)), r) for b in bases],
             f"{matmul_share(r, result):.0%}" if measured else "", r.skipped or "",
         ])  # fmt: skip
@@ -109,14 +116,14 @@ def matmul_share(r: BenchmarkRecord, result: BenchmarkResult) -> float:
 def format_records_table(result: BenchmarkResult) -> str:
     """Every case: median time, IQR, FLOPs, achieved FLOP/s (and % of the matmul rate), memory."""
     header = [
-        "scope", "pass", "method", "n", "k", "median ms", "IQR ms", "samples", "GFLOP", "GFLOP/s",
+        "scope", "pass", "method", "n", "k", "w", "median ms", "IQR ms", "samples", "GFLOP", "GFLOP/s",
         "% matmul", "FLOP limit", "mem delta MiB", "peak RSS MiB", "note",
     ]  # fmt: skip
     rows = []
     for r in result.records:
         measured = r.time_median_s is not None
         rows.append([
-            r.scope, r.pass_type, r.method, str(r.n), "" if r.k is None else str(r.k),
+            r.scope, r.pass_type, r.method, str(r.n), "" if r.k is None else str(r.k), record_window_text(r),
             f"{r.time_median_s * 1e3:.1f}" if measured else "",
             f"{(r.time_q3_s - r.time_q1_s) * 1e3:.1f}" if measured else "",
             str(r.samples) if measured else "",
@@ -127,9 +134,9 @@ def format_records_table(result: BenchmarkResult) -> str:
             _mib(r.memory_delta_bytes), _mib(r.peak_memory_bytes), r.skipped or "",
         ])  # fmt: skip
     title = (
-        "**All cases** (FLOP limit = FLOPs of full attention / FLOPs of the method: the speed-up a "
-        "FLOP-bound machine would show; % matmul = achieved FLOP/s / the rate of the reference GEMM "
-        "sampled in the rounds that timed the case)"
+        "**All cases** (w = the local window of a Linformer method, none: no window; FLOP limit = "
+        "FLOPs of full attention / FLOPs of the method: the speed-up a FLOP-bound machine would show; "
+        "% matmul = achieved FLOP/s / the rate of the reference GEMM sampled in the rounds that timed the case)"
     )
     return title + "\n\n" + markdown_table(header, rows)
 
@@ -193,9 +200,19 @@ def _ratio_cell(base: BenchmarkRecord, r: BenchmarkRecord) -> str:
     return f"{cell} / {base.memory_delta_bytes / r.memory_delta_bytes:.1f}x"
 
 
-def _column_order(column: tuple[str, int | None]) -> tuple[int, int]:
-    method, k = column
-    return (METHODS.index(method), k or 0)
+def _column_order(column: tuple[str, int | None, int | None]) -> tuple[int, int, int]:
+    method, k, w = column
+    return (METHODS.index(method), k or 0, -1 if w is None else w)
+
+
+def window_text(w: int | None) -> str:
+    """A local window as the report shows it: `16`, or `none` (no window)."""
+    return "none" if w is None else str(w)
+
+
+def record_window_text(r: BenchmarkRecord) -> str:
+    """The w column of a record: its Linformer method's window (`none`: no window); blank for full / peers."""
+    return window_text(r.local_window) if r.method in LINFORMER_METHODS else ""
 
 
 def _mib(value: int | None) -> str:

@@ -2,6 +2,7 @@
 
     linformer benchmark --quick --output-dir runs/benchmark            # about two minutes on a 2-core CPU
     linformer benchmark --preset training --output-dir runs/training   # encoder training steps, tokens/s
+    linformer benchmark --preset window --output-dir runs/window       # local windows w = none 0 16 64 vs SDPA
     linformer benchmark --device cuda --dtype bfloat16 --output-dir runs/gpu
 
 The flags are the fields of `BenchmarkConfig` (`--seq-lens`, `--time_cap_s`, ...) and `--config FILE`.
@@ -46,8 +47,20 @@ def build_parser(preset_name: str = "full") -> HfArgumentParser:
         for field in dataclasses.fields(sweep) if getattr(sweep, field.name) != field.default
     })  # fmt: skip
     parser._option_string_actions["--output_dir"].required = True
+    # `--local-windows none 16 64`: each word a window or `none` (the generic parser knows no `int | None`)
+    parser._option_string_actions["--local_windows"].type = _local_window
     _add_run_options(parser, PRESETS, preset_name)
     return parser
+
+
+def _local_window(text: str) -> int | None:
+    """One word of `--local-windows`; argparse reports a word that is neither an int nor `none`."""
+    from linformer_kit.bench.config import parse_local_window
+
+    try:
+        return parse_local_window(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _add_run_options(
