@@ -27,6 +27,7 @@ VERBS: dict[str, str] = {
     "convert": "Convert a RoBERTa/BERT checkpoint into a Linformer model directory.",
     "pretrain": "Pretrain a Linformer masked language model on raw text.",
     "finetune": "Finetune a Linformer model for sequence classification.",
+    "distill": "Make a Linformer from a pretrained encoder, distilled from it (keeps its quality).",
     "benchmark": "Speed and memory of Linformer vs full attention (the paper's Table 3).",
     "spectrum": "Singular-value spectrum of attention maps (the paper's Figure 1) and a k recommender.",
     "reproduce": "Run a reproduction study: a recipe of pretrain / finetune runs, tables and plots.",

@@ -73,6 +73,7 @@ from linformer_kit.models.modeling_linformer import (
     LinformerModel,
     LinformerPreTrainedModel,
 )
+from linformer_kit.models.sentence_transformers_folder import carry_sentence_transformers_files
 from linformer_kit.nn import DEFAULT_OPTIONS, ProjectionInit, ProjectionKind, Sharing
 from linformer_kit.nn.options import as_size, option_field, parse_local_window, parse_projected_length
 from linformer_kit.output_dir import check_output_dir, is_same_or_inside, saved_files, staged_output_dir
@@ -422,6 +423,7 @@ def convert_checkpoint(config: ConvertConfig) -> Path:
             if (Path(config.source) / name).is_file():
                 shutil.copy2(Path(config.source) / name, staging / name)
         _limit_saved_tokenizer(staging / "tokenizer_config.json", model.config.max_seq_len, config.max_length)
+        carry_sentence_transformers_files(config.source, staging, model.config.max_seq_len, config.max_length)
     return Path(config.output_dir)
 
 

@@ -193,6 +193,8 @@ def pack_blocks(
     """
     body = seq_len - 2
     bos, eos = tokenizer.bos_token_id, tokenizer.eos_token_id
+    if bos is None or eos is None:  # a BERT-style tokenizer: [CLS] ... [SEP]
+        bos, eos = tokenizer.cls_token_id, tokenizer.sep_token_id
 
     def tokenize_and_pack(batch: dict[str, list]) -> dict[str, list[list[int]]]:
         # whole documents, cut into blocks below: no "longer than model_max_length" warning
