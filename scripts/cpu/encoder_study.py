@@ -1,0 +1,100 @@
+"""A converted / distilled encoder against its original, on IMDB documents it did not see (issue "A Linformer that
+keeps a pretrained encoder's quality"): fidelity, the frozen-embedding probe, retrieval, and encode speed.
+
+    python scripts/cpu/encoder_study.py --original runs/models/all-MiniLM-L6-v2 \
+        --model drop-in=runs/convert/minilm-k128-w16-g1 --model distilled=runs/distill/minilm-k128-w16-g1 \
+        --data ../shared/data --documents 500 --out docs/reproduction/distill-minilm/quality.json
+
+Every model is read with `AutoModel` (a Linformer needs `import linformer_kit.models`, done here) and the
+original's tokenizer. The measures are `linformer_kit.reproduction.encoder_eval`'s. `--speed` adds encode
+throughput and peak memory at n = 512 / 2 048 / 4 096 (one process, models alternated, the CPU to itself).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import time
+from pathlib import Path
+
+import torch
+from transformers import AutoModel, AutoTokenizer
+
+import linformer_kit.models  # noqa: F401  (registers model_type "linformer" with the Auto classes)
+from linformer_kit.reproduction.encoder_eval import (
+    different_documents,
+    embed,
+    fidelity,
+    halves,
+    probe_accuracy,
+    recall_at_1,
+)
+
+
+def read_reviews(path: Path, count: int) -> tuple[list[str], list[int]]:
+    texts, labels = [], []
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            record = json.loads(line)
+            texts.append(record["text"])
+            labels.append(int(record["label"]))
+    order = torch.randperm(len(texts), generator=torch.Generator().manual_seed(0))[:count].tolist()
+    return [texts[i] for i in order], [labels[i] for i in order]  # both classes (the files are sorted)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--original", required=True)
+    parser.add_argument("--model", action="append", default=[], metavar="NAME=DIR")
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--documents", type=int, default=500)
+    parser.add_argument("--probe-train", type=int, default=1000)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--lengths", type=int, nargs="+", default=[256, 512])
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+
+    tokenizer = AutoTokenizer.from_pretrained(args.original)
+    models = {"original": AutoModel.from_pretrained(args.original)}
+    models |= {name: AutoModel.from_pretrained(path) for name, path in (m.split("=", 1) for m in args.model)}
+    test, test_labels = read_reviews(Path(args.data) / "imdb" / "test.jsonl.gz", args.documents)
+    train, train_labels = read_reviews(Path(args.data) / "imdb" / "train.jsonl.gz", args.probe_train)
+    long = [len(tokenizer(t)["input_ids"]) > 512 for t in test]
+    first, second = halves(tokenizer, test, 256)
+    results: dict = {
+        "documents": len(test),
+        "long_documents": sum(long),
+        "probe_train": len(train),
+        "models": {},
+    }
+    reference = {}
+    for length in args.lengths:
+        for name, model in models.items():
+            start = time.perf_counter()
+            test_e = embed(model, tokenizer, test, length)
+            if name == "original":
+                reference[length] = test_e
+            train_e = embed(model, tokenizer, train, length)
+            accuracies = [
+                probe_accuracy(train_e, train_labels, test_e, test_labels, s, len(train)) for s in args.seeds
+            ]
+            recall = recall_at_1(embed(model, tokenizer, first, 256), embed(model, tokenizer, second, 256))
+            row = {
+                "fidelity": fidelity(test_e, reference[length]),
+                "different_documents": different_documents(test_e),
+                "probe_accuracy": accuracies,
+                "probe_mean": sum(accuracies) / len(accuracies),
+                "recall_at_1": recall,
+                "seconds": time.perf_counter() - start,
+            }
+            results["models"].setdefault(name, {})[str(length)] = row
+            print(
+                name, length, json.dumps({k: v for k, v in row.items() if k != "probe_accuracy"}), flush=True
+            )
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""Is a converted or distilled encoder as good as the original? Fidelity, a frozen-embedding probe, retrieval.
+
+Sentence embeddings are the sentence-transformers pipeline of all-MiniLM-L6-v2: the mean of the last
+hidden states over real tokens, normalised (`embed`). On documents the student did not see:
+
+    fidelity     mean_i cos(e_i^student, e_i^original), the same document under both models; beside it
+                 the original's mean cos(e_i, e_{i+1}) of two *different* documents (the no-information level)
+    probe        MTEB's classification protocol: logistic regression on frozen embeddings of a labelled
+                 train subset, accuracy on the test documents; one subset per seed
+    retrieval    each document cut into two halves (by tokens); recall@1 of finding a first half's own
+                 second half among all second halves by cosine
+
+Torch, numpy and scikit-learn (the probe); the models are any `AutoModel`-loadable encoders.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+@torch.no_grad()
+def embed(
+    model: torch.nn.Module, tokenizer, texts: list[str], max_length: int, batch_size: int = 16
+) -> torch.Tensor:
+    """(N, D) normalised mean-pooled embeddings of `texts`, each truncated to `max_length` tokens."""
+    model.eval()
+    out = []
+    for start in range(0, len(texts), batch_size):
+        batch = tokenizer(texts[start : start + batch_size], truncation=True, max_length=max_length,
+                          padding=True, return_tensors="pt")  # fmt: skip
+        hidden = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
+        weight = batch["attention_mask"][..., None].to(hidden.dtype)
+        out.append(torch.nn.functional.normalize((hidden * weight).sum(1) / weight.sum(1), dim=-1))
+    return torch.cat(out)
+
+
+def fidelity(student: torch.Tensor, original: torch.Tensor) -> float:
+    """Mean cosine of two models' (N, D) normalised embeddings of the same N documents."""
+    return float((student * original).sum(-1).mean())
+
+
+def different_documents(embeddings: torch.Tensor) -> float:
+    """Mean cosine of consecutive *different* documents under one model: the no-information level."""
+    return float((embeddings[:-1] * embeddings[1:]).sum(-1).mean())
+
+
+def probe_accuracy(
+    train: torch.Tensor, train_labels: list[int], test: torch.Tensor, test_labels: list[int], seed: int,
+    subset: int,
+) -> float:  # fmt: skip
+    """Accuracy of a logistic regression on `subset` train embeddings drawn with `seed` (MTEB's protocol)."""
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(len(train), size=min(subset, len(train)), replace=False)
+    classifier = LogisticRegression(max_iter=1000, random_state=seed)
+    classifier.fit(train[chosen].numpy(), np.asarray(train_labels)[chosen])
+    return float((classifier.predict(test.numpy()) == np.asarray(test_labels)).mean())
+
+
+def halves(tokenizer, texts: list[str], max_length: int) -> tuple[list[str], list[str]]:
+    """Each text's first and second half by tokens (at most `max_length` tokens each), decoded back."""
+    first, second = [], []
+    for text in texts:
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        middle = len(ids) // 2
+        first.append(tokenizer.decode(ids[:middle][:max_length]))
+        second.append(tokenizer.decode(ids[middle:][:max_length]))
+    return first, second
+
+
+def recall_at_1(queries: torch.Tensor, documents: torch.Tensor) -> float:
+    """Share of queries i whose most similar document (cosine) is document i."""
+    return float(((queries @ documents.T).argmax(-1) == torch.arange(len(queries))).float().mean())

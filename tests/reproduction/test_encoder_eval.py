@@ -1,0 +1,59 @@
+"""The encoder study's measures (reproduction/encoder_eval.py) on hand-made embeddings and a tiny model."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import AutoTokenizer
+
+from linformer_kit.reproduction.encoder_eval import (
+    different_documents,
+    embed,
+    fidelity,
+    halves,
+    probe_accuracy,
+    recall_at_1,
+)
+from tests.models.tiny_models import tiny_source, write_tokenizer
+
+
+def _unit(n: int, d: int, seed: int) -> torch.Tensor:
+    return torch.nn.functional.normalize(
+        torch.randn(n, d, generator=torch.Generator().manual_seed(seed)), dim=-1
+    )
+
+
+def test_fidelity_is_one_for_the_same_embeddings_and_near_zero_for_unrelated_ones() -> None:
+    a, b = _unit(200, 64, 0), _unit(200, 64, 1)
+    assert fidelity(a, a) == pytest.approx(1.0)
+    assert abs(fidelity(a, b)) < 0.05
+    assert abs(different_documents(a)) < 0.05
+    assert different_documents(torch.ones(3, 1)) == pytest.approx(1.0)
+
+
+def test_recall_at_1_finds_each_query_s_own_document() -> None:
+    documents = _unit(50, 32, 0)
+    assert recall_at_1(documents + 0.01 * _unit(50, 32, 1), documents) == 1.0
+    assert recall_at_1(documents.roll(1, 0), documents) == 0.0
+
+
+def test_probe_separates_separable_labels_and_not_random_ones() -> None:
+    labels = [i % 2 for i in range(200)]
+    x = _unit(200, 16, 0) + torch.tensor(labels)[:, None].float() * 3.0
+    assert probe_accuracy(x[:100], labels[:100], x[100:], labels[100:], seed=1, subset=100) == 1.0
+    noise = _unit(200, 16, 2)
+    assert probe_accuracy(noise[:100], labels[:100], noise[100:], labels[100:], seed=1, subset=100) < 0.75
+
+
+def test_embed_is_normalised_and_ignores_padding(tmp_path) -> None:
+    model = tiny_source("bert", "Model")
+    write_tokenizer(tmp_path)
+    tokenizer = AutoTokenizer.from_pretrained(tmp_path)
+    texts = ["hello world hello", "world"]
+    together = embed(model, tokenizer, texts, max_length=16, batch_size=2)
+    alone = torch.cat([embed(model, tokenizer, [t], max_length=16) for t in texts])
+    torch.testing.assert_close(together, alone, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(together.norm(dim=-1), torch.ones(2))
+    first, second = halves(tokenizer, ["hello world hello world world"], 8)
+    count = [len(tokenizer(half[0], add_special_tokens=False)["input_ids"]) for half in (first, second)]
+    assert count == [2, 3]
