@@ -82,7 +82,8 @@ def banded_attention(
     def blocked(t: torch.Tensor) -> torch.Tensor:  # (b, h, n, c) -> (b, h, blocks, B, c)
         return F.pad(t, (0, 0, 0, pad)).view(b, h, blocks, block, t.shape[-1])
 
-    qb = blocked(q).to(dtype)  # (b, h, nb, B, d)
+    qp = F.pad(q.to(dtype) * scale, (0, 0, 0, pad))  # (b, h, padded n, d), scaled once
+    qb = qp.view(b, h, blocks, block, d)  # (b, h, nb, B, d)
     near_k = _neighbourhood(blocked(k), w).to(dtype)  # (b, h, nb, B + 2w, d)
     near_v = _neighbourhood(blocked(v), w)  # (b, h, nb, B + 2w, d)
     near_ok = _neighbourhood(key_ok.view(b, 1, blocks, block, 1), w)[..., 0] > 0  # (b, 1, nb, B + 2w)
@@ -91,30 +92,32 @@ def banded_attention(
     band = (col >= row) & (col <= row + 2 * w)  # (B, B + 2w): |i - j| <= w, j = i - r + c - w
     near_keep = band & near_ok[:, :, :, None, :]  # (b, 1, nb, B, B + 2w)
 
+    # Slots and global keys are the same for every query: one matmul over all queries, not one per block
     neg = float("-inf")
     with torch.autocast(device_type=q.device.type, enabled=False):
-        parts = [torch.matmul(qb, slot_k.to(dtype)[:, :, None].transpose(-1, -2))]  # (b, h, nb, B, s)
+        slots = torch.matmul(qp, slot_k.to(dtype).transpose(-1, -2))  # (b, h, padded n, s)
         if slot_keep is not None:
-            parts[0] = parts[0].masked_fill(~slot_keep[:, :, None], neg)
+            slots = slots.masked_fill(~slot_keep, neg)
+        parts = [slots.view(b, h, blocks, block, -1)]
         if g:
             global_keep = real[:, :g] if windowed is None else real[:, :g] & windowed[:, None]  # (b, g)
-            global_scores = torch.matmul(
-                qb, k[:, :, None, :g].to(dtype).transpose(-1, -2)
-            )  # (b, h, nb, B, g)
-            parts.append(global_scores.masked_fill(~global_keep[:, None, None, None, :], neg))
+            global_scores = torch.matmul(qp, k[:, :, :g].to(dtype).transpose(-1, -2))  # (b, h, padded n, g)
+            global_scores = global_scores.masked_fill(~global_keep[:, None, None, :], neg)
+            parts.append(global_scores.view(b, h, blocks, block, g))
         if local:
             near = torch.matmul(qb, near_k.transpose(-1, -2))  # (b, h, nb, B, B + 2w)
             parts.append(near.masked_fill(~near_keep, neg))
-        weights = (torch.cat(parts, dim=-1) * scale).softmax(dim=-1)  # (b, h, nb, B, s + g + B + 2w)
+        weights = torch.cat(parts, dim=-1).softmax(dim=-1)  # (b, h, nb, B, s + g + B + 2w)
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
     weights = weights.to(v.dtype)
     s = slot_k.shape[-2]
-    out = torch.matmul(weights[..., :s], slot_v[:, :, None])  # (b, h, nb, B, d)
+    flat = weights.view(b, h, blocks * block, -1)  # (b, h, padded n, s + g + B + 2w)
+    out = torch.matmul(flat[..., :s], slot_v)  # (b, h, padded n, d)
     if g:
-        out = out + torch.matmul(weights[..., s : s + g], v[:, :, None, :g])
+        out = out + torch.matmul(flat[..., s : s + g], v[:, :, :g])
     if local:
-        out = out + torch.matmul(weights[..., s + g :], near_v)
+        out = out + torch.matmul(weights[..., s + g :], near_v).view(b, h, blocks * block, d)
     out = out.reshape(b, h, blocks * block, d)  # (b, h, padded n, d)
     if g:  # (replaced before the padding is cut: sizes that do not depend on a symbolic n)
         top = _global_rows(q[:, :, :g], k, v, real, scale, dropout_p)  # (b, h, g, d)
