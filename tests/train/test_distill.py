@@ -139,7 +139,7 @@ def test_text_shorter_than_a_block_is_refused(teacher, tmp_path) -> None:
     short = tmp_path / "short.txt"
     short.write_text("hello world\n")
     with pytest.raises(ValueError, match="no block of seq_len=32 tokens"):
-        distill(_config(teacher, short, tmp_path / "out", validation=[str(short)]))
+        distill(_config(teacher, short, tmp_path / "out", validation=[str(short)], examples="blocks"))
 
 
 def test_cli_prints_the_fidelity_of_each_stage(teacher, text, tmp_path, capsys) -> None:
