@@ -376,7 +376,8 @@ def _distill(config: DistillConfig) -> DistillResult:
     scores = {"drop-in": fidelity(student, reference, eval_batches)}
     logger.info(
         f"distill: {_describe(student)}; drop-in fidelity {scores['drop-in']:.4f} (teacher, two different "
-        f"documents: {different:.4f}); {len(train_blocks):,} blocks of {config.seq_len} tokens"
+        f"documents: {different:.4f}); {len(train_blocks):,} "
+        f"{'blocks of' if config.examples == 'blocks' else 'documents of at most'} {config.seq_len} tokens"
     )
     losses, seconds = {}, {}
     for stage, steps in (("attention", config.attention_steps), ("end-to-end", config.end_to_end_steps)):
