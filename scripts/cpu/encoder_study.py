@@ -3,7 +3,7 @@ keeps a pretrained encoder's quality"): fidelity, the frozen-embedding probe, re
 
     python scripts/cpu/encoder_study.py --original runs/models/all-MiniLM-L6-v2 \
         --model drop-in=runs/convert/minilm-k128-w16-g1 --model distilled=runs/distill/minilm-k128-w16-g1 \
-        --data ../shared/data --documents 500 --out docs/reproduction/distill-minilm/quality.json
+        --data ../shared/data --documents 300 --probe-train 600 --out docs/reproduction/distill-minilm/quality.json
 
 Every model is read with `AutoModel` (a Linformer needs `import linformer_kit.models`, done here) and the
 original's tokenizer. The measures are `linformer_kit.reproduction.encoder_eval`'s. `--speed` adds encode
@@ -51,49 +51,55 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=500)
     parser.add_argument("--probe-train", type=int, default=1000)
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--lengths", type=int, nargs="+", default=[256, 512])
+    parser.add_argument("--length", type=int, default=512, help="tokens every model reads")
+    parser.add_argument(
+        "--original-lengths",
+        type=int,
+        nargs="+",
+        default=[256, 512],
+        help="the original also at these lengths (256: all-MiniLM-L6-v2's max_seq_length)",
+    )
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
 
     tokenizer = AutoTokenizer.from_pretrained(args.original)
-    models = {"original": AutoModel.from_pretrained(args.original)}
-    models |= {name: AutoModel.from_pretrained(path) for name, path in (m.split("=", 1) for m in args.model)}
+    original = AutoModel.from_pretrained(args.original)
+    runs = [(f"original@{n}", original, n) for n in sorted(set(args.original_lengths) | {args.length})]
+    runs += [
+        (name, AutoModel.from_pretrained(path), args.length)
+        for name, path in (m.split("=", 1) for m in args.model)
+    ]
     test, test_labels = read_reviews(Path(args.data) / "imdb" / "test.jsonl.gz", args.documents)
     train, train_labels = read_reviews(Path(args.data) / "imdb" / "train.jsonl.gz", args.probe_train)
-    long = [len(tokenizer(t)["input_ids"]) > 512 for t in test]
     first, second = halves(tokenizer, test, 256)
-    results: dict = {
-        "documents": len(test),
-        "long_documents": sum(long),
-        "probe_train": len(train),
-        "models": {},
-    }
-    reference = {}
-    for length in args.lengths:
-        for name, model in models.items():
-            start = time.perf_counter()
-            test_e = embed(model, tokenizer, test, length)
-            if name == "original":
-                reference[length] = test_e
-            train_e = embed(model, tokenizer, train, length)
-            accuracies = [
-                probe_accuracy(train_e, train_labels, test_e, test_labels, s, len(train)) for s in args.seeds
-            ]
-            recall = recall_at_1(embed(model, tokenizer, first, 256), embed(model, tokenizer, second, 256))
-            row = {
-                "fidelity": fidelity(test_e, reference[length]),
-                "different_documents": different_documents(test_e),
-                "probe_accuracy": accuracies,
-                "probe_mean": sum(accuracies) / len(accuracies),
-                "recall_at_1": recall,
-                "seconds": time.perf_counter() - start,
-            }
-            results["models"].setdefault(name, {})[str(length)] = row
-            print(
-                name, length, json.dumps({k: v for k, v in row.items() if k != "probe_accuracy"}), flush=True
-            )
-            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    long = torch.tensor([len(tokenizer(t)["input_ids"]) > 512 for t in test])
+    results: dict = {"documents": len(test), "long_documents": int(long.sum()), "probe_train": len(train),
+                     "length": args.length, "models": {}}  # fmt: skip
+    reference = None
+    for name, model, length in runs:
+        start = time.perf_counter()
+        test_e = embed(model, tokenizer, test, length)
+        if name == f"original@{args.length}":
+            reference = test_e
+        train_e = embed(model, tokenizer, train, length)
+        accuracies = [
+            probe_accuracy(train_e, train_labels, test_e, test_labels, s, len(train)) for s in args.seeds
+        ]
+        row = {
+            "length": length,
+            "fidelity": None if reference is None else fidelity(test_e, reference),
+            "different_documents": different_documents(test_e),
+            "probe_accuracy": accuracies,
+            "probe_mean": sum(accuracies) / len(accuracies),
+            "recall_at_1": recall_at_1(
+                embed(model, tokenizer, first, 256), embed(model, tokenizer, second, 256)
+            ),
+            "seconds": time.perf_counter() - start,
+        }
+        results["models"][name] = row
+        print(name, json.dumps({k: v for k, v in row.items() if k != "probe_accuracy"}), flush=True)
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":
