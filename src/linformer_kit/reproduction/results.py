@@ -95,6 +95,9 @@ def _model_fields(config: dict[str, Any] | None) -> dict[str, Any]:
         # absent from runs made before these options existed: their values then were these
         "projection_init": None if k is None else config.get("projection_init", "random"),
         "layer_norm": config.get("layer_norm", "post"),
+        # the window beside the projection (nn/local.py): absent from runs made before it existed
+        "local_window": None if k is None else config.get("local_window"),
+        "global_tokens": None if k is None else config.get("global_tokens", 0),
         "seq_len": config.get("seq_len"),
         "seq_len_schedule": config.get("seq_len_schedule"),
     }
@@ -356,12 +359,21 @@ def _pretrain_table(runs: list[dict[str, Any]]) -> list[str]:
         tokens = f"{r['train_tokens'] / 1e6:.1f} M" if r.get("train_tokens") else "–"
         floor = f"{r['no_context_perplexity']:.2f}" if r.get("no_context_perplexity") else "–"
         lines.append(
-            f"| {r['name']} | {r['attention']} | {r['projected_length'] or '–'} | {r['sharing'] or '–'} | "
+            f"| {r['name']} | {_attention_cell(r)} | {r['projected_length'] or '–'} | {r['sharing'] or '–'} | "
             f"{r['projection'] or '–'} | {r['projection_init'] or '–'} | {r['projection_scaling'] or '–'} | "
             f"{r['layer_norm'] or '–'} | {r['seq_len']}{_schedule(r.get('seq_len_schedule'))} | "
             f"{r.get('steps', '–')} | {tokens} | {ppl} | {floor} |"
         )
     return lines
+
+
+def _attention_cell(r: dict[str, Any]) -> str:
+    """'linformer', or with its window beside the projection: 'linformer + window 16 (+ 1 global)'."""
+    window, global_tokens = r.get("local_window"), r.get("global_tokens") or 0
+    text = r["attention"]
+    if window is not None:
+        text += f" + window {window if not isinstance(window, list) else ','.join(map(str, window))}"
+    return text + (f" (+ {global_tokens} global)" if global_tokens else "")
 
 
 def _position_table(runs: list[dict[str, Any]]) -> list[str]:
