@@ -15,7 +15,8 @@ Two stages, each optional (0 steps skips it), each reported (`fidelity`, below):
     end to end          every weight (or LoRA adapters on query / key / value / dense, with E and F)
                         trains on the student's own forward pass:
                             L_e2e = mean_l ||h_l^S - h_l^T||² / ||h_l^T||²  (+ KL(p^T || p^S) on the
-                            masked-LM logits when the teacher has a masked-LM head)  (CALD's losses)
+                            masked-LM logits when the teacher has a masked-LM head: CALD's losses)
+                                    + embedding_weight (1 - cos(mean-pooled h_L^S, h_L^T))
 
 Fidelity: the mean cosine between the student's and the teacher's sentence embeddings (mean pooling
 over real tokens, normalised: sentence-transformers' pipeline) of held-out documents, at the start
@@ -140,6 +141,11 @@ class DistillConfig(LinformerTrainingArguments):
         default="all", metadata={"help": "end to end: 'all' weights, or 'lora' adapters (+ E, F) via PEFT"}
     )
     lora_rank: int = field(default=16, metadata={"help": "LoRA rank (tune='lora')"})
+    embedding_weight: float = field(
+        default=1.0,
+        metadata={"help": "weight of 1 - cos(mean-pooled student, teacher) at the last layer: the sentence "
+                  "embedding the fidelity measures (0: hidden states only)"},
+    )  # fmt: skip
     logits_weight: float = field(
         default=1.0, metadata={"help": "weight of KL on masked-LM logits (teachers with a masked-LM head)"}
     )
@@ -161,6 +167,7 @@ class DistillConfig(LinformerTrainingArguments):
         check_number("attention_learning_rate", self.attention_learning_rate, 0, exclusive=True)
         check_number("lora_rank", self.lora_rank, 1, integer=True)
         check_number("logits_weight", self.logits_weight, 0)
+        check_number("embedding_weight", self.embedding_weight, 0)
         check_number("max_eval_documents", self.max_eval_documents, 1, integer=True)
         check_number("max_train_documents", self.max_train_documents, 1, integer=True, optional=True)
         teacher = read_config_json(self.teacher, "teacher")
@@ -302,9 +309,10 @@ def attention_transfer_loss(student: nn.Module, teacher: nn.Module, inputs: dict
 
 
 def end_to_end_loss(
-    student: nn.Module, teacher: nn.Module, inputs: dict, logits_weight: float
+    student: nn.Module, teacher: nn.Module, inputs: dict, logits_weight: float, embedding_weight: float = 0.0
 ) -> torch.Tensor:
-    """L_e2e of the module docstring: hidden states of every layer, and masked-LM logits where there are any."""
+    """L_e2e of the module docstring: hidden states of every layer, masked-LM logits where there are any,
+    and 1 - cos of the mean-pooled last hidden states (the sentence embedding) with `embedding_weight`."""
     batch = {"input_ids": inputs["input_ids"], "attention_mask": inputs["attention_mask"]}
     with torch.no_grad():
         want = teacher(**batch, output_hidden_states=True)
@@ -315,21 +323,31 @@ def end_to_end_loss(
     if getattr(want, "logits", None) is not None and logits_weight > 0:
         log_p, log_q = want.logits[real].log_softmax(-1), got.logits[real].log_softmax(-1)
         loss = loss + logits_weight * (log_p.exp() * (log_p - log_q)).sum(-1).mean()
+    if embedding_weight > 0:
+        last = got.hidden_states[-1], want.hidden_states[-1]
+        pooled = [(h * real[..., None]).sum(1) / real.sum(1, keepdim=True) for h in last]  # (b, D) each
+        # 1 - cos as half the squared distance of the unit vectors: exactly 0, with a zero gradient, when equal
+        unit = [torch.nn.functional.normalize(p, dim=-1) for p in pooled]
+        loss = loss + embedding_weight * 0.5 * (unit[0] - unit[1]).square().sum(-1).mean()
     return loss
 
 
 class DistillTrainer(GuardedTrainer):
     """`Trainer` whose loss is one stage's distillation loss against a frozen teacher (not saved with it)."""
 
-    def __init__(self, *args, teacher: nn.Module, stage: Stage, logits_weight: float, **kwargs) -> None:
+    def __init__(
+        self, *args, teacher: nn.Module, stage: Stage, logits_weight: float, embedding_weight: float = 0.0,
+        **kwargs,
+    ) -> None:  # fmt: skip
         super().__init__(*args, **kwargs)
         self.teacher, self.stage, self.logits_weight = teacher, stage, logits_weight
+        self.embedding_weight = embedding_weight
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         if self.stage == "attention":
             loss = attention_transfer_loss(model, self.teacher, inputs)
         else:
-            loss = end_to_end_loss(model, self.teacher, inputs, self.logits_weight)
+            loss = end_to_end_loss(model, self.teacher, inputs, self.logits_weight, self.embedding_weight)
         return (loss, None) if return_outputs else loss
 
 
@@ -448,7 +466,7 @@ def _run_stage(config, stage: Stage, steps: int, student, teacher, blocks, token
     args = _stage_arguments(config, stage, steps, folder)
     trainer = DistillTrainer(
         model=model, args=args, train_dataset=blocks, data_collator=DataCollatorWithPadding(tokenizer),
-        teacher=teacher, stage=stage, logits_weight=config.logits_weight,
+        teacher=teacher, stage=stage, logits_weight=config.logits_weight, embedding_weight=config.embedding_weight,
     )  # fmt: skip
     resume = _last_checkpoint(folder) if config.resume else None
     output = trainer.train(resume_from_checkpoint=resume)
