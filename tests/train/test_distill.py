@@ -152,3 +152,28 @@ def test_cli_prints_the_fidelity_of_each_stage(teacher, text, tmp_path, capsys) 
     assert "drop-in" in line
     assert "attention" in line
     assert json.loads((tmp_path / "out" / "metrics.json").read_text())["config"]["local_window"] == 2
+
+
+def test_resume_refuses_a_finished_stage_run_with_other_options(teacher, text, tmp_path) -> None:
+    distill(_config(teacher, text, tmp_path / "out", attention_steps=2))
+    for path in (tmp_path / "out").iterdir():  # as a kill after the stage would leave it
+        if path.is_file():
+            path.unlink()
+    with pytest.raises(ValueError, match="finished with other options"):
+        distill(_config(teacher, text, tmp_path / "out", attention_steps=2, attention_learning_rate=0.5,
+                        resume=True))  # fmt: skip
+
+
+def test_lora_end_to_end_trains_adapters_and_the_projections(teacher, text, tmp_path) -> None:
+    config = _config(teacher, text, tmp_path / "out", attention_steps=0, end_to_end_steps=3, tune="lora",
+                     learning_rate=1e-2)  # fmt: skip
+    result = distill(config)
+    saved = load_file(tmp_path / "out" / "model.safetensors")
+    assert not any("lora" in name for name in saved)  # merged into the weights
+    drop_in = _config(
+        teacher, text, tmp_path / "drop", attention_steps=0, end_to_end_steps=1, learning_rate=1e-12
+    )
+    plain = load_file(Path(distill(drop_in).output_dir) / "model.safetensors")
+    moved = {name for name in saved if is_projection_key(name) and not torch.equal(saved[name], plain[name])}
+    assert moved, "E and F train under LoRA"
+    assert result.fidelity["end-to-end"] != result.fidelity["drop-in"]

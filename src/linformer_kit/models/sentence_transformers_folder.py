@@ -40,6 +40,8 @@ def carry_sentence_transformers_files(
     shutil.copy2(source / MODULES_FILE, target / MODULES_FILE)
     for module in json.loads((source / MODULES_FILE).read_text(encoding="utf-8")):
         folder = module.get("path", "")
+        if module.get("type", "").endswith(".Transformer"):  # the model itself: written by the caller
+            continue
         if folder and (source / folder).is_dir():
             shutil.copytree(source / folder, target / folder, dirs_exist_ok=True)
     for name in SETTINGS_FILES:

@@ -180,6 +180,10 @@ class LinformerOptions:
     def local_windows(self, num_layers: int) -> list[int | None]:
         """w of each of `num_layers` layers (None: no window)."""
         w = self.local_window
+        if isinstance(w, tuple) and len(w) != num_layers:
+            raise ValueError(
+                f"local_window has {len(w)} entries, expected one per layer (num_hidden_layers={num_layers})"
+            )
         return list(w) if isinstance(w, tuple) else [w] * num_layers
 
     def check_model(self, max_seq_len: int, num_layers: int, where: str = "") -> None:

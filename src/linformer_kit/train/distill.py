@@ -181,6 +181,15 @@ class DistillConfig(LinformerTrainingArguments):
                 f"<= {longest}, then extend the student (linformer convert --max-length)"
             )
         self.student_config()  # the options against the teacher's architecture, before any weight is read
+        check_model_dir(self.teacher, "teacher", tokenizer=True)  # the student is saved with it
+        if self.attention_steps and (
+            self.projected_length is None or self.projection in ("mean", "max", "random")
+        ):
+            raise ValueError(
+                f"attention_steps={self.attention_steps}: attention transfer trains E and F, and "
+                f"projection={self.projection!r} (projected_length={self.projected_length}) has none to train; "
+                "set --attention-steps 0"
+            )
 
     def _check_checkpoints(self) -> None:
         """Stages keep their checkpoints in output_dir/<stage>/; a new run needs an empty output_dir."""
@@ -340,7 +349,7 @@ class DistillTrainer(GuardedTrainer):
         **kwargs,
     ) -> None:  # fmt: skip
         super().__init__(*args, **kwargs)
-        self.teacher, self.stage, self.logits_weight = teacher, stage, logits_weight
+        self.teacher, self.stage, self.logits_weight = teacher.to(self.args.device), stage, logits_weight
         self.embedding_weight = embedding_weight
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
@@ -361,11 +370,13 @@ def sentence_embeddings(model: nn.Module, batches: list[dict]) -> torch.Tensor:
     base = getattr(base, "linformer", base)
     was_training = model.training
     model.eval()
+    device = next(model.parameters()).device
     out = []
     for batch in batches:
+        batch = {key: value.to(device) for key, value in batch.items()}
         hidden = base(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
         weight = batch["attention_mask"][..., None].to(hidden.dtype)
-        out.append(torch.nn.functional.normalize((hidden * weight).sum(1) / weight.sum(1), dim=-1))
+        out.append(torch.nn.functional.normalize((hidden * weight).sum(1) / weight.sum(1), dim=-1).cpu())
     model.train(was_training)
     return torch.cat(out)
 
@@ -459,9 +470,17 @@ def _data(config: DistillConfig, tokenizer) -> tuple:
 def _run_stage(config, stage: Stage, steps: int, student, teacher, blocks, tokenizer):
     """One stage in output_dir/<stage>/: the trained student (a finished stage's saved one on resume)."""
     folder = Path(config.output_dir) / stage
-    if (folder / "model.safetensors").is_file():  # finished before a resume
+    marker = folder / "stage.json"  # written last: a stage without it did not finish
+    wanted = _stage_options(config, stage, steps)
+    if marker.is_file():  # finished before a resume: reused only if it ran with these options
+        done = json.loads(marker.read_text())
+        if done.get("options") != wanted:
+            raise ValueError(
+                f"resume: {folder} finished with other options ({done.get('options')}) than this run's "
+                f"({wanted}); choose another --output-dir"
+            )
         student.load_state_dict(type(student).from_pretrained(folder).state_dict())
-        return student, json.loads((folder / "stage.json").read_text())["loss"]
+        return student, done["loss"]
     model = _trainable(student, stage, config)
     args = _stage_arguments(config, stage, steps, folder)
     trainer = DistillTrainer(
@@ -474,8 +493,18 @@ def _run_stage(config, stage: Stage, steps: int, student, teacher, blocks, token
     losses = [log["loss"] for log in trainer.state.log_history if "loss" in log]
     loss = losses[-1] if losses else output.training_loss
     student.save_pretrained(folder)
-    (folder / "stage.json").write_text(json.dumps({"loss": loss, "steps": steps}))
+    marker.write_text(json.dumps({"loss": loss, "steps": steps, "options": wanted}))
     return student, loss
+
+
+def _stage_options(config: DistillConfig, stage: Stage, steps: int) -> dict:
+    """What a finished stage must have run with for a resume to reuse it (JSON-comparable)."""
+    options = {**config.linformer_options(), "steps": steps, "short_inputs": config.short_inputs,
+               "examples": config.examples, "seq_len": config.seq_len}  # fmt: skip
+    if stage == "attention":
+        return {**options, "learning_rate": config.attention_learning_rate}
+    return {**options, "learning_rate": config.learning_rate, "tune": config.tune,
+            "embedding_weight": config.embedding_weight, "logits_weight": config.logits_weight}  # fmt: skip
 
 
 def _trainable(student: PreTrainedModel, stage: Stage, config: DistillConfig) -> nn.Module:
@@ -489,14 +518,13 @@ def _trainable(student: PreTrainedModel, stage: Stage, config: DistillConfig) ->
         return student
     import peft  # the lora extra
 
-    projections = [name for name, _ in student.named_parameters() if is_projection_key(name)]
-    lora = peft.LoraConfig(r=config.lora_rank, lora_alpha=2 * config.lora_rank,
+    # E and F train whole and are saved in PEFT's checkpoints (modules_to_save), so a resume keeps them
+    projections = sorted(
+        {name.rsplit(".", 2)[-2] for name, _ in student.named_parameters() if is_projection_key(name)}
+    )
+    lora = peft.LoraConfig(r=config.lora_rank, lora_alpha=2 * config.lora_rank, modules_to_save=projections,
                            target_modules=["query", "key", "value", "dense"])  # fmt: skip
-    model = peft.get_peft_model(student, lora)
-    for name, parameter in model.named_parameters():
-        if any(name.endswith(p) for p in projections):
-            parameter.requires_grad_(True)
-    return model
+    return peft.get_peft_model(student, lora)
 
 
 def _stage_arguments(config: DistillConfig, stage: Stage, steps: int, folder: Path) -> TrainingArguments:
@@ -550,7 +578,7 @@ def _card(config: DistillConfig, result: DistillResult) -> str:
         f"# Linformer distilled from `{Path(config.teacher).name}`\n\n"
         f"Made by `linformer distill` (linformer-kit): k = {config.projected_length}, local window "
         f"{config.local_window}, global tokens {config.global_tokens}, sharing {config.sharing!r}, "
-        f"blocks of {config.seq_len} tokens.\n\n"
+        f"{'blocks of' if config.examples == 'blocks' else 'documents of at most'} {config.seq_len} tokens.\n\n"
         "Fidelity (mean cosine of this model's and the teacher's sentence embeddings, held-out documents):\n\n"
         f"| stage | fidelity |\n|---|---|\n{rows}\n"
         f"Two different documents under the teacher: {result.different_documents:.4f}.\n\n"
