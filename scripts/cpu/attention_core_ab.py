@@ -88,7 +88,9 @@ def main(rounds: int) -> None:
             gemm.append(time.perf_counter() - start)
         med = {core: statistics.median(t) * 1e3 for core, t in times.items()}
         rate = 2 * 2048**3 / statistics.median(gemm) / 1e9
-        print(f"| {name} | {med['sdpa']:.1f} | {med['blocked']:.1f} | {med['sdpa'] / med['blocked']:.2f}x | {rate:.0f} |")
+        print(
+            f"| {name} | {med['sdpa']:.1f} | {med['blocked']:.1f} | {med['sdpa'] / med['blocked']:.2f}x | {rate:.0f} |"
+        )
 
 
 if __name__ == "__main__":

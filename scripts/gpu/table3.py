@@ -110,19 +110,36 @@ def grid(tiny: bool) -> dict[str, BenchmarkConfig]:
         )  # fmt: skip
     ours = ("linformer-headwise", "linformer-kv", "linformer-layerwise", "full-sdpa", "full-eager")
     return {
-        "layer": base.replace(methods=(*ours, "peer-linformer", "peer-linformer-pytorch"),
-                              scopes=("layer",), passes=("forward", "forward+backward")),
-        "layer-batch8": base.replace(methods=("linformer-headwise", "full-sdpa", "full-eager"),
-                                     scopes=("layer",), passes=("forward", "forward+backward"),
-                                     batch_size=8, seq_lens=base.seq_lens[:-1]),
+        "layer": base.replace(
+            methods=(*ours, "peer-linformer", "peer-linformer-pytorch"),
+            scopes=("layer",),
+            passes=("forward", "forward+backward"),
+        ),
+        "layer-batch8": base.replace(
+            methods=("linformer-headwise", "full-sdpa", "full-eager"),
+            scopes=("layer",),
+            passes=("forward", "forward+backward"),
+            batch_size=8,
+            seq_lens=base.seq_lens[:-1],
+        ),
         "encoder": base.replace(methods=ours, scopes=("encoder",), passes=("forward", "forward+backward")),
         # smaller grids, for a session that has little time: the encoder at k=256, the layer at k = 1024, 2048
-        "encoder-k256": base.replace(methods=("linformer-headwise", "linformer-kv", "full-sdpa", "full-eager"),
-                                     projected_lengths=(256,), scopes=("encoder",), rounds=3,
-                                     passes=("forward", "forward+backward"), seq_lens=base.seq_lens[:6]),
-        "layer-large-k": base.replace(methods=("linformer-headwise", "linformer-kv", "full-sdpa"),
-                                      projected_lengths=(1024, 2048), scopes=("layer",), rounds=3,
-                                      passes=("forward", "forward+backward"), seq_lens=base.seq_lens[2:] or base.seq_lens),
+        "encoder-k256": base.replace(
+            methods=("linformer-headwise", "linformer-kv", "full-sdpa", "full-eager"),
+            projected_lengths=(256,),
+            scopes=("encoder",),
+            rounds=3,
+            passes=("forward", "forward+backward"),
+            seq_lens=base.seq_lens[:6],
+        ),
+        "layer-large-k": base.replace(
+            methods=("linformer-headwise", "linformer-kv", "full-sdpa"),
+            projected_lengths=(1024, 2048),
+            scopes=("layer",),
+            rounds=3,
+            passes=("forward", "forward+backward"),
+            seq_lens=base.seq_lens[2:] or base.seq_lens,
+        ),
     }
 
 
@@ -130,7 +147,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--tiny", action="store_true", help="CPU dry run on tiny shapes")
-    parser.add_argument("--parts", nargs="+", default=["kernels", "compiled", "layer", "layer-batch8", "encoder"])
+    parser.add_argument(
+        "--parts", nargs="+", default=["kernels", "compiled", "layer", "layer-batch8", "encoder"]
+    )
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

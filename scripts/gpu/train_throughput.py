@@ -49,9 +49,7 @@ def step_time(model: torch.nn.Module, batch: int, n: int, device: str, steps: in
 
 
 def measure(n: int, k: int | None, shape: dict, device: str, tokens_start: int, steps: int) -> dict:
-    config = LinformerConfig(
-        **shape, max_position_embeddings=n + 2, projected_length=k, sharing="headwise"
-    )
+    config = LinformerConfig(**shape, max_position_embeddings=n + 2, projected_length=k, sharing="headwise")
     model = LinformerForMaskedLM(config).to(device).train()
     rows, batch = [], max(1, tokens_start // n)
     while True:

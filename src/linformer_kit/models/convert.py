@@ -55,6 +55,7 @@ import copy
 import json
 import logging
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -406,14 +407,17 @@ def from_bert(
     )
 
 
+def converter(model_type: str) -> Callable[..., LinformerPreTrainedModel]:
+    """`from_roberta` or `from_bert`, by the family of a source `model_type` (a key of SOURCE_TYPES)."""
+    return from_roberta if SOURCE_TYPES[model_type][0] == "roberta" else from_bert
+
+
 def convert_checkpoint(config: ConvertConfig) -> Path:
     """Convert `config.source` (a RoBERTa or BERT directory) and write model + tokenizer to output_dir.
 
     The directory appears complete or not at all: it is written next to output_dir and renamed.
     """
-    family = SOURCE_TYPES[_load_source_config(config.source).model_type][0]
-    convert = from_roberta if family == "roberta" else from_bert
-    model = convert(
+    model = converter(_load_source_config(config.source).model_type)(
         config.source, config.projected_length, config.sharing, config.projection, config.projection_init,
         max_length=config.max_length, new_positions=config.new_positions, **config.local_options(),
     )  # fmt: skip

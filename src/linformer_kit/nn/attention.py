@@ -308,14 +308,14 @@ class LinformerSelfAttention(nn.Module):
             real = torch.ones(x.shape[:2], dtype=torch.bool, device=x.device) if mask is None else mask
             slot_k, slot_v, slot_mask = self._short_rows_exact(x, real, slot_k, slot_v, slot_mask)
             windowed = real.sum(-1) > self.projected_length  # a short row's slots are its own tokens
-        core = dense_local_attention if need_weights or self.backend == "eager" else banded_attention
-        result = core(
-            q, keys, values, slot_k, slot_v, _slot_attention_mask(slot_mask), mask, windowed,
-            window=self.local_window, global_tokens=self.global_tokens,
-            scale=1.0 / math.sqrt(self.head_dim), dropout_p=self.dropout if self.training else 0.0,
-            **({} if need_weights or self.backend == "eager" else {"longest": self.max_seq_len}),
+        args = (q, keys, values, slot_k, slot_v, _slot_attention_mask(slot_mask), mask, windowed)
+        options = dict(
+            window=self.local_window, global_tokens=self.global_tokens, scale=1.0 / math.sqrt(self.head_dim),
+            dropout_p=self.dropout if self.training else 0.0,
         )  # fmt: skip
-        return result if isinstance(result, tuple) else (result, None)
+        if need_weights or self.backend == "eager":  # the reference, which materialises the weights
+            return dense_local_attention(*args, **options)
+        return banded_attention(*args, **options, longest=self.max_seq_len), None
 
     def _split_heads(self, t: torch.Tensor) -> torch.Tensor:
         b, m, _ = t.shape

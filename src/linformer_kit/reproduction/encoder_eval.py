@@ -10,13 +10,15 @@ hidden states over real tokens, normalised (`embed`). On documents the student d
     retrieval    each document cut into two halves (by tokens); recall@1 of finding a first half's own
                  second half among all second halves by cosine
 
-Torch, numpy and scikit-learn (the probe); the models are any `AutoModel`-loadable encoders.
+Torch, numpy and scikit-learn (the probe); the embedding is `sentence_embedding`'s; the models are any `AutoModel`-loadable encoders.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import torch
+
+from linformer_kit.models.sentence_transformers_folder import sentence_embedding
 
 
 @torch.no_grad()
@@ -30,8 +32,7 @@ def embed(
         batch = tokenizer(texts[start : start + batch_size], truncation=True, max_length=max_length,
                           padding=True, return_tensors="pt")  # fmt: skip
         hidden = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
-        weight = batch["attention_mask"][..., None].to(hidden.dtype)
-        out.append(torch.nn.functional.normalize((hidden * weight).sum(1) / weight.sum(1), dim=-1))
+        out.append(sentence_embedding(hidden, batch["attention_mask"]))
     return torch.cat(out)
 
 

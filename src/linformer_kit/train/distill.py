@@ -50,10 +50,13 @@ import torch
 from torch import nn
 from transformers import AutoTokenizer, DataCollatorWithPadding, PreTrainedModel, TrainingArguments, set_seed
 
-from linformer_kit.models import LinformerForMaskedLM, LinformerModel, from_bert, from_roberta
-from linformer_kit.models.convert import SOURCE_TYPES, is_projection_key, with_linformer_options
+from linformer_kit.models import LinformerForMaskedLM, LinformerModel
+from linformer_kit.models.convert import SOURCE_TYPES, converter, is_projection_key, with_linformer_options
 from linformer_kit.models.loading import check_model_dir, longest_input, read_config_json
-from linformer_kit.models.sentence_transformers_folder import carry_sentence_transformers_files
+from linformer_kit.models.sentence_transformers_folder import (
+    carry_sentence_transformers_files,
+    sentence_embedding,
+)
 from linformer_kit.nn import LinformerSelfAttention, ShortInputs
 from linformer_kit.nn.options import (
     LinformerOptions,
@@ -61,8 +64,7 @@ from linformer_kit.nn.options import (
     ProjectionKind,
     Sharing,
     option_field,
-    parse_local_window,
-    parse_projected_length,
+    parse_per_layer,
 )
 from linformer_kit.output_dir import saved_files
 from linformer_kit.train.data import load_text, pack_blocks
@@ -156,10 +158,9 @@ class DistillConfig(LinformerTrainingArguments):
         check_model_dir(self.teacher, "teacher")
         if not self.train:
             raise ValueError("train: missing; give unlabeled text to distil on (--train)")
-        for name in ("projected_length", "local_window"):
+        for name in ("projected_length", "local_window"):  # the command-line form: k's grammar
             if isinstance(getattr(self, name), str):
-                setattr(self, name, (parse_projected_length if name == "projected_length" else parse_local_window)(
-                    getattr(self, name)))  # fmt: skip
+                setattr(self, name, parse_per_layer(name, getattr(self, name)))
         for name in ("attention_steps", "end_to_end_steps"):
             check_number(name, getattr(self, name), 0, integer=True)
         if self.attention_steps + self.end_to_end_steps == 0:
@@ -254,8 +255,7 @@ def load_teacher(path: str) -> PreTrainedModel:
         masked_lm = any(a.endswith("ForMaskedLM") for a in config.get("architectures") or [])
         model = (LinformerForMaskedLM if masked_lm else LinformerModel).from_pretrained(path)
     else:
-        convert = from_roberta if SOURCE_TYPES[config["model_type"]][0] == "roberta" else from_bert
-        model = convert(path, projected_length=None)
+        model = converter(config["model_type"])(path, projected_length=None)
     model.eval().requires_grad_(False)
     return model
 
@@ -333,10 +333,10 @@ def end_to_end_loss(
         log_p, log_q = want.logits[real].log_softmax(-1), got.logits[real].log_softmax(-1)
         loss = loss + logits_weight * (log_p.exp() * (log_p - log_q)).sum(-1).mean()
     if embedding_weight > 0:
-        last = got.hidden_states[-1], want.hidden_states[-1]
-        pooled = [(h * real[..., None]).sum(1) / real.sum(1, keepdim=True) for h in last]  # (b, D) each
         # 1 - cos as half the squared distance of the unit vectors: exactly 0, with a zero gradient, when equal
-        unit = [torch.nn.functional.normalize(p, dim=-1) for p in pooled]
+        unit = [
+            sentence_embedding(h[-1], real) for h in (got.hidden_states, want.hidden_states)
+        ]  # (b, D) each
         loss = loss + embedding_weight * 0.5 * (unit[0] - unit[1]).square().sum(-1).mean()
     return loss
 
@@ -375,8 +375,7 @@ def sentence_embeddings(model: nn.Module, batches: list[dict]) -> torch.Tensor:
     for batch in batches:
         batch = {key: value.to(device) for key, value in batch.items()}
         hidden = base(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
-        weight = batch["attention_mask"][..., None].to(hidden.dtype)
-        out.append(torch.nn.functional.normalize((hidden * weight).sum(1) / weight.sum(1), dim=-1).cpu())
+        out.append(sentence_embedding(hidden, batch["attention_mask"]).cpu())
     model.train(was_training)
     return torch.cat(out)
 
@@ -534,10 +533,8 @@ def _stage_arguments(config: DistillConfig, stage: Stage, steps: int, folder: Pa
     values.update(
         output_dir=str(folder), max_steps=steps, remove_unused_columns=False, eval_strategy="no",
         learning_rate=config.attention_learning_rate if stage == "attention" else config.learning_rate,
-        resume_from_checkpoint=None, save_strategy=config.save_strategy, report_to=[],
+        resume_from_checkpoint=None, report_to=[],
     )  # fmt: skip
-    values = {k: (v.value if hasattr(v, "value") and not isinstance(v, (int, float, str)) else v)
-              for k, v in values.items()}  # fmt: skip
     return TrainingArguments(**values)
 
 

@@ -15,11 +15,12 @@ import copy
 
 from transformers import AutoConfig, PreTrainedConfig
 
-from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, from_bert, from_roberta
+from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
 from linformer_kit.models.convert import (
     SOURCE_TYPES,
     NewPositions,
     converted_config,
+    converter,
     first_position_row,
     is_projection_key,
     longer_than,
@@ -57,8 +58,7 @@ def linformer_from_checkpoint(
     )
     model_type = AutoConfig.from_pretrained(path).model_type
     if model_type in SOURCE_TYPES:
-        convert = from_roberta if SOURCE_TYPES[model_type][0] == "roberta" else from_bert
-        model = convert(path, **linformer, max_length=max_length, new_positions=new_positions)
+        model = converter(model_type)(path, **linformer, max_length=max_length, new_positions=new_positions)
         return model, [name for name in model.state_dict() if is_projection_key(name)]
     if model_type != "linformer":
         raise ValueError(
