@@ -3,11 +3,11 @@ keeps a pretrained encoder's quality"): fidelity, the frozen-embedding probe, re
 
     python scripts/cpu/encoder_study.py --original runs/models/all-MiniLM-L6-v2 \
         --model drop-in=runs/convert/minilm-k128-w16-g1 --model distilled=runs/distill/minilm-k128-w16-g1 \
-        --data ../shared/data --documents 300 --probe-train 600 --out docs/reproduction/distill-minilm/quality.json
+        --data ../shared/data --documents 1000 --probe-train 1000 --probe-subset 600 --out docs/reproduction/distill-minilm/quality.json
 
 Every model is read with `AutoModel` (a Linformer needs `import linformer_kit.models`, done here) and the
-original's tokenizer. The measures are `linformer_kit.reproduction.encoder_eval`'s. `--speed` adds encode
-throughput and peak memory at n = 512 / 2 048 / 4 096 (one process, models alternated, the CPU to itself).
+original's tokenizer. The measures are `linformer_kit.reproduction.encoder_eval`'s. Encode
+throughput and peak memory: scripts/cpu/encoder_speed.py.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from linformer_kit.reproduction.encoder_eval import (
     embed,
     fidelity,
     halves,
-    probe_accuracy,
+    probe_correct,
     recall_at_1,
 )
 
@@ -49,7 +49,15 @@ def main() -> None:
     parser.add_argument("--model", action="append", default=[], metavar="NAME=DIR")
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--documents", type=int, default=500)
-    parser.add_argument("--probe-train", type=int, default=1000)
+    parser.add_argument(
+        "--probe-train", type=int, default=1000, help="labelled train reviews embedded (the pool)"
+    )
+    parser.add_argument(
+        "--probe-subset",
+        type=int,
+        default=600,
+        help="reviews each seed's probe trains on, drawn from the pool",
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--length", type=int, default=512, help="tokens every model reads")
     parser.add_argument(
@@ -73,7 +81,7 @@ def main() -> None:
     train, train_labels = read_reviews(Path(args.data) / "imdb" / "train.jsonl.gz", args.probe_train)
     first, second = halves(tokenizer, test, 256)
     long = torch.tensor([len(tokenizer(t)["input_ids"]) > 512 for t in test])
-    results: dict = {"documents": len(test), "long_documents": int(long.sum()), "probe_train": len(train),
+    results: dict = {"documents": len(test), "long_documents": int(long.sum()), "probe_train": len(train), "probe_subset": args.probe_subset,
                      "length": args.length, "models": {}}  # fmt: skip
     reference = None
     for name, model, length in runs:
@@ -82,22 +90,29 @@ def main() -> None:
         if name == f"original@{args.length}":
             reference = test_e
         train_e = embed(model, tokenizer, train, length)
-        accuracies = [
-            probe_accuracy(train_e, train_labels, test_e, test_labels, s, len(train)) for s in args.seeds
+        correct = [
+            probe_correct(train_e, train_labels, test_e, test_labels, s, args.probe_subset)
+            for s in args.seeds
         ]
+        accuracies = [float(c.mean()) for c in correct]
+        long_accuracies = [float(c[long.numpy()].mean()) for c in correct]
         row = {
             "length": length,
             "fidelity": None if reference is None else fidelity(test_e, reference),
             "different_documents": different_documents(test_e),
             "probe_accuracy": accuracies,
             "probe_mean": sum(accuracies) / len(accuracies),
+            "probe_accuracy_long": long_accuracies,  # on the documents longer than 512 tokens
+            "probe_mean_long": sum(long_accuracies) / len(long_accuracies),
             "recall_at_1": recall_at_1(
                 embed(model, tokenizer, first, 256), embed(model, tokenizer, second, 256)
             ),
             "seconds": time.perf_counter() - start,
         }
         results["models"][name] = row
-        print(name, json.dumps({k: v for k, v in row.items() if k != "probe_accuracy"}), flush=True)
+        print(
+            name, json.dumps({k: v for k, v in row.items() if not k.startswith("probe_accuracy")}), flush=True
+        )
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
 

@@ -12,6 +12,7 @@ from linformer_kit.reproduction.encoder_eval import (
     fidelity,
     halves,
     probe_accuracy,
+    probe_correct,
     recall_at_1,
 )
 from tests.models.tiny_models import tiny_source, write_tokenizer
@@ -57,3 +58,19 @@ def test_embed_is_normalised_and_ignores_padding(tmp_path) -> None:
     first, second = halves(tokenizer, ["hello world hello world world"], 8)
     count = [len(tokenizer(half[0], add_special_tokens=False)["input_ids"]) for half in (first, second)]
     assert count == [2, 3]
+
+
+def test_probe_seeds_draw_different_subsets_below_the_pool() -> None:
+    torch.manual_seed(0)
+    x = torch.randn(300, 4)
+    labels = (x[:, 0] + 0.8 * torch.randn(300) > 0).long().tolist()  # noisy: the subset drawn matters
+    by_seed = {
+        probe_correct(x[:200], labels[:200], x[200:], labels[200:], seed=s, subset=50).tobytes()
+        for s in (1, 2, 3)
+    }
+    assert len(by_seed) > 1
+    whole = {
+        probe_correct(x[:200], labels[:200], x[200:], labels[200:], seed=s, subset=200).tobytes()
+        for s in (1, 2)
+    }
+    assert len(whole) == 1  # the whole pool: every seed fits the same data

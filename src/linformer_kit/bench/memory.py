@@ -55,13 +55,13 @@ def measure_cuda(step: object, device: str) -> PeakMemory:
     return PeakMemory(peak, max(0, peak - before))
 
 
-def _current_rss() -> int:
+def current_rss() -> int:
     import psutil
 
     return int(psutil.Process().memory_info().rss)
 
 
-def _peak_rss() -> int:
+def peak_rss() -> int:
     # Linux: VmHWM, the high-water mark of this address space. ru_maxrss is not usable there: execve
     # carries the forking parent's peak into it, so every child would report at least the parent's RSS.
     try:
@@ -81,9 +81,9 @@ def _main(argv: list[str]) -> None:
     case = Case(**json.loads(argv[0]))
     torch.set_num_threads(int(argv[1]))
     step = build_step(case)
-    rss_after_build = _current_rss()
+    rss_after_build = current_rss()
     step()
-    print(json.dumps({"peak_bytes": _peak_rss(), "rss_after_build": rss_after_build}))  # noqa: T201
+    print(json.dumps({"peak_bytes": peak_rss(), "rss_after_build": rss_after_build}))  # noqa: T201
 
 
 if __name__ == "__main__":

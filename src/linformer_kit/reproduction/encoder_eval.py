@@ -46,18 +46,27 @@ def different_documents(embeddings: torch.Tensor) -> float:
     return float((embeddings[:-1] * embeddings[1:]).sum(-1).mean())
 
 
-def probe_accuracy(
+def probe_correct(
     train: torch.Tensor, train_labels: list[int], test: torch.Tensor, test_labels: list[int], seed: int,
     subset: int,
-) -> float:  # fmt: skip
-    """Accuracy of a logistic regression on `subset` train embeddings drawn with `seed` (MTEB's protocol)."""
+) -> np.ndarray:  # fmt: skip
+    """(N,) bool: which test documents a logistic regression on `subset` train embeddings drawn with `seed`
+    classifies right (MTEB's protocol; a subset below the pool makes the seeds differ)."""
     from sklearn.linear_model import LogisticRegression
 
     rng = np.random.default_rng(seed)
     chosen = rng.choice(len(train), size=min(subset, len(train)), replace=False)
     classifier = LogisticRegression(max_iter=1000, random_state=seed)
     classifier.fit(train[chosen].numpy(), np.asarray(train_labels)[chosen])
-    return float((classifier.predict(test.numpy()) == np.asarray(test_labels)).mean())
+    return classifier.predict(test.numpy()) == np.asarray(test_labels)
+
+
+def probe_accuracy(
+    train: torch.Tensor, train_labels: list[int], test: torch.Tensor, test_labels: list[int], seed: int,
+    subset: int,
+) -> float:  # fmt: skip
+    """Accuracy of `probe_correct`'s classifier over all test documents."""
+    return float(probe_correct(train, train_labels, test, test_labels, seed, subset).mean())
 
 
 def halves(tokenizer, texts: list[str], max_length: int) -> tuple[list[str], list[str]]:
