@@ -7,9 +7,9 @@ pretrained encoder's quality": at n = 4 096 the student should encode >= 3x fast
 
 Both models read the same batch of real IMDB text cut to exactly n tokens ([CLS] ... [SEP], no padding).
 Above the original's 512 positions, each model's position table is extended as `convert --max-length n`
-extends it (position p takes the trained row of p mod 512): the original stays a transformers BertModel
-(its SDPA attention), the student a Linformer with the same options and E, F sized for n. The weights of
-the extended positions, E and F do not change the time, only the shapes do.
+extends it (`encoder_at`: position p takes the trained row of p mod 512): the original stays a
+transformers BertModel (its SDPA attention), the student a Linformer with the same options and E, F sized
+for n. The weights of the extended positions, E and F do not change the time, only the shapes do.
 
 Throughput: texts/s = batch / median seconds of one forward, A/B in one process, the two models
 alternated every repeat (so a slower moment of the machine hits both), after one warm-up call each.
@@ -30,41 +30,13 @@ import time
 from pathlib import Path
 
 import torch
-from transformers import AutoConfig, AutoModel, AutoTokenizer
+from transformers import AutoTokenizer
 
 import linformer_kit.models  # noqa: F401  (registers model_type "linformer" with the Auto classes)
 from linformer_kit.bench.memory import current_rss, peak_rss
-from linformer_kit.models.convert import extend_position_table, first_position_row, with_linformer_options
+from linformer_kit.reproduction.encoder_eval import encoder_at
 
 BATCH = {512: 8, 1024: 4, 2048: 2, 4096: 1}  # texts per call: about 4 096 tokens each
-POSITION_TABLE = "embeddings.position_embeddings.weight"
-
-
-def original_at(path: str, length: int) -> torch.nn.Module:
-    """The original (a BERT-family `AutoModel`) reading up to `length` tokens: its positions wrapped."""
-    model = AutoModel.from_pretrained(path)
-    first = first_position_row(model.config)
-    if length <= model.config.max_position_embeddings - first:
-        return model.eval()
-    config = AutoConfig.from_pretrained(path, max_position_embeddings=first + length)
-    longer = AutoModel.from_config(config)
-    state = model.state_dict()
-    state[POSITION_TABLE] = extend_position_table(state[POSITION_TABLE], first, length)
-    longer.load_state_dict(state, strict=False)  # buffers sized by the config (position_ids) are its own
-    return longer.eval()
-
-
-def student_at(path: str, length: int) -> torch.nn.Module:
-    """The Linformer student reading up to `length` tokens (positions wrapped, E and F sized for it)."""
-    model = AutoModel.from_pretrained(path)
-    if length <= model.config.max_seq_len:
-        return model.eval()
-    c = model.config
-    longer, _ = with_linformer_options(
-        model, c.projected_length, c.sharing, c.projection, c.projection_init, max_length=length,
-        local_window=c.local_window, global_tokens=c.global_tokens,
-    )  # fmt: skip
-    return longer.eval()
 
 
 def batch_of(tokenizer, data: Path, length: int, size: int) -> dict[str, torch.Tensor]:
@@ -80,10 +52,6 @@ def batch_of(tokenizer, data: Path, length: int, size: int) -> dict[str, torch.T
     sep = torch.full((size, 1), tokenizer.sep_token_id)
     input_ids = torch.cat([cls, body, sep], dim=1)  # (B, n)
     return {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids)}
-
-
-def build(kind: str, path: str, length: int) -> torch.nn.Module:
-    return original_at(path, length) if kind == "original" else student_at(path, length)
 
 
 @torch.no_grad()
@@ -102,7 +70,7 @@ def peak_memory(kind: str, path: str, tokenizer_path: str, data: str, length: in
 
 def _one(kind: str, path: str, tokenizer_path: str, data: str, length: str, threads: str) -> None:
     torch.set_num_threads(int(threads))
-    model = build(kind, path, int(length))
+    model = encoder_at(path, int(length))
     batch = batch_of(
         AutoTokenizer.from_pretrained(tokenizer_path), Path(data), int(length), BATCH[int(length)]
     )
@@ -128,7 +96,7 @@ def main() -> None:
     results: dict = {"threads": args.threads, "repeats": args.repeats, "lengths": {}}
     for length in args.lengths:
         batch = batch_of(tokenizer, Path(args.data), length, BATCH[length])
-        models = {kind: build(kind, path, length) for kind, path in paths.items()}
+        models = {kind: encoder_at(path, length) for kind, path in paths.items()}
         times: dict[str, list[float]] = {kind: [] for kind in models}
         for model in models.values():
             seconds(model, batch)  # warm-up

@@ -6,7 +6,9 @@ keeps a pretrained encoder's quality"): fidelity, the frozen-embedding probe, re
         --data ../shared/data --documents 1000 --probe-train 1000 --probe-subset 600 --out docs/reproduction/distill-minilm/quality.json
 
 Every model is read with `AutoModel` (a Linformer needs `import linformer_kit.models`, done here) and the
-original's tokenizer. The measures are `linformer_kit.reproduction.encoder_eval`'s. Encode
+original's tokenizer, at `--length` or at its own `NAME=DIR@LENGTH`; above 512 positions it is extended as
+`convert --max-length` extends (`encoder_at`). Fidelity is to the original at the same length where that
+was measured (`--original-lengths`), else at `--length`. The measures are `linformer_kit.reproduction.encoder_eval`'s. Encode
 throughput and peak memory: scripts/cpu/encoder_speed.py.
 """
 
@@ -19,12 +21,13 @@ import time
 from pathlib import Path
 
 import torch
-from transformers import AutoModel, AutoTokenizer
+from transformers import AutoTokenizer
 
 import linformer_kit.models  # noqa: F401  (registers model_type "linformer" with the Auto classes)
 from linformer_kit.reproduction.encoder_eval import (
     different_documents,
     embed,
+    encoder_at,
     fidelity,
     halves,
     probe_correct,
@@ -71,24 +74,25 @@ def main() -> None:
     args = parser.parse_args()
 
     tokenizer = AutoTokenizer.from_pretrained(args.original)
-    original = AutoModel.from_pretrained(args.original)
-    runs = [(f"original@{n}", original, n) for n in sorted(set(args.original_lengths) | {args.length})]
-    runs += [
-        (name, AutoModel.from_pretrained(path), args.length)
-        for name, path in (m.split("=", 1) for m in args.model)
-    ]
+    runs = [(f"original@{n}", args.original, n) for n in sorted(set(args.original_lengths) | {args.length})]
+    for spec in args.model:  # NAME=DIR or NAME=DIR@LENGTH
+        name, path = spec.split("=", 1)
+        path, _, length = path.partition("@")
+        runs.append((name, path, int(length or args.length)))
     test, test_labels = read_reviews(Path(args.data) / "imdb" / "test.jsonl.gz", args.documents)
     train, train_labels = read_reviews(Path(args.data) / "imdb" / "train.jsonl.gz", args.probe_train)
     first, second = halves(tokenizer, test, 256)
     long = torch.tensor([len(tokenizer(t)["input_ids"]) > 512 for t in test])
     results: dict = {"documents": len(test), "long_documents": int(long.sum()), "probe_train": len(train), "probe_subset": args.probe_subset,
                      "length": args.length, "models": {}}  # fmt: skip
-    reference = None
-    for name, model, length in runs:
+    references: dict[int, torch.Tensor] = {}  # the original's test embeddings by length
+    for name, path, length in runs:
         start = time.perf_counter()
+        model = encoder_at(path, length)
         test_e = embed(model, tokenizer, test, length)
-        if name == f"original@{args.length}":
-            reference = test_e
+        if path == args.original:
+            references[length] = test_e
+        compared = length if length in references else args.length
         train_e = embed(model, tokenizer, train, length)
         correct = [
             probe_correct(train_e, train_labels, test_e, test_labels, s, args.probe_subset)
@@ -98,7 +102,8 @@ def main() -> None:
         long_accuracies = [float(c[long.numpy()].mean()) for c in correct]
         row = {
             "length": length,
-            "fidelity": None if reference is None else fidelity(test_e, reference),
+            "fidelity": fidelity(test_e, references[compared]) if compared in references else None,
+            "fidelity_to": f"original@{compared}",
             "different_documents": different_documents(test_e),
             "probe_accuracy": accuracies,
             "probe_mean": sum(accuracies) / len(accuracies),

@@ -9,6 +9,7 @@ from transformers import AutoTokenizer
 from linformer_kit.reproduction.encoder_eval import (
     different_documents,
     embed,
+    encoder_at,
     fidelity,
     halves,
     probe_accuracy,
@@ -74,3 +75,23 @@ def test_probe_seeds_draw_different_subsets_below_the_pool() -> None:
         for s in (1, 2)
     }
     assert len(whole) == 1  # the whole pool: every seed fits the same data
+
+
+@pytest.mark.parametrize("kind", ["bert", "linformer"])
+def test_encoder_at_a_longer_length_wraps_positions_and_keeps_short_inputs(tmp_path, kind) -> None:
+    from linformer_kit.models.convert import from_bert
+
+    source = tiny_source("bert", "Model")  # 32 positions
+    model = source if kind == "bert" else from_bert(source, projected_length=None, local_window=2)
+    model.save_pretrained(tmp_path)
+    longer = encoder_at(str(tmp_path), 80)
+    table = longer.embeddings.position_embeddings.weight
+    assert table.shape[0] == 80
+    torch.testing.assert_close(table[32:64], model.embeddings.position_embeddings.weight)  # p -> p mod 32
+    ids = torch.randint(5, 99, (2, 20), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        torch.testing.assert_close(
+            longer(input_ids=ids).last_hidden_state, model(input_ids=ids).last_hidden_state
+        )
+        assert longer(input_ids=torch.randint(5, 99, (1, 80))).last_hidden_state.shape == (1, 80, 32)
+    assert encoder_at(str(tmp_path), 32).embeddings.position_embeddings.weight.shape[0] == 32  # no change

@@ -10,7 +10,8 @@ hidden states over real tokens, normalised (`embed`). On documents the student d
     retrieval    each document cut into two halves (by tokens); recall@1 of finding a first half's own
                  second half among all second halves by cosine
 
-Torch, numpy and scikit-learn (the probe); the embedding is `sentence_embedding`'s; the models are any `AutoModel`-loadable encoders.
+Torch, numpy and scikit-learn (the probe); the embedding is `sentence_embedding`'s; the models are any `AutoModel`-loadable encoders,
+read at a length above their own as `convert --max-length` would extend them (`encoder_at`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,38 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from linformer_kit.models.convert import extend_position_table, first_position_row, with_linformer_options
 from linformer_kit.models.sentence_transformers_folder import sentence_embedding
+
+POSITION_TABLE = "embeddings.position_embeddings.weight"
+
+
+def encoder_at(path: str, length: int) -> torch.nn.Module:
+    """The `AutoModel` at `path` reading up to `length` tokens, in eval mode.
+
+    Above its longest input the position table is wrapped (position p takes the trained row of p mod
+    that length: `convert --max-length`'s "copy"): a Linformer through `with_linformer_options` (its
+    options kept, E and F sized for `length`, new ones at their start), any other encoder (BERT,
+    RoBERTa) stays its own class and attention with the longer table.
+    """
+    from transformers import AutoConfig, AutoModel
+
+    model = AutoModel.from_pretrained(path)
+    config = model.config
+    first = first_position_row(config)
+    if length <= config.max_position_embeddings - first:
+        return model.eval()
+    if config.model_type == "linformer":
+        longer, _ = with_linformer_options(
+            model, config.projected_length, config.sharing, config.projection, config.projection_init,
+            max_length=length, local_window=config.local_window, global_tokens=config.global_tokens,
+        )  # fmt: skip
+        return longer.eval()
+    longer = AutoModel.from_config(AutoConfig.from_pretrained(path, max_position_embeddings=first + length))
+    state = model.state_dict()
+    state[POSITION_TABLE] = extend_position_table(state[POSITION_TABLE], first, length)
+    longer.load_state_dict(state, strict=False)  # buffers the config sizes (position_ids) are the new model's
+    return longer.eval()
 
 
 @torch.no_grad()
