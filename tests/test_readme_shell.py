@@ -128,7 +128,7 @@ def test_readme_shell_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     data = fixtures(tmp_path / "data")
     work = tmp_path / "repo"
     work.mkdir()
-    for name in ("examples", "recipes"):  # the README's paths are relative to the repository root
+    for name in ("examples", "recipes", "docs"):  # the README's paths are relative to the repository root
         (work / name).symlink_to(ROOT / name)
     monkeypatch.chdir(work)
     variables: dict[str, str] = {}

@@ -6,6 +6,8 @@ A recipe (YAML or JSON, committed under `recipes/reproduction/`) names pretraini
     tier: cpu                       # a label recorded with every result
     output_dir: runs/reproduction-cpu
     results_dir: docs/reproduction/cpu
+    tokenizer: docs/reproduction/tokenizer   # optional: a committed tokenizer folder every run reads
+                                    # (absent: the first pretraining run trains the study's tokenizer)
     max_parallel: 1                 # runs at a time (a GPU fits several small ones)
     panels: {"k at n = 512": [full, k128]}   # optional: curves drawn together in panels.png
     pretrain:
@@ -72,6 +74,7 @@ class Recipe:
     max_parallel: int = 1
     source: dict[str, Any] = field(default_factory=dict)  # the recipe as written (recorded in results)
     bag_of_words: bool = False  # a bag-of-words baseline per finetuning task and seed (bag_of_words.py)
+    tokenizer: str | None = None  # a committed tokenizer folder shared by studies (study.tokenizer_dir)
 
     @property
     def runs(self) -> list[Run]:
@@ -102,7 +105,16 @@ def load_recipe(path: str | Path, data_dir: str | None = None, overrides: dict |
 
 
 def _build(raw: dict, data_dir: str | None) -> Recipe:
-    known = {"tier", "output_dir", "results_dir", "max_parallel", "pretrain", "finetune", "panels"}
+    known = {
+        "tier",
+        "output_dir",
+        "results_dir",
+        "tokenizer",
+        "max_parallel",
+        "pretrain",
+        "finetune",
+        "panels",
+    }
     _no_unknown("recipe", raw, known)
     for key in ("tier", "output_dir", "results_dir"):
         if key not in raw:
@@ -134,10 +146,20 @@ def _build(raw: dict, data_dir: str | None) -> Recipe:
         raise ValueError(f"recipe: finetune.bag_of_words={bag_of_words!r} must be true or false")
     recipe = Recipe(
         str(raw["tier"]), str(raw["output_dir"]), str(raw["results_dir"]), pretrain, finetune,
-        max_parallel, source=raw, bag_of_words=bag_of_words,
+        max_parallel, source=raw, bag_of_words=bag_of_words, tokenizer=_tokenizer(raw.get("tokenizer")),
     )  # fmt: skip
     _check_fields(recipe)
     return recipe
+
+
+def _tokenizer(value: object) -> str | None:
+    """`tokenizer: DIR`: a saved tokenizer (tokenizer_config.json in it), relative like results_dir to where
+    `linformer reproduce` runs; every run of the study reads it and none trains one."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not (Path(value) / "tokenizer_config.json").is_file():
+        raise ValueError(f"recipe: tokenizer {value!r} must be a folder that holds a tokenizer_config.json")
+    return value
 
 
 def _finetune_runs(section: dict | None, pretrain: list[Run], data_dir: str | None) -> list[Run]:

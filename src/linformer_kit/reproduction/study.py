@@ -10,9 +10,10 @@ models see identical tokens. A run whose directory holds metrics.json is done an
 so an interrupted study continues where it stopped.
 
 A study outlives a machine: its results_dir (committed) holds results.json and the shared tokenizer
-(`results_dir/tokenizer/`, copied there once the first run trained it). On another machine, a run whose
-record in results.json finished ("ok") with the options the recipe now gives it is not run again: its
-record is carried over as it is. A finetuning run whose pretrained model finished on another machine
+(`results_dir/tokenizer/`, copied there once the first run trained it), or the recipe names a committed
+tokenizer folder that several studies share (`tokenizer: docs/reproduction/tokenizer`). On another
+machine, a run whose record in results.json finished ("ok") with the options the recipe now gives it is
+not run again: its record is carried over as it is. A finetuning run whose pretrained model finished on another machine
 cannot run here (weights are not committed): run a model's finetunes where it was pretrained. A pretraining run cut before it finished (a time
 limit, a kill) continues from its newest complete checkpoint (`--resume`), ending with the weights an
 uninterrupted run would have; its curve so far is in its log_history.jsonl meanwhile. A directory
@@ -92,10 +93,16 @@ def same_options(recorded: dict[str, Any] | None, options: dict[str, Any]) -> bo
 
 
 def tokenizer_dir(recipe: Recipe) -> Path | None:
-    """Where the study's shared tokenizer is: the first run's directory, or its committed copy.
+    """Where the study's shared tokenizer is: the recipe's `tokenizer` folder when it names one, else the
+    first run's directory, or its committed copy results_dir/tokenizer.
 
-    None: the study pretrains nothing (its from-scratch runs name their tokenizer kinds).
+    A `tokenizer` folder is committed once and shared by the studies that would each train the same one
+    (`docs/reproduction/tokenizer`: the CPU tiers' 1 k BPE); every run reads it, the first one included,
+    and the study copies nothing into its results_dir (`keep_tokenizer`).
+    None: the study pretrains nothing and names no tokenizer (its from-scratch runs name their kinds).
     """
+    if recipe.tokenizer is not None:
+        return Path(recipe.tokenizer)
     if not recipe.pretrain:
         return None
     first = run_dir(recipe, recipe.pretrain[0])
@@ -106,8 +113,9 @@ def tokenizer_dir(recipe: Recipe) -> Path | None:
 
 
 def keep_tokenizer(recipe: Recipe) -> None:
-    """Copy the first run's tokenizer into results_dir/tokenizer (committed with the results)."""
-    if not recipe.pretrain:
+    """Copy the first run's tokenizer into results_dir/tokenizer (committed with the results), unless the
+    recipe names a shared one."""
+    if not recipe.pretrain or recipe.tokenizer is not None:
         return
     source, target = run_dir(recipe, recipe.pretrain[0]), Path(recipe.results_dir) / "tokenizer"
     if (target / "tokenizer_config.json").is_file() or not (source / "metrics.json").is_file():
