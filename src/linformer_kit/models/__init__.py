@@ -25,6 +25,7 @@ from linformer_kit.models.configuration_linformer import (
     parse_projected_length,
 )
 from linformer_kit.models.convert import (
+    Conversion,
     ConvertConfig,
     convert_checkpoint,
     from_bert,
@@ -53,6 +54,7 @@ __all__ = [
     "LAYER_NORMS",
     "POSITION_STYLES",
     "ClassifierPooling",
+    "Conversion",
     "ConvertConfig",
     "LayerNormPosition",
     "LinformerConfig",

@@ -38,7 +38,7 @@ own exception type, and callers here rely on `ValueError`.)
 from __future__ import annotations
 
 import os
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from transformers import PreTrainedConfig
 from transformers.activations import ACT2FN
@@ -47,6 +47,7 @@ from linformer_kit.models.loading import longest_input
 from linformer_kit.models.remote_code import write_remote_code
 from linformer_kit.nn.options import (
     DEFAULT_OPTIONS,
+    OPTION_NAMES,
     LinformerOptions,
     ProjectionInit,
     ProjectionKind,
@@ -57,6 +58,9 @@ from linformer_kit.nn.options import (
     parse_projected_length,
 )
 
+# The Linformer options a config saves: all but projection_order, a choice of the layer alone (models
+# run "auto": the fast order where it applies).
+SAVED_OPTIONS = tuple(name for name in OPTION_NAMES if name != "projection_order")
 POSITIVE_INTS = (
     "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
     "max_position_embeddings", "type_vocab_size",
@@ -119,10 +123,7 @@ class LinformerConfig(PreTrainedConfig):
     @property
     def max_seq_len(self) -> int:
         """The longest input the position embeddings allow (the n that E and F are sized to)."""
-        return longest_input({
-            "model_type": self.model_type, "max_position_embeddings": self.max_position_embeddings,
-            "pad_token_id": self.pad_token_id, "position_style": self.position_style,
-        })  # fmt: skip
+        return longest_input(self)
 
     def projected_lengths(self) -> list[int | None]:
         """k of every layer (None = full attention in that layer)."""
@@ -134,14 +135,18 @@ class LinformerConfig(PreTrainedConfig):
         """w of every layer (None = no window in that layer)."""
         return self.linformer_options().local_windows(self.num_hidden_layers)
 
+    def layer_options(self, layer_idx: int) -> dict[str, Any]:
+        """The Linformer options of layer `layer_idx`, as `LinformerSelfAttention` takes them (one k, one w)."""
+        return {
+            **{name: getattr(self, name) for name in SAVED_OPTIONS},
+            "projected_length": self.projected_lengths()[layer_idx],
+            "local_window": self.local_windows()[layer_idx],
+        }
+
     def linformer_options(self) -> LinformerOptions:
         """This config's Linformer attention options, validated (ValueError names a bad value)."""
         try:
-            return LinformerOptions(
-                projected_length=self.projected_length, sharing=self.sharing, projection=self.projection,
-                projection_init=self.projection_init, projection_scaling=self.projection_scaling,
-                short_inputs=self.short_inputs, local_window=self.local_window, global_tokens=self.global_tokens,
-            )  # fmt: skip
+            return LinformerOptions(**{name: getattr(self, name) for name in SAVED_OPTIONS})
         except TypeError as error:  # a config's contract is ValueError for every bad value
             raise ValueError(
                 f"{error} (projected_length, local_window: an int, a list of ints or None; global_tokens: an int)"

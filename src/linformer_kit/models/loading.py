@@ -6,21 +6,30 @@ everywhere else: a config.json whose model_type disagrees with the weights, or L
 (k, sharing, projection) that differ from the checkpoint's, would give a random encoder that
 trains without complaint. `check_loading_info` lets head weights be new or dropped (and the
 pooler be new) and refuses every other missing or unused weight.
+
+The file policy of the Linformer classes lives here too, so `modeling_linformer.py` stays model
+code: their `from_pretrained` reads safetensors only and names the Linformer options a call changes
+(`strict_from_pretrained`), their `save_pretrained` gives the weights the mode of the other saved
+files (`share_saved_weights`). It also holds the one rule for a model's longest input
+(`longest_input`, and its inverse `position_rows`). This module is part of the code a saved
+directory carries (models/remote_code.py), so it imports only transformers, safetensors and the
+standard library.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import struct
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from safetensors import SafetensorError
-from transformers import PreTrainedModel
+from transformers import PreTrainedConfig, PreTrainedModel
 from transformers.utils import logging as hf_logging
 
 logger = logging.getLogger(__name__)
@@ -112,18 +121,35 @@ def safetensors_problem(path: Path) -> str | None:
 PAD_OFFSET_TYPES = ("roberta", "xlm-roberta", "camembert", "roberta-prelayernorm", "data2vec-text")
 
 
-def longest_input(config: dict[str, Any]) -> int:
-    """The longest input a model's config (config.json as a dict) allows: the one rule, for every type.
+def first_position_row(config: Mapping[str, Any] | PreTrainedConfig) -> int:
+    """The position-table row of position 0: the one numbering rule, for every model type.
 
-    RoBERTa-style numbering (the types above, and a Linformer with position_style "roberta"):
-    max_position_embeddings - pad_token_id - 1 (514 -> 512); BERT-style: max_position_embeddings.
+    RoBERTa-style numbering (the types above, and a Linformer with position_style "roberta") starts
+    after the pad row, at pad_token_id + 1; BERT-style at row 0. `config` is a config object or
+    config.json as a dict: the callers that check a folder before loading anything have only the dict.
     """
-    positions = int(config.get("max_position_embeddings", 512))
-    model_type = config.get("model_type")
+    model_type = _setting(config, "model_type")
     roberta_numbering = model_type in PAD_OFFSET_TYPES or (
-        model_type == "linformer" and config.get("position_style", "roberta") == "roberta"
+        model_type == "linformer" and _setting(config, "position_style", "roberta") == "roberta"
     )
-    return positions - (int(config.get("pad_token_id") or 0) + 1 if roberta_numbering else 0)
+    return int(_setting(config, "pad_token_id") or 0) + 1 if roberta_numbering else 0
+
+
+def longest_input(config: Mapping[str, Any] | PreTrainedConfig) -> int:
+    """The longest input a model's config allows: its position rows from position 0 on (514 -> 512 in
+    RoBERTa's numbering, max_position_embeddings in BERT's)."""
+    return int(_setting(config, "max_position_embeddings", 512)) - first_position_row(config)
+
+
+def position_rows(config: Mapping[str, Any] | PreTrainedConfig, longest: int) -> int:
+    """max_position_embeddings for inputs up to `longest` tokens in `config`'s numbering: `longest_input`'s
+    inverse, for a model built or extended to a length."""
+    return first_position_row(config) + longest
+
+
+def _setting(config: Mapping[str, Any] | PreTrainedConfig, name: str, default: Any = None) -> Any:
+    """A field of a config object, or of config.json read as a dict."""
+    return config.get(name, default) if isinstance(config, Mapping) else getattr(config, name, default)
 
 
 def read_config_json(path: str | Path, what: str = "model") -> dict[str, Any]:
@@ -239,3 +265,94 @@ def encoder_keys(model: PreTrainedModel, keys: Any) -> list[str]:
 def _some(keys: list[str], shown: int = 3) -> str:
     more = f", ... {len(keys) - shown} more" if len(keys) > shown else ""
     return ", ".join(keys[:shown]) + more
+
+
+# --- the Linformer classes' own from_pretrained and save_pretrained (models/modeling_linformer.py) ---------
+
+# The options that decide which E, F and position weights a Linformer has: a from_pretrained that changes
+# one of them cannot use the checkpoint's weights. The other Linformer options change no weight.
+WEIGHT_SHAPING_OPTIONS = (
+    "projected_length",
+    "sharing",
+    "projection",
+    "max_position_embeddings",
+    "position_style",
+)
+
+
+def strict_from_pretrained(load: Callable[..., Any], path: Any, *model_args: Any, **kwargs: Any) -> Any:
+    """`load(path, ...)`, a `PreTrainedModel.from_pretrained`, from safetensors only (a pickle is never
+    loaded), and never re-initialising encoder weights silently.
+
+    New or dropped task-head weights are fine (a classifier on an MLM checkpoint). Anything else the
+    checkpoint lacks or holds unused is a ValueError, which names the Linformer options the call
+    changes (`_changed_options`). Returns the model, or (model, loading info) with output_loading_info.
+    """
+    if kwargs.get("use_safetensors") is False:
+        raise ValueError(
+            "use_safetensors=False: Linformer checkpoints load from safetensors only (no unpickling)"
+        )
+    kwargs["use_safetensors"] = True
+    wants_info = kwargs.pop("output_loading_info", False)
+    if Path(str(path)).is_dir():
+        check_safetensors(Path(str(path)), "from_pretrained")
+    try:
+        model, info = load(path, *model_args, output_loading_info=True, **kwargs)
+    except SafetensorError as err:
+        raise ValueError(f"cannot read the weights in {str(path)!r} (truncated or corrupt?): {err}") from None
+    except RuntimeError as err:  # a weight of another shape (k changed) and ignore_mismatched_sizes=False
+        hint = _changed_options(path, kwargs) or str(err).splitlines()[0]
+        raise ValueError(
+            f"the weights in {str(path)!r} have other shapes than this model's. {hint}"
+        ) from None
+    check_loading_info(model, info, path, "from_pretrained", hint=_changed_options(path, kwargs))
+    return (model, info) if wants_info else model
+
+
+def _changed_options(path: Any, kwargs: dict[str, Any]) -> str:
+    """'sharing='kv' (the checkpoint has 'headwise')...' for the weight-shaping options `kwargs` change."""
+    try:
+        saved = read_config_json(path)
+    except ValueError:
+        return ""
+    asked = dict(kwargs)
+    config = asked.get("config")
+    if isinstance(config, PreTrainedConfig) and config.model_type == "linformer":
+        asked.update({key: getattr(config, key) for key in WEIGHT_SHAPING_OPTIONS})
+    changed = [
+        f"{key}={asked[key]!r} (the checkpoint has {saved.get(key)!r})"
+        for key in WEIGHT_SHAPING_OPTIONS
+        if key in asked and key in saved and asked[key] != saved[key]
+    ]
+    if not changed:
+        return ""
+    return (
+        f"from_pretrained with {', '.join(changed)} would start E/F from random values; to change the "
+        "Linformer options of a trained model, convert it: `linformer pretrain --init-from DIR` "
+        "(linformer_kit.train.init_from.linformer_from_checkpoint) starts new E/F from the old model"
+    )
+
+
+def share_saved_weights(save_directory: str | os.PathLike) -> None:
+    """The saved weights get the mode of the other files `save_pretrained` writes: 0o666 less the umask.
+
+    safetensors writes a weight file to a temporary file (created `-rw-------`) and renames it, so
+    `model.safetensors` came out readable by its owner only, whatever the umask, beside a
+    `-rw-r--r--` config.json.
+    """
+    mode = 0o666 & ~_umask()
+    for path in Path(save_directory).glob("model*.safetensors"):
+        path.chmod(mode)
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux shows it (os.umask can only swap it)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

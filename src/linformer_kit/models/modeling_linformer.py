@@ -26,13 +26,9 @@ Attention implementation (`attn_implementation=` in `from_pretrained` / the cons
 (b, h, n, k) maps ((b, h, n, n) in layers with projected_length=None).
 """
 
-import json
-import os
-from pathlib import Path
 from typing import ClassVar, Literal, get_args
 
 import torch
-from safetensors import SafetensorError
 from torch import nn
 from torch.nn import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
 from transformers import PreTrainedModel
@@ -48,7 +44,7 @@ from transformers.modeling_outputs import (
 )
 
 from linformer_kit.models.configuration_linformer import LinformerConfig
-from linformer_kit.models.loading import check_loading_info, check_safetensors
+from linformer_kit.models.loading import share_saved_weights, strict_from_pretrained
 from linformer_kit.nn import LinformerSelfAttention, SequenceProjection
 
 # --- embeddings ------------------------------------------------------------------------------------
@@ -118,16 +114,9 @@ class LinformerAttention(nn.Module):
             config.hidden_size,
             config.num_attention_heads,
             config.max_seq_len,
-            config.projected_lengths()[layer_idx],
-            sharing=config.sharing,
-            projection=config.projection,
             dropout=config.attention_probs_dropout_prob,
             shared_projection=shared_projection,
-            projection_scaling=config.projection_scaling,
-            short_inputs=config.short_inputs,
-            projection_init=config.projection_init,
-            local_window=config.local_windows()[layer_idx],
-            global_tokens=config.global_tokens,
+            **config.layer_options(layer_idx),
         )
         self.LayerNorm = _layer_norm(config, "pre")  # before the attention (pre-LN only)
         self.output = LinformerSelfOutput(config)
@@ -272,7 +261,7 @@ class LinformerPreTrainedModel(PreTrainedModel):
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *model_args, **kwargs):
         """`PreTrainedModel.from_pretrained` that reads safetensors only (a pickle is never loaded) and
-        never re-initialises encoder weights silently.
+        never re-initialises encoder weights silently (`models/loading.py`, `strict_from_pretrained`).
 
         New or dropped task-head weights are fine (a classifier on an MLM checkpoint). Anything else
         the checkpoint lacks or holds unused is a ValueError: Linformer options other than the
@@ -280,42 +269,17 @@ class LinformerPreTrainedModel(PreTrainedModel):
         noise) are named in it. Changing k / sharing / projection of a trained model is a conversion:
         `linformer pretrain --init-from DIR` (`linformer_kit.train.init_from.linformer_from_checkpoint`).
         """
-        if kwargs.get("use_safetensors") is False:
-            raise ValueError(
-                "use_safetensors=False: Linformer checkpoints load from safetensors only (no unpickling)"
-            )
-        kwargs["use_safetensors"] = True
-        wants_info = kwargs.pop("output_loading_info", False)
-        path = pretrained_model_name_or_path
-        if Path(str(path)).is_dir():
-            check_safetensors(Path(str(path)), "from_pretrained")
-        try:
-            model, info = super().from_pretrained(path, *model_args, output_loading_info=True, **kwargs)
-        except SafetensorError as err:
-            raise ValueError(
-                f"cannot read the weights in {str(path)!r} (truncated or corrupt?): {err}"
-            ) from None
-        except RuntimeError as err:  # a weight of another shape (k changed) and ignore_mismatched_sizes=False
-            hint = _changed_options(path, kwargs) or str(err).splitlines()[0]
-            raise ValueError(
-                f"the weights in {str(path)!r} have other shapes than this model's. {hint}"
-            ) from None
-        check_loading_info(model, info, path, "from_pretrained", hint=_changed_options(path, kwargs))
-        return (model, info) if wants_info else model
+        load = super().from_pretrained
+        return strict_from_pretrained(load, pretrained_model_name_or_path, *model_args, **kwargs)
 
     def save_pretrained(self, save_directory, *args, **kwargs) -> None:
-        """`PreTrainedModel.save_pretrained`, then the weights get the mode of the other files it writes.
-
-        safetensors writes a weight file to a temporary file (created `-rw-------`) and renames it, so
-        `model.safetensors` came out readable by its owner only, whatever the umask, beside a
-        `-rw-r--r--` config.json. Its mode becomes what `open()` gives a new file: 0o666 less the umask.
+        """`PreTrainedModel.save_pretrained`, then the weights get the mode of the other files it writes
+        (`share_saved_weights`: safetensors alone would leave them readable by their owner only).
         Checkpoints and every directory the commands write save through here.
         """
         super().save_pretrained(save_directory, *args, **kwargs)
         if kwargs.get("is_main_process", True):
-            mode = 0o666 & ~_umask()
-            for path in Path(save_directory).glob("model*.safetensors"):
-                path.chmod(mode)
+            share_saved_weights(save_directory)
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
@@ -326,45 +290,6 @@ class LinformerPreTrainedModel(PreTrainedModel):
             getattr(module, "weight", None), "_is_hf_initialized", False
         ):
             module.reset_parameters()  # E, F: the layer's own start (config.projection_init), never over loaded weights
-
-
-def _umask() -> int:
-    """The process's umask, read without changing it where Linux shows it (os.umask can only swap it)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-LINFORMER_OPTIONS = ("projected_length", "sharing", "projection", "max_position_embeddings", "position_style")
-
-
-def _changed_options(path: object, kwargs: dict) -> str:
-    """'sharing='kv' (the checkpoint has 'headwise')...' for the Linformer options `kwargs` change."""
-    try:
-        saved = json.loads((Path(str(path)) / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return ""
-    asked = dict(kwargs)
-    if isinstance(asked.get("config"), LinformerConfig):
-        asked.update({key: getattr(asked["config"], key) for key in LINFORMER_OPTIONS})
-    changed = [
-        f"{key}={asked[key]!r} (the checkpoint has {saved.get(key)!r})"
-        for key in LINFORMER_OPTIONS
-        if key in asked and key in saved and asked[key] != saved[key]
-    ]
-    if not changed:
-        return ""
-    return (
-        f"from_pretrained with {', '.join(changed)} would start E/F from random values; to change the "
-        "Linformer options of a trained model, convert it: `linformer pretrain --init-from DIR` "
-        "(linformer_kit.train.init_from.linformer_from_checkpoint) starts new E/F from the old model"
-    )
 
 
 def _key_padding_mask(attention_mask: torch.Tensor | None) -> torch.Tensor | None:
@@ -549,12 +474,9 @@ class LinformerClassificationHead(nn.Module):
 
     def __init__(self, config: LinformerConfig):
         super().__init__()
-        dropout = (
-            config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
-        )
         self.pooling = config.classifier_pooling
         self.dense = nn.Linear(config.hidden_size, config.hidden_size)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = nn.Dropout(_classifier_dropout(config))
         self.out_proj = nn.Linear(config.hidden_size, config.num_labels)
 
     def forward(self, features: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -573,16 +495,11 @@ class LinformerClassificationHead(nn.Module):
         return total / real.sum(dim=1).clamp(min=1).to(features.dtype)  # (b, D)
 
 
-class LinformerForSequenceClassification(LinformerPreTrainedModel):
-    """The encoder and RoBERTa's sentence head on the first token, or on the mean over real tokens
-    (`config.classifier_pooling`, see `LinformerClassificationHead`)."""
+class LinformerClassifier(LinformerPreTrainedModel):
+    """The encoder and a classifier on its final hidden states: the forward of the sequence and token
+    classifiers, which differ only in `_logits`, `_loss` and their output class."""
 
-    def __init__(self, config: LinformerConfig):
-        super().__init__(config)
-        self.num_labels = config.num_labels
-        self.linformer = LinformerModel(config, add_pooling_layer=False)
-        self.classifier = LinformerClassificationHead(config)
-        self.post_init()
+    output_class: ClassVar[type[SequenceClassifierOutput] | type[TokenClassifierOutput]]
 
     def forward(
         self,
@@ -595,19 +512,45 @@ class LinformerForSequenceClassification(LinformerPreTrainedModel):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
-    ) -> SequenceClassifierOutput | tuple:
-        """labels (b,): class ids (num_labels > 1) or targets (num_labels == 1: regression)."""
+    ) -> SequenceClassifierOutput | TokenClassifierOutput | tuple:
+        """labels: as the class says (a class id or target per sequence, or per token)."""
         return_dict = self.config.return_dict if return_dict is None else return_dict
         outputs = self.linformer(
             input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
             output_attentions, output_hidden_states, return_dict=True,
         )  # fmt: skip
-        logits = self.classifier(outputs.last_hidden_state, attention_mask)  # (b, num_labels)
+        logits = self._logits(outputs.last_hidden_state, attention_mask)
         loss = None if labels is None else self._loss(logits, labels.to(logits.device))
-        output = SequenceClassifierOutput(
+        output = self.output_class(
             loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
         )
         return output if return_dict else output.to_tuple()
+
+    def _logits(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+
+class LinformerForSequenceClassification(LinformerClassifier):
+    """The encoder and RoBERTa's sentence head on the first token, or on the mean over real tokens
+    (`config.classifier_pooling`, see `LinformerClassificationHead`).
+
+    labels (b,): class ids (num_labels > 1) or targets (num_labels == 1: regression).
+    """
+
+    output_class = SequenceClassifierOutput
+
+    def __init__(self, config: LinformerConfig):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.linformer = LinformerModel(config, add_pooling_layer=False)
+        self.classifier = LinformerClassificationHead(config)
+        self.post_init()
+
+    def _logits(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
+        return self.classifier(hidden, attention_mask)  # (b, num_labels)
 
     def _loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         # the problem type is inferred once from the labels, as every transformers classifier does
@@ -625,44 +568,32 @@ class LinformerForSequenceClassification(LinformerPreTrainedModel):
         return BCEWithLogitsLoss()(logits, labels.to(logits.dtype))
 
 
-class LinformerForTokenClassification(LinformerPreTrainedModel):
+class LinformerForTokenClassification(LinformerClassifier):
+    """The encoder, dropout and a linear classifier at every position.
+
+    labels (b, n): class ids, -100 where there is nothing to predict.
+    """
+
+    output_class = TokenClassifierOutput
+
     def __init__(self, config: LinformerConfig):
         super().__init__(config)
         self.num_labels = config.num_labels
-        dropout = (
-            config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
-        )
         self.linformer = LinformerModel(config, add_pooling_layer=False)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = nn.Dropout(_classifier_dropout(config))
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
-    def forward(
-        self,
-        input_ids: torch.Tensor | None = None,
-        attention_mask: torch.Tensor | None = None,
-        token_type_ids: torch.Tensor | None = None,
-        position_ids: torch.Tensor | None = None,
-        inputs_embeds: torch.Tensor | None = None,
-        labels: torch.Tensor | None = None,
-        output_attentions: bool | None = None,
-        output_hidden_states: bool | None = None,
-        return_dict: bool | None = None,
-    ) -> TokenClassifierOutput | tuple:
-        """labels (b, n): class ids, -100 where there is nothing to predict."""
-        return_dict = self.config.return_dict if return_dict is None else return_dict
-        outputs = self.linformer(
-            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds,
-            output_attentions, output_hidden_states, return_dict=True,
-        )  # fmt: skip
-        logits = self.classifier(self.dropout(outputs.last_hidden_state))  # (b, n, num_labels)
-        loss = None
-        if labels is not None:
-            loss = CrossEntropyLoss()(logits.view(-1, self.num_labels), labels.to(logits.device).view(-1))
-        output = TokenClassifierOutput(
-            loss=loss, logits=logits, hidden_states=outputs.hidden_states, attentions=outputs.attentions
-        )
-        return output if return_dict else output.to_tuple()
+    def _logits(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
+        return self.classifier(self.dropout(hidden))  # (b, n, num_labels)
+
+    def _loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return CrossEntropyLoss()(logits.view(-1, self.num_labels), labels.view(-1))
+
+
+def _classifier_dropout(config: LinformerConfig) -> float:
+    """The dropout of a classification head: classifier_dropout, or the hidden states' when not set."""
+    return config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
 
 
 __all__ = [

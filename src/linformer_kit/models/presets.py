@@ -3,6 +3,8 @@ training` times the `small` one. One definition, here in the models layer, so bo
 
 from __future__ import annotations
 
+from typing import Literal
+
 # Encoder shapes. "base" is the paper's RoBERTa-base (Linformer §5: 12 layers, 768 wide, 12 heads).
 PRESETS: dict[str, dict[str, int]] = {
     "tiny": dict(
@@ -27,3 +29,6 @@ PRESETS: dict[str, dict[str, int]] = {
         vocab_size=50265,
     ),
 }
+
+# The names `--preset` takes (the choices the command line shows), from the table above: one list.
+Preset = Literal[tuple(PRESETS)]  # type: ignore[valid-type]

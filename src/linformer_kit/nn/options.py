@@ -246,6 +246,8 @@ class LinformerOptions:
 
 
 DEFAULT_OPTIONS = LinformerOptions()
+# the option names, in definition order: every list of them elsewhere is derived from this one
+OPTION_NAMES: tuple[str, ...] = tuple(option.name for option in dataclasses.fields(LinformerOptions))
 
 HELP: dict[str, str] = {  # the command-line help of each option (every verb that takes it)
     "projected_length": "Linformer k: K (every layer), K1,K2,... (one per layer; 'none' for a full-attention layer), or 'none' for full attention",

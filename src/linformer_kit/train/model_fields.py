@@ -13,11 +13,12 @@ encoder shapes `models/presets.py`'s; this mixin adds the encoder fields a new m
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 from linformer_kit.models import LinformerConfig
 from linformer_kit.models.configuration_linformer import LayerNormPosition
-from linformer_kit.models.presets import PRESETS
+from linformer_kit.models.convert import CONVERSION_OPTIONS
+from linformer_kit.models.loading import position_rows
+from linformer_kit.models.presets import PRESETS, Preset
 from linformer_kit.nn.options import (
     ProjectionInit,
     ProjectionKind,
@@ -29,8 +30,6 @@ from linformer_kit.nn.options import (
     parse_projected_length,
 )
 from linformer_kit.train.training_arguments import check_number
-
-Preset = Literal["tiny", "mini", "lra", "small", "base"]  # the names of models/presets.py's PRESETS
 
 
 @dataclass
@@ -93,23 +92,21 @@ class NewModelFields:
 
     def conversion_options(self) -> dict[str, object]:
         """The Linformer options that shape a new or converted model (init_from takes these, not the rest)."""
-        return dict(
-            projected_length=self.projected_length, sharing=self.sharing, projection=self.projection,
-            projection_init=self.projection_init, local_window=self.local_window, global_tokens=self.global_tokens,
-        )  # fmt: skip
+        return {name: getattr(self, name) for name in CONVERSION_OPTIONS}
 
     def new_model_config(
-        self, preset: str, longest_input: int, *, vocab_size: int, pad_token_id: int, **fields: object
+        self, preset: Preset, longest_input: int, *, vocab_size: int, pad_token_id: int, **fields: object
     ) -> LinformerConfig:
         """A new model: `preset`'s shape (not its vocab_size), these options, inputs up to `longest_input` long.
 
-        RoBERTa's position numbering (from pad_token_id + 1), so the learned position table has
-        longest_input + pad_token_id + 1 rows. `fields` are further `LinformerConfig` fields
-        (short_inputs, num_labels, classifier_pooling, ...). ValueError names a bad value.
+        RoBERTa's position numbering (from pad_token_id + 1, a Linformer's default), so the learned
+        position table has longest_input + pad_token_id + 1 rows. `fields` are further `LinformerConfig`
+        fields (short_inputs, num_labels, classifier_pooling, ...). ValueError names a bad value.
         """
         shape = {key: value for key, value in PRESETS[preset].items() if key != "vocab_size"}
+        rows = position_rows({"model_type": "linformer", "pad_token_id": pad_token_id}, longest_input)
         return LinformerConfig(
-            vocab_size=vocab_size, max_position_embeddings=longest_input + pad_token_id + 1,
+            vocab_size=vocab_size, max_position_embeddings=rows,
             pad_token_id=pad_token_id, projection_scaling=self.projection_scaling, layer_norm=self.layer_norm,
             hidden_dropout_prob=self.dropout, attention_probs_dropout_prob=self.attention_dropout_prob,
             **shape, **self.conversion_options(), **fields,
