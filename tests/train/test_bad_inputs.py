@@ -3,8 +3,9 @@
 Each case runs the CLI in process and must exit non-zero with a message naming the bad value, print
 no traceback, change no existing file and leave nothing behind (tests/bad_input_checks.py). Tiny
 settings throughout, so that even a case that is wrongly accepted finishes in seconds. The last
-section calls `PretrainConfig` / `FinetuneConfig` / `pretrain()` directly (no CLI) and pins each
-message: bad input stops before any training, saying what to fix.
+section calls `PretrainConfig` / `FinetuneConfig` (values, on construction), their `preflight()` (files,
+which `pretrain()` / `finetune()` run first) and `pretrain()` directly (no CLI) and pins each message:
+bad input stops before any training, saying what to fix.
 """
 
 from __future__ import annotations
@@ -760,14 +761,16 @@ def test_a_json_line_longer_than_the_sniffed_head_is_not_called_broken(tmp_path:
 
 
 def test_missing_training_file_is_named(tmp_path: Path) -> None:
+    config = PretrainConfig(train=[str(tmp_path / "nowhere.txt")], output_dir=str(tmp_path / "out"))
     with pytest.raises(ValueError, match=r"train: no such file or folder: '.*nowhere\.txt'"):
-        PretrainConfig(train=[str(tmp_path / "nowhere.txt")], output_dir=str(tmp_path / "out"))
+        config.preflight()  # the files, at the start of the run (pretrain calls it first)
 
 
 def test_folder_without_text_files(tmp_path: Path) -> None:
     (tmp_path / "notes.md").write_text("# not a corpus")
+    config = PretrainConfig(train=[str(tmp_path)], output_dir=str(tmp_path / "out"))
     with pytest.raises(ValueError, match=r"holds no \.txt / \.jsonl"):
-        PretrainConfig(train=[str(tmp_path)], output_dir=str(tmp_path / "out"))
+        config.preflight()
 
 
 def test_empty_corpus(tmp_path: Path) -> None:
@@ -806,23 +809,26 @@ def test_k_above_seq_len(corpus: Path, tmp_path: Path) -> None:
 
 
 def test_resume_needs_a_checkpoint_and_checkpoints_need_resume(corpus: Path, tmp_path: Path) -> None:
+    resumed = PretrainConfig(train=[str(corpus)], output_dir=str(tmp_path / "out"), resume=True)
     with pytest.raises(ValueError, match=r"holds no checkpoint-\* folder to resume from"):
-        PretrainConfig(train=[str(corpus)], output_dir=str(tmp_path / "out"), resume=True)
+        resumed.preflight()
     (tmp_path / "out" / "checkpoint-10").mkdir(parents=True)
     with pytest.raises(ValueError, match=r"already holds checkpoints: pass --resume"):
-        PretrainConfig(train=[str(corpus)], output_dir=str(tmp_path / "out"))
+        PretrainConfig(train=[str(corpus)], output_dir=str(tmp_path / "out")).preflight()
 
 
 def test_tokenizer_folder_must_hold_a_tokenizer(corpus: Path, tmp_path: Path) -> None:
+    config = PretrainConfig(train=[str(corpus)], output_dir=str(tmp_path / "out"), tokenizer=str(tmp_path))
     with pytest.raises(ValueError, match="not a saved tokenizer folder"):
-        PretrainConfig(train=[str(corpus)], output_dir=str(tmp_path / "out"), tokenizer=str(tmp_path))
+        config.preflight()
 
 
 def test_label_column_absent(tiny_model_dir: Path, sentiment_csv: Path, tmp_path: Path) -> None:
+    config = FinetuneConfig(model=str(tiny_model_dir), train=str(sentiment_csv / "train.csv"),
+                            validation=str(sentiment_csv / "dev.csv"), output_dir=str(tmp_path / "out"),
+                            label_column="sentiment", disable_tqdm=True)  # fmt: skip
     with pytest.raises(ValueError, match=r"train: no column \['sentiment'\] .*--label-column"):
-        FinetuneConfig(model=str(tiny_model_dir), train=str(sentiment_csv / "train.csv"),
-                       validation=str(sentiment_csv / "dev.csv"), output_dir=str(tmp_path / "out"),
-                       label_column="sentiment", disable_tqdm=True)  # fmt: skip
+        config.preflight()
 
 
 def test_finetune_needs_train_and_validation(
@@ -834,10 +840,10 @@ def test_finetune_needs_train_and_validation(
         )
     with pytest.raises(ValueError, match=r"validation: no such file: '.*dev\.tsv'"):
         FinetuneConfig(model=str(tiny_model_dir), train=str(sentiment_csv / "train.csv"),
-                       validation=str(tmp_path / "dev.tsv"), output_dir=str(tmp_path))  # fmt: skip
+                       validation=str(tmp_path / "dev.tsv"), output_dir=str(tmp_path)).preflight()  # fmt: skip
     with pytest.raises(ValueError, match=r"max_length=64 must be between 2 and the model's longest input 32"):
         FinetuneConfig(model=str(tiny_model_dir), train=str(sentiment_csv / "train.csv"),
-                       validation=str(sentiment_csv / "dev.csv"), output_dir=str(tmp_path), max_length=64)  # fmt: skip
+                       validation=str(sentiment_csv / "dev.csv"), output_dir=str(tmp_path), max_length=64).preflight()  # fmt: skip
 
 
 def test_finetune_short_inputs_choice(tiny_model_dir: Path, sentiment_csv: Path, tmp_path: Path) -> None:

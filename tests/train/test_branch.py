@@ -1,4 +1,4 @@
-"""Branching a run from a trunk's checkpoint (train/branch.py) ends where training from step 0 ends."""
+"""Branching a run from a trunk's checkpoint (reproduction/branch.py) ends where training from step 0 ends."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from linformer_kit.reproduction.branch import _moved_optimizer, branched_from, exact_steps, start_branch
 from linformer_kit.train import PretrainConfig, pretrain
-from linformer_kit.train.branch import _moved_optimizer, exact_steps
 
 # 8 steps: 4 at 16-token blocks (attended exactly by k = 16), then 4 at n = 32 (projected)
 COMMON = dict(preset="tiny", seq_len=32, seq_len_schedule="16:0.5,32:0.5", per_device_train_batch_size=4,
@@ -20,6 +20,14 @@ COMMON = dict(preset="tiny", seq_len=32, seq_len_schedule="16:0.5,32:0.5", per_d
 
 def config(corpus: Path, out: Path, **options) -> PretrainConfig:
     return PretrainConfig(output_dir=str(out), train=[str(corpus / "train.txt")], **{**COMMON, **options})
+
+
+def branch(corpus: Path, out: Path, kept: Path, **options):
+    """What the study does: write the branch's start from the trunk's `kept`, then resume `pretrain` from it
+    (`linformer pretrain ... --resume true`)."""
+    run = config(corpus, out, resume=True, **options)
+    start_branch(run, kept)
+    return pretrain(run)
 
 
 def assert_same_weights(a: Path, b: Path) -> None:
@@ -45,15 +53,14 @@ def test_a_branch_from_the_full_attention_trunk_equals_the_run_from_step_0(
     assert json.loads((kept / "trainer_state.json").read_text())["global_step"] == 4
 
     straight = pretrain(config(corpus, tmp_path / "straight", projected_length=16, sharing=sharing))
-    branch = pretrain(config(corpus, tmp_path / "branch", projected_length=16, sharing=sharing,
-                             branch_from=str(kept)))  # fmt: skip
+    branched = branch(corpus, tmp_path / "branch", kept, projected_length=16, sharing=sharing)
 
-    assert branch.steps == straight.steps == 8
-    assert branch.resumed_from_step == 4  # the Trainer resumed the written checkpoint-4
-    assert branch.branched_from == {"trunk": "full", "checkpoint": "trunk-4", "step": 4}
-    assert_same_weights(Path(straight.output_dir), Path(branch.output_dir))
-    assert branch.eval_loss == straight.eval_loss
-    assert losses(branch) == losses(straight)  # the trunk's half of the curve too
+    assert branched.steps == straight.steps == 8
+    assert branched.resumed_from_step == 4  # the Trainer resumed the written checkpoint-4
+    assert branched_from(branched.output_dir) == {"trunk": "full", "checkpoint": "trunk-4", "step": 4}
+    assert_same_weights(Path(straight.output_dir), Path(branched.output_dir))
+    assert branched.eval_loss == straight.eval_loss
+    assert losses(branched) == losses(straight)  # the trunk's half of the curve too
 
 
 @pytest.mark.slow
@@ -64,11 +71,11 @@ def test_a_linformer_trunk_branches_full_attention_and_per_layer_k(corpus: Path,
     kept = Path(trunk.output_dir) / "trunk-4"
     for name, k in (("full", None), ("per-layer", [32, 16])):
         straight = pretrain(config(corpus, tmp_path / f"{name}-straight", projected_length=k))
-        branch = pretrain(config(corpus, tmp_path / name, projected_length=k, branch_from=str(kept)))
-        assert branch.branched_from == {"trunk": "k16", "checkpoint": "trunk-4", "step": 4}
-        assert branch.resumed_from_step == 4  # started at the trunk's step, not from step 0
-        assert_same_weights(Path(straight.output_dir), Path(branch.output_dir))
-        assert losses(branch) == losses(straight)
+        branched = branch(corpus, tmp_path / name, kept, projected_length=k)
+        assert branched_from(branched.output_dir) == {"trunk": "k16", "checkpoint": "trunk-4", "step": 4}
+        assert branched.resumed_from_step == 4  # started at the trunk's step, not from step 0
+        assert_same_weights(Path(straight.output_dir), Path(branched.output_dir))
+        assert losses(branched) == losses(straight)
 
 
 def test_exact_steps_end_at_the_first_phase_longer_than_the_smallest_k() -> None:
@@ -96,12 +103,12 @@ def test_a_branch_past_the_exact_phase_is_refused_before_any_work(corpus: Path, 
     with pytest.raises(
         ValueError, match=r"step 6, but this run attends every block exactly only in its first 3"
     ):
-        config(corpus, tmp_path / "late", projected_length=16, max_steps=6, branch_from=str(kept))
+        start_branch(config(corpus, tmp_path / "late", projected_length=16, max_steps=6), kept)
     with pytest.raises(ValueError, match=r"max_steps=8 differs from the trunk's 6"):
-        config(corpus, tmp_path / "longer", projected_length=16, branch_from=str(kept))
+        start_branch(config(corpus, tmp_path / "longer", projected_length=16), kept)
     with pytest.raises(ValueError, match=r"hidden_size=128 differs from the trunk's 64"):
-        config(
-            corpus, tmp_path / "wider", preset="mini", projected_length=32, max_steps=6, branch_from=str(kept)
+        start_branch(
+            config(corpus, tmp_path / "wider", preset="mini", projected_length=32, max_steps=6), kept
         )
     assert not (tmp_path / "late").exists()
 

@@ -199,12 +199,13 @@ def test_finetune_flags_reach_the_config(tiny_model_dir: Path, sentiment_csv: Pa
         3e-3, 5, 2, 4
     )  # fmt: skip
     with pytest.raises(ValueError, match=r"holds no checkpoint-\* folder to resume from"):
-        parse("finetune", [*argv, "--resume"])
+        parse("finetune", [*argv, "--resume"]).preflight()  # the checkpoints: at the start of the run
     checkpoint = out / "checkpoint-4"
     checkpoint.mkdir(parents=True)
     with pytest.raises(ValueError, match="already holds checkpoints: pass --resume"):
-        parse("finetune", argv)
+        parse("finetune", argv).preflight()
     cut_off = parse("finetune", [*argv, "--resume"])  # only a cut-off checkpoint: set aside, start again
+    cut_off.preflight()
     assert cut_off.resume_from_checkpoint is None
     assert cut_off.incomplete_checkpoints == {"checkpoint-4": "config.json is missing"}
     for name in ("config.json", "trainer_state.json"):  # the files a resume reads, complete
@@ -212,7 +213,9 @@ def test_finetune_flags_reach_the_config(tiny_model_dir: Path, sentiment_csv: Pa
     save_file({"weight": torch.zeros(2)}, checkpoint / "model.safetensors")
     for name in ("optimizer.pt", "scheduler.pt", "rng_state.pth"):
         torch.save({}, checkpoint / name)
-    assert parse("finetune", [*argv, "--resume"]).resume_from_checkpoint == str(checkpoint)
+    resumed = parse("finetune", [*argv, "--resume"])
+    resumed.preflight()
+    assert resumed.resume_from_checkpoint == str(checkpoint)
 
 
 class LinearOutputDtypes:

@@ -121,8 +121,8 @@ def test_end_to_end_changes_the_student_and_resume_is_exact(teacher, text, tmp_p
     ],
 )
 def test_bad_options_are_refused_before_any_work(teacher, text, tmp_path, overrides, message) -> None:
-    with pytest.raises(ValueError, match=message):
-        _config(teacher, text, tmp_path / "out", **overrides)
+    with pytest.raises(ValueError, match=message):  # values on construction, the teacher's in the preflight
+        _config(teacher, text, tmp_path / "out", **overrides).preflight()
     assert not (tmp_path / "out").exists()
 
 
@@ -132,7 +132,7 @@ def test_a_teacher_convert_cannot_read_is_refused(tmp_path, text) -> None:
     (folder / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_positions": 32}))
     save_file({"wte.weight": torch.zeros(2, 2)}, folder / "model.safetensors")
     with pytest.raises(ValueError, match=r"teacher: .* is a 'gpt2' model; expected linformer, roberta"):
-        _config(folder, text, tmp_path / "out")
+        _config(folder, text, tmp_path / "out").preflight()
 
 
 def test_text_shorter_than_a_block_is_refused(teacher, tmp_path) -> None:

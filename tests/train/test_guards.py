@@ -229,7 +229,7 @@ def test_finetune_names_the_truncated_weights_file(tiny_model_dir, sentiment_csv
         ValueError, match=rf"'{model / 'model.safetensors'}' \(truncated or corrupt\?\): it is truncated"
     ):
         FinetuneConfig(model=str(model), train=str(sentiment_csv / "train.csv"),
-                       validation=str(sentiment_csv / "dev.csv"), output_dir=str(tmp_path / "out"))  # fmt: skip
+                       validation=str(sentiment_csv / "dev.csv"), output_dir=str(tmp_path / "out")).preflight()  # fmt: skip
 
 
 @pytest.mark.slow

@@ -134,7 +134,7 @@ def test_new_positions_needs_a_longer_seq_len(corpus: Path, tiny_model_dir: Path
     with pytest.raises(
         ValueError, match=r"new_positions='random' starts the positions .* nothing is extended"
     ):
-        PretrainConfig(**fields, init_from=str(tiny_model_dir), seq_len=32, projected_length=8)
+        PretrainConfig(**fields, init_from=str(tiny_model_dir), seq_len=32, projected_length=8).preflight()
     with pytest.raises(ValueError, match=r"new_positions='random' .* nothing is extended"):
         PretrainConfig(**fields, preset="tiny", seq_len=32, projected_length=8)
     assert not (tmp_path / "out").exists()

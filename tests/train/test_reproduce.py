@@ -355,7 +355,9 @@ def test_a_branch_starts_at_its_trunks_checkpoint_and_ends_as_from_step_0(
     assert main(["reproduce", str(recipe), "--data", str(corpus)]) == 0
     commands = (tmp_path / "runs" / "commands.sh").read_text().splitlines()
     assert "--keep_checkpoint 2" in next(line for line in commands if "pretrain/full " in line)
-    assert commands[-1].endswith(f"--branch_from {tmp_path / 'runs' / 'pretrain' / 'full' / 'trunk-2'}")
+    kept = tmp_path / "runs" / "pretrain" / "full" / "trunk-2"
+    assert commands[-2] == f"# k16: checkpoint-2 written from {kept} (reproduction/branch.py)"
+    assert commands[-1].endswith("--resume true")  # the branch resumes the checkpoint the study wrote
     results = json.loads((tmp_path / "results" / "results.json").read_text())
     record = {r["name"]: r for r in results["runs"]}["k16"]
     assert record["branched_from"] == {"trunk": "full", "checkpoint": "trunk-2", "step": 2}
@@ -370,7 +372,9 @@ def test_a_branch_starts_at_its_trunks_checkpoint_and_ends_as_from_step_0(
     results["runs"] = [r for r in results["runs"] if r["name"] != "k16"]  # not committed: it runs again
     (tmp_path / "results" / "results.json").write_text(json.dumps(results))
     assert main(["reproduce", str(recipe), "--data", str(corpus)]) == 0
-    assert "--branch_from" not in (tmp_path / "runs" / "commands.sh").read_text().splitlines()[-1]
+    commands = (tmp_path / "runs" / "commands.sh").read_text().splitlines()
+    assert "--resume" not in commands[-1]
+    assert not commands[-2].startswith("# k16")
     assert (k16 / "model.safetensors").read_bytes() == branched
 
 

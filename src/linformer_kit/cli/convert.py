@@ -43,11 +43,6 @@ def main(argv: list[str]) -> int:
 
     config = parse_config(build_parser(), argv)
     out = convert_checkpoint(config)
-    local = "".join(
-        f", {name}={getattr(config, name)}"
-        for name in ("local_window", "global_tokens")
-        if getattr(config, name) not in (None, 0)
-    )
-    print(f"wrote a Linformer (projected_length={config.projected_length}, sharing={config.sharing}, "
-          f"projection={config.projection}{local}) to {out}")  # fmt: skip
+    options = ", ".join(f"{name}={value}" for name, value in config.conversion().options().items())
+    print(f"wrote a Linformer ({options}) to {out}")
     return 0

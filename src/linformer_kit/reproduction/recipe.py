@@ -56,7 +56,7 @@ class Run:
     model: str | None = None  # finetune: the pretraining run it starts from (None: from scratch)
     seed: int | None = None
     architecture: str | None = None  # finetune from scratch: the pretraining run whose shape it takes
-    trunk: tuple[str, int] | None = None  # pretrain: (run, step) it branches from (train/branch.py)
+    trunk: tuple[str, int] | None = None  # pretrain: (run, step) it branches from (reproduction/branch.py)
 
     @property
     def classifier(self) -> str:
@@ -233,7 +233,7 @@ def _architecture_fields() -> tuple[str, ...]:
 
 
 def _trunk(name: str, spec: object) -> tuple[str, int] | None:
-    """A run's `trunk: {run: NAME, step: N}`: it starts at step N of run NAME (train/branch.py)."""
+    """A run's `trunk: {run: NAME, step: N}`: it starts at step N of run NAME (reproduction/branch.py)."""
     if not isinstance(spec, dict) or "trunk" not in spec:
         return None
     trunk = spec["trunk"]
@@ -248,7 +248,7 @@ def _trunk(name: str, spec: object) -> tuple[str, int] | None:
 
 def _check_trunks(pretrain: list[Run]) -> None:
     """A trunk is another pretraining run of the recipe whose options differ in attention alone, kept at one step."""
-    from linformer_kit.train.branch import ATTENTION_FIELDS  # imported when a recipe is checked
+    from linformer_kit.nn.options import OPTION_NAMES  # the Linformer options: a branch's attention
 
     runs, steps = {r.name: r for r in pretrain}, {}
     for run in (r for r in pretrain if r.trunk is not None):
@@ -259,13 +259,13 @@ def _check_trunks(pretrain: list[Run]) -> None:
                 f"recipe: pretrain.runs.{run.name}.trunk names {name!r}: it must be another pretraining run "
                 f"without a trunk of its own, one of {sorted(n for n, r in runs.items() if r.trunk is None)}"
             )
-        options = {k: v for k, v in run.options.items() if k not in ATTENTION_FIELDS}
-        theirs = {k: v for k, v in trunk.options.items() if k not in ATTENTION_FIELDS}
+        options = {k: v for k, v in run.options.items() if k not in OPTION_NAMES}
+        theirs = {k: v for k, v in trunk.options.items() if k not in OPTION_NAMES}
         differ = sorted(k for k in options.keys() | theirs.keys() if options.get(k) != theirs.get(k))
         if differ:
             raise ValueError(
                 f"recipe: pretrain.runs.{run.name} and its trunk {name!r} differ in {differ}: a branch may differ "
-                f"from its trunk in attention only ({', '.join(ATTENTION_FIELDS)})"
+                f"from its trunk in attention only ({', '.join(OPTION_NAMES)})"
             )
         if steps.setdefault(name, step) != step:
             raise ValueError(

@@ -21,6 +21,7 @@ from typing import Any
 
 from linformer_kit.nn.options import parse_projected_length
 from linformer_kit.reproduction.bag_of_words import bag_of_words_records
+from linformer_kit.reproduction.branch import branched_from
 from linformer_kit.reproduction.recipe import Recipe
 from linformer_kit.reproduction.study import Outcome
 from linformer_kit.train.curve import read_curve
@@ -126,7 +127,9 @@ def _pretrain_record(o: Outcome, metrics: dict[str, Any] | None) -> dict[str, An
             tokens_per_second=metrics.get("tokens_per_second"),
             num_parameters=metrics.get("num_parameters"),
             learned_context=metrics.get("learned_context"),
-            branched_from=metrics.get("branched_from"),  # started at its trunk's step (train/branch.py)
+            # started at its trunk's step: the file the study wrote (reproduction/branch.py), which runs
+            # of the time pretrain branched kept in their metrics.json too
+            branched_from=branched_from(o.output_dir) or metrics.get("branched_from"),
             # the step this process started at (a resume or a branch): `seconds` covers the steps after it
             resumed_from_step=metrics.get("resumed_from_step", 0),
             curve=_curve(metrics.get("log_history", [])),

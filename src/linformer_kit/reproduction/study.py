@@ -19,6 +19,10 @@ limit, a kill) continues from its newest complete checkpoint (`--resume`), endin
 uninterrupted run would have; its curve so far is in its log_history.jsonl meanwhile. A directory
 with neither metrics.json nor a complete checkpoint is the debris of a failed or killed run and is
 deleted before the run starts again (nothing half-written is reused).
+
+A run with a `trunk: {run: NAME, step: N}` starts at step N of NAME (reproduction/branch.py): NAME keeps
+that checkpoint (`--keep_checkpoint N`), and when it is here the study writes the branch's checkpoint-N
+from it and runs the branch as a resume (`--resume true`; commands.sh notes where its start came from).
 """
 
 from __future__ import annotations
@@ -34,9 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from linformer_kit.reproduction.branch import branch_equals_step_0, start_branch
 from linformer_kit.reproduction.recipe import PATH_FIELDS, Recipe, Run, trunk_steps
-from linformer_kit.train.branch import TRUNK_PREFIX, branch_equals_step_0
-from linformer_kit.train.checkpoints import checkpoint_problem, last_complete_checkpoint
+from linformer_kit.train.checkpoints import TRUNK_PREFIX, checkpoint_problem, last_complete_checkpoint
 
 
 @dataclass
@@ -226,7 +230,7 @@ def _needs_running(outcome: Outcome, recipe: Recipe) -> bool:
 def branch_point(recipe: Recipe, run: Run) -> Path | None:
     """The trunk checkpoint a run starts from: its trunk's trunk-N when that is complete (the trunk ran
     here), else None: the run trains from step 0, which ends in the same weights with the window start
-    (train/branch.py); a run whose E and F start random then cannot run here (`needs_its_trunk`)."""
+    (reproduction/branch.py); a run whose E and F start random then cannot run here (`needs_its_trunk`)."""
     if run.trunk is None:
         return None
     name, step = run.trunk
@@ -246,18 +250,24 @@ def _run_parallel(outcomes: list[Outcome], recipe: Recipe, echo: bool) -> None:
     while pending or running:
         while pending and len(running) < recipe.max_parallel:
             outcome = pending.pop(0)
-            kept = branch_point(recipe, outcome.run)  # decided at launch: its trunk may have just run
-            if kept is None and needs_its_trunk(outcome.run) and "--resume" not in outcome.command:
+            # decided at launch (its trunk may have just run); a cut run, a branch too, resumes its own
+            resumed = "--resume" in outcome.command
+            kept = None if resumed else branch_point(recipe, outcome.run)
+            if kept is None and needs_its_trunk(outcome.run) and not resumed:
                 _say(echo, f"skipped  {outcome.run.verb} {outcome.run.name}: it starts from its trunk "
                            f"{outcome.run.trunk[0]}'s checkpoint at step {outcome.run.trunk[1]}, not on this "
                            "machine (run the trunk here first)")  # fmt: skip
                 continue
-            if kept is not None:  # (a resumed branch continues its own checkpoint; pretrain ignores it then)
-                outcome.command = [*outcome.command, "--branch_from", str(kept)]
+            log_path = root / "logs" / f"{outcome.run.verb}-{outcome.run.name}.log"
+            if kept is not None and not _branch(outcome, kept, root, log_path):
+                _say(
+                    echo, f"FAILED   {outcome.run.verb} {outcome.run.name}: no start from {kept} ({log_path})"
+                )
+                continue
             with open(root / "commands.sh", "a") as log:  # what runs, as it starts (--resume included)
                 log.write(shlex.join(outcome.command) + "\n")
             argv = [sys.executable, "-m", "linformer_kit.cli.main", *outcome.command[1:]]
-            log = open(root / "logs" / f"{outcome.run.verb}-{outcome.run.name}.log", "w")  # noqa: SIM115
+            log = open(log_path, "w")  # noqa: SIM115
             process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
             running.append((outcome, process, log, time.perf_counter()))
             _say(echo, f"started  {outcome.run.verb} {outcome.run.name}")
@@ -273,6 +283,24 @@ def _run_parallel(outcomes: list[Outcome], recipe: Recipe, echo: bool) -> None:
                 "done" if process.returncode == 0 else f"FAILED (exit {process.returncode}, see {log.name})"
             )
             _say(echo, f"{status:8} {outcome.run.verb} {outcome.run.name} in {outcome.seconds:.0f} s")
+
+
+def _branch(outcome: Outcome, kept: Path, root: Path, log_path: Path) -> bool:
+    """Write the branch's checkpoint-N from its trunk's `kept` (reproduction/branch.py) and make its command
+    a resume of it; False (the refusal in its log, exit status 2) when the trunk cannot be branched."""
+    from linformer_kit.cli.arguments import parse_config
+    from linformer_kit.cli.pretrain import build_parser
+
+    outcome.command = [*outcome.command, "--resume", "true"]
+    try:  # the config the run's command builds: the branch's model is the one it will build
+        step = start_branch(parse_config(build_parser(), outcome.command[2:]), kept)
+    except ValueError as error:
+        log_path.write_text(f"linformer {outcome.run.verb}: error: {error}\n")
+        outcome.returncode = 2
+        return False
+    with open(root / "commands.sh", "a") as log:  # the resume below continues what this wrote
+        log.write(f"# {outcome.run.name}: checkpoint-{step} written from {kept} (reproduction/branch.py)\n")
+    return True
 
 
 def _say(echo: bool, line: str) -> None:

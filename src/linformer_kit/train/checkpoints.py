@@ -8,18 +8,26 @@ reads is there and whole: config.json and trainer_state.json parse, the safetens
 complete and the data it announces is all there, and the torch archives (optimizer, scheduler, RNG
 states) end in their zip directory, which torch writes last. Only headers and file ends are read.
 Resuming from an older complete checkpoint redoes a few steps and ends with the same weights.
+
+`KeepCheckpoint` (`linformer pretrain --keep-checkpoint N`) keeps one checkpoint out of the Trainer's
+rotation as output_dir/trunk-N: the folder a study starts other runs from (reproduction/branch.py).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import zipfile
 from pathlib import Path
+
+from transformers import TrainerCallback
 
 from linformer_kit.models.loading import weights_problem
 
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+TRUNK_PREFIX = "trunk-"  # output_dir/trunk-N: checkpoint-N kept out of the rotation (`KeepCheckpoint`)
 
 
 def checkpoint_folders(output_dir: str | Path) -> list[Path]:
@@ -61,3 +69,22 @@ def checkpoint_problem(checkpoint: Path) -> str | None:
         if not zipfile.is_zipfile(checkpoint / name):  # torch.save archives end in their zip directory
             return f"{name} is truncated"
     return None
+
+
+class KeepCheckpoint(TrainerCallback):
+    """Keeps checkpoint-`step` as output_dir/trunk-`step` (hard links; save_total_limit's rotation never
+    removes it). Written under a temporary name and renamed when whole: a kill leaves no half a trunk-N."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.global_step != self.step or not state.is_world_process_zero:
+            return
+        source = Path(args.output_dir) / f"checkpoint-{self.step}"
+        target = Path(args.output_dir) / f"{TRUNK_PREFIX}{self.step}"
+        partial = target.with_name(f".partial-{target.name}")
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.copytree(source, partial, copy_function=os.link)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(partial, target)

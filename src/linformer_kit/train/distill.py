@@ -51,7 +51,13 @@ from torch import nn
 from transformers import AutoTokenizer, DataCollatorWithPadding, PreTrainedModel, TrainingArguments, set_seed
 
 from linformer_kit.models import LinformerForMaskedLM, LinformerModel
-from linformer_kit.models.convert import SOURCE_TYPES, converter, is_projection_key, with_linformer_options
+from linformer_kit.models.convert import (
+    CONVERSION_OPTIONS,
+    SOURCE_TYPES,
+    converter,
+    is_projection_key,
+    with_linformer_options,
+)
 from linformer_kit.models.loading import check_model_dir, longest_input, read_config_json
 from linformer_kit.models.sentence_transformers_folder import (
     carry_sentence_transformers_files,
@@ -153,9 +159,9 @@ class DistillConfig(LinformerTrainingArguments):
     )
 
     def _check_fields(self) -> None:
+        """Values only; the teacher's files (and the defaults they give) are the preflight's (`_check_inputs`)."""
         if self.teacher is None:
             raise ValueError("teacher: missing; give the model directory to distil from (--teacher)")
-        check_model_dir(self.teacher, "teacher")
         if not self.train:
             raise ValueError("train: missing; give unlabeled text to distil on (--train)")
         for name in ("projected_length", "local_window"):  # the command-line form: k's grammar
@@ -171,18 +177,7 @@ class DistillConfig(LinformerTrainingArguments):
         check_number("embedding_weight", self.embedding_weight, 0)
         check_number("max_eval_documents", self.max_eval_documents, 1, integer=True)
         check_number("max_train_documents", self.max_train_documents, 1, integer=True, optional=True)
-        teacher = read_config_json(self.teacher, "teacher")
-        longest = longest_input(teacher)
-        if self.seq_len is None:
-            self.seq_len = longest
-        check_number("seq_len", self.seq_len, 2, integer=True)
-        if self.seq_len > longest:
-            raise ValueError(
-                f"seq_len={self.seq_len} is longer than the teacher's longest input {longest}: distil at "
-                f"<= {longest}, then extend the student (linformer convert --max-length)"
-            )
-        self.student_config()  # the options against the teacher's architecture, before any weight is read
-        check_model_dir(self.teacher, "teacher", tokenizer=True)  # the student is saved with it
+        check_number("seq_len", self.seq_len, 2, integer=True, optional=True)
         if self.attention_steps and (
             self.projected_length is None or self.projection in ("mean", "max", "random")
         ):
@@ -191,6 +186,21 @@ class DistillConfig(LinformerTrainingArguments):
                 f"projection={self.projection!r} (projected_length={self.projected_length}) has none to train; "
                 "set --attention-steps 0"
             )
+
+    def _check_inputs(self) -> None:
+        """The teacher's folder: a model `convert` reads, with a tokenizer (the student is saved with it); seq_len
+        (default: the teacher's longest input) within its positions; the options against its config."""
+        check_model_dir(self.teacher, "teacher")
+        longest = longest_input(read_config_json(self.teacher, "teacher"))
+        if self.seq_len is None:
+            self.seq_len = longest
+        if self.seq_len > longest:
+            raise ValueError(
+                f"seq_len={self.seq_len} is longer than the teacher's longest input {longest}: distil at "
+                f"<= {longest}, then extend the student (linformer convert --max-length)"
+            )
+        self.student_config()  # the options against the teacher's architecture, before any weight is read
+        check_model_dir(self.teacher, "teacher", tokenizer=True)  # the student is saved with it
 
     def _check_checkpoints(self) -> None:
         """Stages keep their checkpoints in output_dir/<stage>/; a new run needs an empty output_dir."""
@@ -203,11 +213,8 @@ class DistillConfig(LinformerTrainingArguments):
             )
 
     def linformer_options(self) -> dict[str, object]:
-        return dict(
-            projected_length=self.projected_length, sharing=self.sharing, projection=self.projection,
-            projection_init=self.projection_init, local_window=self.local_window,
-            global_tokens=self.global_tokens,
-        )  # fmt: skip
+        """The student's Linformer options, as a conversion takes them (models/convert.py, `Conversion`)."""
+        return {name: getattr(self, name) for name in CONVERSION_OPTIONS}
 
     def student_config(self):
         """The student's LinformerConfig, from the teacher's config.json alone (ValueError names a bad option)."""
@@ -262,11 +269,7 @@ def load_teacher(path: str) -> PreTrainedModel:
 
 def student_from(teacher: PreTrainedModel, config: DistillConfig) -> PreTrainedModel:
     """The teacher with this run's Linformer options: every weight copied, E and F new (window start)."""
-    options = config.linformer_options()
-    student, _ = with_linformer_options(
-        teacher, options["projected_length"], options["sharing"], options["projection"],
-        options["projection_init"], local_window=options["local_window"], global_tokens=options["global_tokens"],
-    )  # fmt: skip
+    student, _ = with_linformer_options(teacher, **config.linformer_options())
     if student is teacher:  # the options were the teacher's own: a copy to train
         student = type(teacher)(teacher.config)
         student.load_state_dict(teacher.state_dict())

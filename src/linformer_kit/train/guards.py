@@ -195,9 +195,11 @@ def checkpoint_step(resume: object, output_dir: str) -> int:
 
 
 def guarded_run(config, result_class: type, run: Callable[[], Any]) -> Any:
-    """What `pretrain` and `finetune` do around their work: a finished run's saved result (resume of a
-    finished run changes nothing), or `run()` while holding output_dir/.lock, after setting aside the
-    cut-off checkpoints a resume found. `config` is a `LinformerTrainingArguments`."""
+    """What `pretrain` and `finetune` do around their work: the config's file checks (`preflight`), then a
+    finished run's saved result (resume of a finished run changes nothing), or `run()` while holding
+    output_dir/.lock, after setting aside the cut-off checkpoints a resume found. `config` is a
+    `LinformerTrainingArguments`."""
+    config.preflight()  # before the lock: a bad path leaves nothing behind
     finished = config.finished_result(result_class)
     if finished is not None:
         return finished

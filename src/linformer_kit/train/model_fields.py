@@ -31,6 +31,10 @@ from linformer_kit.nn.options import (
 )
 from linformer_kit.train.training_arguments import check_number
 
+# The attention's local part beside the projection (nn/local.py): a window and global tokens add no weights,
+# so they also apply to a trained Linformer (finetune --model), whose other options its weights fix.
+LOCAL_OPTIONS = ("local_window", "global_tokens")
+
 
 @dataclass
 class NewModelFields:

@@ -9,8 +9,10 @@ builds the command line of `linformer pretrain` / `finetune` from the class. One
     a Trainer field with another default     re-declared once below or in the verb's config (`trainer_default`)
     a field of ours (data, model, resume)     declared in the verb's config
 
-Validation happens once, in `__post_init__`: ours first (a bad value is named before anything
-starts), then the Trainer's.
+Values are checked once, in `__post_init__`: ours first, then the Trainer's. The checks that read the
+file system (output_dir, the data and model folders, the checkpoints a resume continues) are the
+`preflight`, which `guarded_run` (train/guards.py) calls at the start of the run, before any work: a
+config is built without touching a file, and a bad path is still named before anything starts.
 """
 
 from __future__ import annotations
@@ -143,10 +145,8 @@ class LinformerTrainingArguments(TrainingArguments):
     def __post_init__(self) -> None:
         if self.output_dir is None:
             raise ValueError("output_dir: missing; give the directory to write the model to (--output-dir)")
-        check_output_dir(self.output_dir)  # a file, a path below a file, no write permission: fail now
         self._check_trainer_numbers()
         self._check_fields()
-        self._check_checkpoints()
         if self.per_device_eval_batch_size is None:
             self.per_device_eval_batch_size = self.per_device_train_batch_size
         if self.data_seed is None:
@@ -158,7 +158,18 @@ class LinformerTrainingArguments(TrainingArguments):
         super().__post_init__()  # the Trainer's own checks, after ours
 
     def _check_fields(self) -> None:
-        """The verb's own fields (data, model); each config overrides this."""
+        """The verb's own fields (data, model), their values only; each config overrides this."""
+
+    def preflight(self) -> None:
+        """Every check that reads the file system, before any work (ValueError names the path and what is
+        wrong): output_dir can be written, the verb's input files (`_check_inputs`), then the checkpoints
+        (`resume` sets `resume_from_checkpoint` to the newest complete one)."""
+        check_output_dir(self.output_dir)  # a file, a path below a file, no write permission
+        self._check_inputs()
+        self._check_checkpoints()
+
+    def _check_inputs(self) -> None:
+        """The verb's data files and model folders (read, not loaded); each config overrides this."""
 
     def _check_trainer_numbers(self) -> None:
         """The Trainer fields both verbs use: a clear error naming the value before the Trainer sees it."""

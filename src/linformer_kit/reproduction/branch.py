@@ -1,17 +1,19 @@
-"""Branch a pretraining run from another run's checkpoint: the steps both runs share are trained once.
+"""Branch a study's pretraining run from another run's checkpoint: the steps both runs share are trained once.
 
 Under a length schedule whose short phases are attended exactly (`short_inputs="exact"`, every block
 n <= k), a Linformer never uses its E and F: until its first step at a length above its smallest k it
 *is* the full-attention run of the same options (same weights, optimizer state, data, masks), and E
 and F get no gradient, so the optimizer never touches them. A study that compares k, sharing or the
-projection's start therefore trains that trunk once and branches every variant at its end:
+projection's start therefore trains that trunk once and branches every variant at its end (a recipe's
+`trunk: {run: NAME, step: N}`, reproduction/recipe.py):
 
-    trunk run (any attention that was exact before step N), --keep-checkpoint N
-        └── output_dir/trunk-N/  (checkpoint-N, kept apart from save_total_limit's rotation)
-    branch run, --branch-from .../trunk-N
+    trunk run: linformer pretrain ... --keep-checkpoint N
+        └── output_dir/trunk-N/  (checkpoint-N, kept apart from save_total_limit's rotation:
+                                  train/checkpoints.py, `KeepCheckpoint`)
+    branch run: the study writes its start (`start_branch`), then runs linformer pretrain ... --resume true
         └── output_dir/checkpoint-N/ = the trunk's weights, optimizer state by parameter name,
             scheduler, RNG states and trainer_state (step, curve, data position), with this run's own
-            E and F as its model builds them; then `Trainer.train(resume_from_checkpoint=...)`.
+            E and F as its model builds them; the resume is `Trainer.train(resume_from_checkpoint=...)`.
 
 With a deterministic start of E and F (the window start) the branch ends with the weights a run
 from step 0 would have (tests/train/test_branch.py checks it bit for bit); with the random start, E
@@ -20,9 +22,9 @@ weights were started by a model without them: the same distribution, not the sam
 branch is a run of its own (`branch_equals_step_0`; the study runs it only from its trunk).
 
 What the checkpoint cannot say (seed, learning rate, data) must be the same as the trunk's: the
-reproduction study (`linformer reproduce`) branches only runs of one recipe whose options differ in
-attention alone. What it can say is checked before any work: the step is in both runs' exact phase,
-the model shapes, max_steps and batch size agree.
+study branches only runs of one recipe whose options differ in attention alone. What it can say is
+checked before anything is written: the step is in both runs' exact phase, the model shapes,
+max_steps and batch size agree.
 """
 
 from __future__ import annotations
@@ -32,31 +34,32 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import cast
 
 import torch
 from safetensors.torch import load_file
 from torch import nn
-from transformers import TrainerCallback
+from transformers import Trainer, set_seed
 
-from linformer_kit.models import LinformerConfig
-from linformer_kit.nn.options import LinformerOptions
+from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
+from linformer_kit.models.convert import TOKENIZER_FILES
+from linformer_kit.models.loading import read_config_json
+from linformer_kit.nn.options import OPTION_NAMES
 from linformer_kit.nn.projection import SequenceProjection
 from linformer_kit.train.checkpoints import checkpoint_problem
 from linformer_kit.train.curve import CURVE_FILE
+from linformer_kit.train.pretrain_config import PretrainConfig
 from linformer_kit.train.schedule import Schedule
 
-# the Linformer attention options: the only config fields in which a branch may differ from its trunk
-ATTENTION_FIELDS = tuple(f.name for f in dataclasses.fields(LinformerOptions))
+# the only config fields in which a branch may differ from its trunk: the Linformer options (OPTION_NAMES),
+# and the fields a save writes without describing the model
 METADATA_FIELDS = ("transformers_version", "auto_map", "architectures", "_name_or_path", "dtype")
-TRUNK_PREFIX = "trunk-"
 BRANCH_FILE = "branched_from.json"  # in a branched run's output_dir: where it started
 
 
 def branch_equals_step_0(options: dict) -> bool:
     """Whether a branch of a run with these pretrain options ends as the run from step 0 would: E and F
     start deterministically (the window start, pretrain's default), so building them draws no random numbers."""
-    from linformer_kit.train.pretrain import PretrainConfig  # the option's one default
-
     default = {f.name: f.default for f in dataclasses.fields(PretrainConfig)}["projection_init"]
     return options.get("projection_init", default) != "random"
 
@@ -82,36 +85,59 @@ def exact_steps(config: dict, schedule: Schedule, max_steps: int) -> int:
     return max_steps
 
 
+def start_branch(config: PretrainConfig, source: Path) -> int:
+    """Write config.output_dir/checkpoint-N, the start of a branch at the trunk's checkpoint folder `source`
+    (a trunk-N), for the run `config` describes to resume from (`resume=True`, `linformer pretrain
+    --resume true`). Every check comes first: a refused branch writes nothing. Returns N.
+
+    The branch's model is built as `pretrain` builds it at step 0 (this run's seed, then the model), so
+    its E and F are the ones the run from step 0 starts with; its other weights are the trunk's.
+    """
+    if config.init_from is not None:
+        raise ValueError(
+            f"trunk {str(source)!r} and init_from={config.init_from!r} both give the starting weights: drop one"
+        )
+    if not source.is_dir():
+        raise ValueError(f"trunk: no such checkpoint folder: {str(source)!r}")
+    wanted = config.continued_model_config(read_config_json(source, "trunk"))
+    step = check_branch_source(source, wanted, config.seq_len_schedule, config.max_steps,
+                               config.per_device_train_batch_size)  # fmt: skip
+    set_seed(config.seed)  # pretrain's start: the seed, then the model (`build_model`)
+    model = LinformerForMaskedLM(wanted)
+    write_branch_checkpoint(model, source, Path(config.output_dir))
+    return step
+
+
 def check_branch_source(
     source: Path, wanted: LinformerConfig, schedule: Schedule, max_steps: int, batch_size: int
 ) -> int:
     """The step of checkpoint folder `source`, after every check a branch at it must pass (ValueError)."""
     problem = checkpoint_problem(source)
     if problem is not None:
-        raise ValueError(f"branch_from: {str(source)!r} is not a complete checkpoint: {problem}")
+        raise ValueError(f"trunk: {str(source)!r} is not a complete checkpoint: {problem}")
     state = json.loads((source / "trainer_state.json").read_text(encoding="utf-8"))
     step = state["global_step"]
     for name, theirs, mine in (("max_steps", state.get("max_steps"), max_steps),
                                ("per_device_train_batch_size", state.get("train_batch_size"), batch_size)):  # fmt: skip
         if theirs != mine:
             raise ValueError(
-                f"branch_from: {name}={mine} differs from the trunk's {theirs} ({source}): a branch continues "
+                f"trunk: {name}={mine} differs from the trunk's {theirs} ({source}): a branch continues "
                 "the trunk's run, so everything but the attention must be the same"
             )
     trunk, mine = LinformerConfig.from_pretrained(source).to_dict(), wanted.to_dict()  # both with defaults
-    drop = {*ATTENTION_FIELDS, *METADATA_FIELDS}
+    drop = {*OPTION_NAMES, *METADATA_FIELDS}
     for key in sorted((set(trunk) | set(mine)) - drop):
         if trunk.get(key) != mine.get(key):
             raise ValueError(
-                f"branch_from: the model's {key}={mine.get(key)!r} differs from the trunk's {trunk.get(key)!r} "
+                f"trunk: the model's {key}={mine.get(key)!r} differs from the trunk's {trunk.get(key)!r} "
                 f"({source / 'config.json'}): a branch may differ from its trunk in attention only "
-                f"({', '.join(ATTENTION_FIELDS)})"
+                f"({', '.join(OPTION_NAMES)})"
             )
     for who, config in (("this run", mine), ("the trunk", trunk)):
         exact = exact_steps(config, schedule, max_steps)
         if step > exact:
             raise ValueError(
-                f"branch_from: {source.name} is at step {step}, but {who} attends every block exactly only in "
+                f"trunk: {source.name} is at step {step}, but {who} attends every block exactly only in "
                 f"its first {exact} steps (k={config.get('projected_length')}, short_inputs="
                 f"{config.get('short_inputs')!r}, schedule {schedule}): after that the runs differ"
             )
@@ -128,14 +154,13 @@ def projection_names(model: nn.Module) -> set[str]:
     } & {name for name, _ in model.named_parameters()}
 
 
-def write_branch_checkpoint(trainer, source: Path, output_dir: Path) -> None:
-    """output_dir/checkpoint-N: the trunk's state at step N with this trainer's model (its own E and F).
+def write_branch_checkpoint(model: nn.Module, source: Path, output_dir: Path) -> None:
+    """output_dir/checkpoint-N: the trunk's state at step N (its tokenizer too) with `model` (its own E and F).
 
-    The optimizer state moves by parameter name (the Trainer's two groups, decay and no decay, in
+    The optimizer state moves by parameter name (the Trainer's optimizer groups, decay and no decay, in
     `named_parameters` order); E and F start with none, as in a run whose optimizer never stepped them.
     Written under a temporary name and renamed when whole: a kill leaves no checkpoint-N behind.
     """
-    model = trainer.model
     trunk_weights = load_file(source / "model.safetensors")
     trunk_model = _trunk_skeleton(source)
     new, gone = projection_names(model), projection_names(trunk_model)
@@ -143,22 +168,28 @@ def write_branch_checkpoint(trainer, source: Path, output_dir: Path) -> None:
     theirs = {n for n, _ in trunk_model.named_parameters()}
     unmatched = sorted((set(mine) - new) ^ (theirs - gone))
     if unmatched:
-        raise ValueError(
-            f"branch_from: parameter {unmatched[0]!r} is in only one of the two models ({source})"
-        )
+        raise ValueError(f"trunk: parameter {unmatched[0]!r} is in only one of the two models ({source})")
     with torch.no_grad():
         for name, parameter in mine.items():
             if name not in new:
                 parameter.copy_(trunk_weights[name])
     state = json.loads((source / "trainer_state.json").read_text(encoding="utf-8"))
-    target = branch_checkpoint(source, output_dir)
+    target = output_dir / f"checkpoint-{state['global_step']}"
     partial = output_dir / f".partial-{target.name}"
     shutil.rmtree(partial, ignore_errors=True)
     model.save_pretrained(partial)
     optimizer = torch.load(source / "optimizer.pt", map_location="cpu", weights_only=True)
-    torch.save(_moved_optimizer(optimizer, _groups(trainer, trunk_model), _groups(trainer, model)),
+    torch.save(_moved_optimizer(optimizer, _groups(trunk_model), _groups(model)),
                partial / "optimizer.pt")  # fmt: skip
-    for file in [source / "scheduler.pt", source / "trainer_state.json", *source.glob("rng_state*.pth")]:
+    tokenizer = [
+        source / name for name in TOKENIZER_FILES if (source / name).is_file()
+    ]  # as a checkpoint has it
+    for file in [
+        source / "scheduler.pt",
+        source / "trainer_state.json",
+        *source.glob("rng_state*.pth"),
+        *tokenizer,
+    ]:
         shutil.copyfile(file, partial / file.name)
     os.replace(partial, target)
     # the trunk's curve up to the step (trainer_state holds it for metrics.json; the file is the live copy)
@@ -166,12 +197,6 @@ def write_branch_checkpoint(trainer, source: Path, output_dir: Path) -> None:
     (output_dir / CURVE_FILE).write_text("".join(lines), encoding="utf-8")
     record = {"trunk": source.parent.name, "checkpoint": source.name, "step": state["global_step"]}
     (output_dir / BRANCH_FILE).write_text(json.dumps(record) + "\n", encoding="utf-8")
-
-
-def branch_checkpoint(source: Path, output_dir: Path) -> Path:
-    """Where a branch from `source` (the trunk's checkpoint at step N) writes its start: checkpoint-N."""
-    step = json.loads((source / "trainer_state.json").read_text(encoding="utf-8"))["global_step"]
-    return output_dir / f"checkpoint-{step}"
 
 
 def branched_from(output_dir: str | Path) -> dict | None:
@@ -182,15 +207,15 @@ def branched_from(output_dir: str | Path) -> dict | None:
 
 def _trunk_skeleton(source: Path) -> nn.Module:
     """The trunk's model without weights (meta tensors): its parameter names and groups."""
-    from linformer_kit.models import LinformerForMaskedLM
-
     with torch.device("meta"):
         return LinformerForMaskedLM(LinformerConfig.from_pretrained(source))
 
 
-def _groups(trainer, model: nn.Module) -> list[list[str]]:
+def _groups(model: nn.Module) -> list[list[str]]:
     """The Trainer's optimizer groups of `model` as parameter names (`Trainer.create_optimizer`'s rule)."""
-    decay = set(trainer.get_decay_parameter_names(model))
+    # The Trainer's own method, which reads nothing of the Trainer it is called on: building one here would
+    # check arguments (an evaluation without its data) that writing a checkpoint has no use for.
+    decay = set(Trainer.get_decay_parameter_names(cast(Trainer, None), model))
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     return [[n for n, _ in named if n in decay], [n for n, _ in named if n not in decay]]
 
@@ -199,7 +224,7 @@ def _moved_optimizer(state: dict, trunk: list[list[str]], branch: list[list[str]
     """The trunk's optimizer state dict re-indexed for the branch's groups (by name; new names: no state)."""
     if len(state["param_groups"]) != len(trunk):
         raise ValueError(
-            f"branch_from: the trunk's optimizer has {len(state['param_groups'])} parameter groups, "
+            f"trunk: the optimizer has {len(state['param_groups'])} parameter groups, "
             f"expected the Trainer's {len(trunk)}"
         )
     old_index = {name: i for i, name in enumerate(n for group in trunk for n in group)}
@@ -211,21 +236,3 @@ def _moved_optimizer(state: dict, trunk: list[list[str]], branch: list[list[str]
         groups.append({**group, "params": list(range(start, start + len(members)))})
         start += len(members)
     return {"state": moved, "param_groups": groups}
-
-
-class KeepCheckpoint(TrainerCallback):
-    """Keeps checkpoint-`step` as output_dir/trunk-`step` (hard links; the rotation never removes it)."""
-
-    def __init__(self, step: int) -> None:
-        self.step = step
-
-    def on_save(self, args, state, control, **kwargs):
-        if state.global_step != self.step or not state.is_world_process_zero:
-            return
-        source = Path(args.output_dir) / f"checkpoint-{self.step}"
-        target = Path(args.output_dir) / f"{TRUNK_PREFIX}{self.step}"
-        partial = target.with_name(f".partial-{target.name}")
-        shutil.rmtree(partial, ignore_errors=True)
-        shutil.copytree(source, partial, copy_function=os.link)
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(partial, target)
