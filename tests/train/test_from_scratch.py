@@ -132,8 +132,8 @@ def _config(data: Path, out: Path, **overrides) -> FinetuneConfig:
 def test_new_model_options_are_checked_first(
     overrides: dict, message: str, listops_tsv: Path, tmp_path: Path
 ) -> None:
-    with pytest.raises(ValueError, match=message):
-        _config(listops_tsv, tmp_path / "out", **overrides)
+    with pytest.raises(ValueError, match=message):  # values on construction, a tokenizer folder: preflight
+        _config(listops_tsv, tmp_path / "out", **overrides).preflight()
     assert not (tmp_path / "out").exists()
 
 
@@ -148,7 +148,7 @@ def test_attention_dropout_defaults_to_dropout(
 
 def test_tokenizer_folder_must_hold_a_tokenizer(listops_tsv: Path, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"not a saved tokenizer folder \(no tokenizer_config.json\)"):
-        _config(listops_tsv, tmp_path / "out", tokenizer=str(tmp_path))
+        _config(listops_tsv, tmp_path / "out", tokenizer=str(tmp_path)).preflight()
 
 
 @pytest.mark.parametrize(

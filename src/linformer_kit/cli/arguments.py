@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import importlib
 import json
 import os
 import types
@@ -194,6 +195,52 @@ def _as_tuple(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(value)
     return value if value is None else (value,)
+
+
+# The verbs that train: verb -> (its config class in linformer_kit.train.<verb>, usage line, description).
+# Their run function is linformer_kit.train.<verb>.<verb>; their summary line is the verb module's.
+TRAINING_VERBS: dict[str, tuple[str, str, str]] = {
+    "pretrain": (
+        "PretrainConfig",
+        "linformer pretrain --train PATH [PATH ...] --output-dir DIR [--config FILE] [--OPTION VALUE ...]",
+        "Masked-LM pretraining with the Hugging Face Trainer; every Trainer option is a flag. "
+        "Also runs under torchrun / accelerate launch.",
+    ),
+    "finetune": (
+        "FinetuneConfig",
+        "linformer finetune (--model DIR | --preset NAME --tokenizer bytes|word|DIR) --output-dir DIR "
+        "(--train FILE --validation FILE | --dataset NAME | --glue-task TASK) [--config FILE] [--OPTION VALUE ...]",
+        "Sequence classification with the Hugging Face Trainer, of a pretrained model or of a "
+        "new one trained from scratch; reports dev accuracy (and F1). Every Trainer option is a flag.",
+    ),
+    "distill": (
+        "DistillConfig",
+        "linformer distill --teacher DIR --train PATH [PATH ...] --output-dir DIR [--OPTION VALUE ...]",
+        "Convert a pretrained encoder to a Linformer and distil it from the original (attention "
+        "transfer, then end to end) with the Hugging Face Trainer; every Trainer option is a flag.",
+    ),
+}
+
+
+def training_verb(
+    verb: str, summary: Callable[[Any], str]
+) -> tuple[Callable[[], HfArgumentParser], Callable[[list[str]], int]]:
+    """`build_parser` and `main` of the training verb `verb` (`TRAINING_VERBS`): the flags of its config
+    class, and a run of `linformer_kit.train.<verb>.<verb>` that prints `summary(result)` (rank 0).
+
+    Both import the training module only when called: `linformer --help` stays fast.
+    """
+    config, usage, description = TRAINING_VERBS[verb]
+
+    def build_parser() -> HfArgumentParser:
+        config_class = getattr(importlib.import_module(f"linformer_kit.train.{verb}"), config)
+        return config_parser(config_class, prog=f"linformer {verb}", usage=usage, description=description)
+
+    def main(argv: list[str]) -> int:
+        train = getattr(importlib.import_module(f"linformer_kit.train.{verb}"), verb)
+        return run_training_verb(build_parser(), train, summary, argv)
+
+    return build_parser, main
 
 
 def run_training_verb(

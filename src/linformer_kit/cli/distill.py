@@ -11,30 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from transformers import HfArgumentParser
-
-from linformer_kit.cli.arguments import config_parser, run_training_verb
+from linformer_kit.cli.arguments import training_verb
 
 if TYPE_CHECKING:
     from linformer_kit.train.distill import DistillResult
-
-
-def build_parser() -> HfArgumentParser:
-    from linformer_kit.train.distill import DistillConfig
-
-    return config_parser(
-        DistillConfig,
-        prog="linformer distill",
-        usage="linformer distill --teacher DIR --train PATH [PATH ...] --output-dir DIR [--OPTION VALUE ...]",
-        description="Convert a pretrained encoder to a Linformer and distil it from the original (attention "
-        "transfer, then end to end) with the Hugging Face Trainer; every Trainer option is a flag.",
-    )
-
-
-def main(argv: list[str]) -> int:
-    from linformer_kit.train.distill import distill
-
-    return run_training_verb(build_parser(), distill, summary, argv)
 
 
 def summary(result: DistillResult) -> str:
@@ -44,3 +24,6 @@ def summary(result: DistillResult) -> str:
         f"documents) {stages}; two different documents under the teacher: {result.different_documents:.4f}; "
         f"model saved to {result.output_dir}"
     )
+
+
+build_parser, main = training_verb("distill", summary)  # its flags, usage and help: TRAINING_VERBS

@@ -11,32 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from transformers import HfArgumentParser
-
-from linformer_kit.cli.arguments import config_parser, run_training_verb, tokens_per_second, train_loss_text
+from linformer_kit.cli.arguments import tokens_per_second, train_loss_text, training_verb
 
 if TYPE_CHECKING:
     from linformer_kit.train.finetune import FinetuneResult
-
-
-def build_parser() -> HfArgumentParser:
-    from linformer_kit.train.finetune import FinetuneConfig
-
-    return config_parser(
-        FinetuneConfig,
-        prog="linformer finetune",
-        usage="linformer finetune (--model DIR | --preset NAME --tokenizer bytes|word|DIR) --output-dir DIR "
-        "(--train FILE --validation FILE | --dataset NAME | --glue-task TASK) [--config FILE] "
-        "[--OPTION VALUE ...]",
-        description="Sequence classification with the Hugging Face Trainer, of a pretrained model or of a "
-        "new one trained from scratch; reports dev accuracy (and F1). Every Trainer option is a flag.",
-    )
-
-
-def main(argv: list[str]) -> int:
-    from linformer_kit.train.finetune import finetune
-
-    return run_training_verb(build_parser(), finetune, summary, argv)
 
 
 def summary(result: FinetuneResult) -> str:
@@ -45,3 +23,6 @@ def summary(result: FinetuneResult) -> str:
         f"{result.metrics_text()} ({result.eval_examples} examples), {tokens_per_second(result)}; "
         f"model saved to {result.output_dir}"
     )
+
+
+build_parser, main = training_verb("finetune", summary)  # its flags, usage and help: TRAINING_VERBS

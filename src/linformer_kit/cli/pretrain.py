@@ -12,30 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from transformers import HfArgumentParser
-
-from linformer_kit.cli.arguments import config_parser, run_training_verb, tokens_per_second, train_loss_text
+from linformer_kit.cli.arguments import tokens_per_second, train_loss_text, training_verb
 
 if TYPE_CHECKING:
     from linformer_kit.train.pretrain import PretrainResult
-
-
-def build_parser() -> HfArgumentParser:
-    from linformer_kit.train.pretrain import PretrainConfig
-
-    return config_parser(
-        PretrainConfig,
-        prog="linformer pretrain",
-        usage="linformer pretrain --train PATH [PATH ...] --output-dir DIR [--config FILE] [--OPTION VALUE ...]",
-        description="Masked-LM pretraining with the Hugging Face Trainer; every Trainer option is a flag. "
-        "Also runs under torchrun / accelerate launch.",
-    )
-
-
-def main(argv: list[str]) -> int:
-    from linformer_kit.train.pretrain import pretrain
-
-    return run_training_verb(build_parser(), pretrain, summary, argv)
 
 
 def summary(result: PretrainResult) -> str:
@@ -54,3 +34,6 @@ def by_position(result: PretrainResult) -> str:
     if len(ranges) < 2:
         return ""
     return "by position " + " / ".join(f"{name} {value:.2f}" for name, value in ranges.items()) + ", "
+
+
+build_parser, main = training_verb("pretrain", summary)  # its flags, usage and help: TRAINING_VERBS

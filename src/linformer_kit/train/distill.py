@@ -52,7 +52,6 @@ from transformers import AutoTokenizer, DataCollatorWithPadding, PreTrainedModel
 
 from linformer_kit.models import LinformerForMaskedLM, LinformerModel
 from linformer_kit.models.convert import (
-    CONVERSION_OPTIONS,
     SOURCE_TYPES,
     converter,
     is_projection_key,
@@ -64,17 +63,11 @@ from linformer_kit.models.sentence_transformers_folder import (
     sentence_embedding,
 )
 from linformer_kit.nn import LinformerSelfAttention, ShortInputs
-from linformer_kit.nn.options import (
-    LinformerOptions,
-    ProjectionInit,
-    ProjectionKind,
-    Sharing,
-    option_field,
-    parse_per_layer,
-)
+from linformer_kit.nn.options import LinformerOptions, option_field
 from linformer_kit.output_dir import saved_files
 from linformer_kit.train.data import load_text, pack_blocks
 from linformer_kit.train.guards import GuardedTrainer, guarded_run
+from linformer_kit.train.model_fields import ConversionFields
 from linformer_kit.train.publish import portable
 from linformer_kit.train.training_arguments import LinformerTrainingArguments, check_number, trainer_default
 
@@ -87,8 +80,9 @@ Examples = Literal["documents", "blocks"]
 
 
 @dataclass
-class DistillConfig(LinformerTrainingArguments):
-    """Everything `distill` needs: the teacher, the text, the student's Linformer options, the stages.
+class DistillConfig(ConversionFields, LinformerTrainingArguments):
+    """Everything `distill` needs: the teacher, the text, the student's Linformer options (`ConversionFields`,
+    train/model_fields.py), the stages.
 
     A `TrainingArguments` subclass, as `pretrain`'s: every Trainer field is a flag; `learning_rate` is the
     end-to-end stage's, `attention_learning_rate` the attention-transfer stage's, and each stage runs its
@@ -124,12 +118,6 @@ class DistillConfig(LinformerTrainingArguments):
     seq_len: int | None = field(
         default=None, metadata={"help": "block length n (default: the teacher's longest input)"}
     )
-    projected_length: int | str | list[int] | None = option_field("projected_length", default=128)
-    sharing: Sharing = option_field("sharing")
-    projection: ProjectionKind = option_field("projection")
-    projection_init: ProjectionInit = option_field("projection_init")
-    local_window: int | str | list[int | None] | None = option_field("local_window")
-    global_tokens: int = option_field("global_tokens")
     short_inputs: ShortInputs = option_field(
         "short_inputs", default="exact", note="inputs of at most k tokens attend exactly, as the teacher"
     )
@@ -142,18 +130,22 @@ class DistillConfig(LinformerTrainingArguments):
     end_to_end_steps: int = field(default=150, metadata={"help": "end-to-end steps (0: skip the stage)"})
     examples: Examples = field(
         default="documents",
-        metadata={"help": "'documents' (one per document, truncated to seq_len: every length the model will "
-                  "see) or 'blocks' (documents packed into blocks of exactly seq_len tokens)"},
-    )  # fmt: skip
+        metadata={
+            "help": "'documents' (one per document, truncated to seq_len: every length the model will "
+            "see) or 'blocks' (documents packed into blocks of exactly seq_len tokens)"
+        },
+    )
     tune: Tune = field(
         default="all", metadata={"help": "end to end: 'all' weights, or 'lora' adapters (+ E, F) via PEFT"}
     )
     lora_rank: int = field(default=16, metadata={"help": "LoRA rank (tune='lora')"})
     embedding_weight: float = field(
         default=1.0,
-        metadata={"help": "weight of 1 - cos(mean-pooled student, teacher) at the last layer: the sentence "
-                  "embedding the fidelity measures (0: hidden states only)"},
-    )  # fmt: skip
+        metadata={
+            "help": "weight of 1 - cos(mean-pooled student, teacher) at the last layer: the sentence "
+            "embedding the fidelity measures (0: hidden states only)"
+        },
+    )
     logits_weight: float = field(
         default=1.0, metadata={"help": "weight of KL on masked-LM logits (teachers with a masked-LM head)"}
     )
@@ -164,9 +156,7 @@ class DistillConfig(LinformerTrainingArguments):
             raise ValueError("teacher: missing; give the model directory to distil from (--teacher)")
         if not self.train:
             raise ValueError("train: missing; give unlabeled text to distil on (--train)")
-        for name in ("projected_length", "local_window"):  # the command-line form: k's grammar
-            if isinstance(getattr(self, name), str):
-                setattr(self, name, parse_per_layer(name, getattr(self, name)))
+        self._parse_option_text()
         for name in ("attention_steps", "end_to_end_steps"):
             check_number(name, getattr(self, name), 0, integer=True)
         if self.attention_steps + self.end_to_end_steps == 0:
@@ -212,10 +202,6 @@ class DistillConfig(LinformerTrainingArguments):
                 "that run, or choose another --output-dir"
             )
 
-    def linformer_options(self) -> dict[str, object]:
-        """The student's Linformer options, as a conversion takes them (models/convert.py, `Conversion`)."""
-        return {name: getattr(self, name) for name in CONVERSION_OPTIONS}
-
     def student_config(self):
         """The student's LinformerConfig, from the teacher's config.json alone (ValueError names a bad option)."""
         from transformers import AutoConfig
@@ -230,13 +216,13 @@ class DistillConfig(LinformerTrainingArguments):
                     f"teacher: {self.teacher!r} is a Linformer with projected_length={source.projected_length}; "
                     "the teacher must attend fully (projected_length none), as the model it stands for"
                 )
-            return target_config(source, **self.linformer_options())
+            return target_config(source, **self.conversion_options())
         if source.model_type not in SOURCE_TYPES:
             raise ValueError(
                 f"teacher: {self.teacher!r} is a {source.model_type!r} model; expected linformer, "
                 f"{', '.join(SOURCE_TYPES)}"
             )
-        return converted_config(source, **self.linformer_options())
+        return converted_config(source, **self.conversion_options())
 
 
 @dataclass
@@ -269,7 +255,7 @@ def load_teacher(path: str) -> PreTrainedModel:
 
 def student_from(teacher: PreTrainedModel, config: DistillConfig) -> PreTrainedModel:
     """The teacher with this run's Linformer options: every weight copied, E and F new (window start)."""
-    student, _ = with_linformer_options(teacher, **config.linformer_options())
+    student, _ = with_linformer_options(teacher, **config.conversion_options())
     if student is teacher:  # the options were the teacher's own: a copy to train
         student = type(teacher)(teacher.config)
         student.load_state_dict(teacher.state_dict())
@@ -501,7 +487,7 @@ def _run_stage(config, stage: Stage, steps: int, student, teacher, blocks, token
 
 def _stage_options(config: DistillConfig, stage: Stage, steps: int) -> dict:
     """What a finished stage must have run with for a resume to reuse it (JSON-comparable)."""
-    options = {**config.linformer_options(), "steps": steps, "short_inputs": config.short_inputs,
+    options = {**config.conversion_options(), "steps": steps, "short_inputs": config.short_inputs,
                "examples": config.examples, "seq_len": config.seq_len}  # fmt: skip
     if stage == "attention":
         return {**options, "learning_rate": config.attention_learning_rate}

@@ -1,4 +1,4 @@
-"""The fields that shape a new model, defined once for `linformer pretrain` and `linformer finetune --preset`.
+"""The fields that shape a new model, defined once for `linformer pretrain`, `finetune --preset` and `distill`.
 
     @dataclass
     class PretrainConfig(NewModelFields, LinformerTrainingArguments): ...   # flags --projected-length, ...
@@ -6,8 +6,10 @@
     config.new_model_config("tiny", longest_input=512, vocab_size=261, pad_token_id=1)  # a LinformerConfig
 
 The Linformer options are `nn/options.py`'s (`option_field`: its default, help text and checks), the
-encoder shapes `models/presets.py`'s; this mixin adds the encoder fields a new model takes
-(dropout, attention dropout, LayerNorm placement) and builds the `LinformerConfig`, so both verbs build a new model the same way.
+encoder shapes `models/presets.py`'s. `ConversionFields` holds the options a conversion sets (distill's
+student takes those); `NewModelFields` adds the ones a new model alone takes (projection scaling, dropout,
+attention dropout, LayerNorm placement) and builds the `LinformerConfig`, so both training verbs build a
+new model the same way.
 """
 
 from __future__ import annotations
@@ -26,8 +28,7 @@ from linformer_kit.nn.options import (
     Sharing,
     check_projected_length,
     option_field,
-    parse_local_window,
-    parse_projected_length,
+    parse_per_layer,
 )
 from linformer_kit.train.training_arguments import check_number
 
@@ -37,11 +38,12 @@ LOCAL_OPTIONS = ("local_window", "global_tokens")
 
 
 @dataclass
-class NewModelFields:
-    """Linformer options and encoder fields of a new model (a mixin of the training configs).
+class ConversionFields:
+    """The Linformer options of a model made from another (a conversion's: models/convert.py, `Conversion`),
+    a mixin of the configs that take them: a new model's (`NewModelFields`), distill's student.
 
-    `projected_length` is `int | list[int] | None` after `_check_model_fields` (a str is the command-line
-    form "128", "256,128", "none").
+    `projected_length` and `local_window` are `int | list[int | None] | None` after `_parse_option_text` (a
+    str is the command-line form "128", "256,128", "none").
     """
 
     # k = 128: a quarter of a 512-token input (pretrain's seq_len, finetune's new-model max_length), the
@@ -49,10 +51,26 @@ class NewModelFields:
     projected_length: int | str | list[int] | None = option_field("projected_length", default=128)
     sharing: Sharing = option_field("sharing")
     projection: ProjectionKind = option_field("projection")
-    projection_scaling: ProjectionScaling = option_field("projection_scaling", note="new models only")
     projection_init: ProjectionInit = option_field("projection_init", note="new models only")
     local_window: int | str | list[int | None] | None = option_field("local_window")
     global_tokens: int = option_field("global_tokens")
+
+    def _parse_option_text(self) -> None:
+        """The command-line (and config file) text of k and w, one grammar: '128', '256,128', 'none'."""
+        for name in ("projected_length", "local_window"):
+            if isinstance(getattr(self, name), str):
+                setattr(self, name, parse_per_layer(name, getattr(self, name)))
+
+    def conversion_options(self) -> dict[str, object]:
+        """The Linformer options that shape a new or converted model (init_from takes these, not the rest)."""
+        return {name: getattr(self, name) for name in CONVERSION_OPTIONS}
+
+
+@dataclass
+class NewModelFields(ConversionFields):
+    """Linformer options and encoder fields of a new model (a mixin of the training configs)."""
+
+    projection_scaling: ProjectionScaling = option_field("projection_scaling", note="new models only")
     dropout: float = field(
         default=LinformerConfig.hidden_dropout_prob,
         metadata={
@@ -79,10 +97,7 @@ class NewModelFields:
 
     def _check_model_fields(self) -> None:
         """The command-line form of k parsed, dropouts in [0, 1); the rest is `LinformerConfig`'s to check."""
-        if isinstance(self.projected_length, str):
-            self.projected_length = parse_projected_length(self.projected_length)
-        if isinstance(self.local_window, str):
-            self.local_window = parse_local_window(self.local_window)
+        self._parse_option_text()
         check_number("dropout", self.dropout, 0, below=1)
         if self.attention_dropout is not None:
             check_number("attention_dropout", self.attention_dropout, 0, below=1)
@@ -93,10 +108,6 @@ class NewModelFields:
         for layer_k in k if isinstance(k, list) else [k]:
             if isinstance(layer_k, int) and not isinstance(layer_k, bool):
                 check_projected_length(layer_k, length, self.projection, where=name)
-
-    def conversion_options(self) -> dict[str, object]:
-        """The Linformer options that shape a new or converted model (init_from takes these, not the rest)."""
-        return {name: getattr(self, name) for name in CONVERSION_OPTIONS}
 
     def new_model_config(
         self, preset: Preset, longest_input: int, *, vocab_size: int, pad_token_id: int, **fields: object
