@@ -35,6 +35,7 @@ from linformer_kit.train.training_arguments import check_number
 # The attention's local part beside the projection (nn/local.py): a window and global tokens add no weights,
 # so they also apply to a trained Linformer (finetune --model), whose other options its weights fix.
 LOCAL_OPTIONS = ("local_window", "global_tokens")
+PER_LAYER_OPTIONS = ("projected_length", "local_window")  # one value, or one per layer: k's grammar
 
 
 @dataclass
@@ -57,7 +58,7 @@ class ConversionFields:
 
     def _parse_option_text(self) -> None:
         """The command-line (and config file) text of k and w, one grammar: '128', '256,128', 'none'."""
-        for name in ("projected_length", "local_window"):
+        for name in PER_LAYER_OPTIONS:
             if isinstance(getattr(self, name), str):
                 setattr(self, name, parse_per_layer(name, getattr(self, name)))
 

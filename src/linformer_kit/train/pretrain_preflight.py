@@ -28,11 +28,11 @@ from linformer_kit.models.loading import check_model_dir, longest_input, read_co
 from linformer_kit.models.presets import PRESETS
 from linformer_kit.output_dir import is_same_or_inside
 from linformer_kit.train.data import TEXT_SUFFIXES, expand_text_files, is_hub_name
+from linformer_kit.train.model_fields import PER_LAYER_OPTIONS
 
 # What a resume compares with the checkpoint: every Linformer option a config saves but projection_init,
 # which says only how new E and F start (a resume loads them), and the LayerNorm placement.
 RESUMED_OPTIONS = (*(name for name in SAVED_OPTIONS if name != "projection_init"), "layer_norm")
-PER_LAYER = ("projected_length", "local_window")  # one value, or one per layer: 8 and [8, 8] are one model
 
 
 def check_text_sources(
@@ -103,7 +103,7 @@ def check_resumed_model(
     for name in RESUMED_OPTIONS:
         mine = getattr(wanted, name)
         theirs = saved.get(name, getattr(LinformerConfig, name))  # older checkpoints: the default
-        if name in PER_LAYER:
+        if name in PER_LAYER_OPTIONS:  # 8 and [8, 8] are one model
             mine, theirs = (v if isinstance(v, list) else [v] * layers for v in (mine, theirs))
         if mine != theirs:
             raise ValueError(
