@@ -85,6 +85,8 @@ def _read(path: Path) -> dict[str, Any] | None:
 
 
 def _model_fields(config: dict[str, Any] | None) -> dict[str, Any]:
+    """A record's model columns. Not OPTION_NAMES: the tables' columns, in results.json's key order, each with
+    the value runs recorded before it existed had (short_inputs and projection_order are not columns)."""
     config = config or {}
     k = config.get("projected_length")
     return {
@@ -202,6 +204,7 @@ def _majority_share(path: Path) -> float | None:
 
 
 # what a run's model is, beside k: a new model takes pretrain's defaults, an `init_from` run its source model's
+# (the `_model_fields` columns a source config can give, not the Linformer options: layer_norm, no window)
 MODEL_OPTIONS = ("sharing", "projection", "projection_scaling", "projection_init", "layer_norm")
 
 

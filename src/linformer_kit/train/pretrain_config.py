@@ -7,13 +7,12 @@ files and folders it names (train/pretrain_preflight.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Literal, get_args
 
 from transformers import AutoConfig, PreTrainedConfig
 
-from linformer_kit.models import LinformerConfig
 from linformer_kit.models.convert import NewPositions, check_new_positions, new_positions_field
 from linformer_kit.models.loading import longest_input, read_config_json
 from linformer_kit.models.presets import PRESETS
@@ -33,13 +32,8 @@ from linformer_kit.train.training_arguments import LinformerTrainingArguments, c
 
 ShortBlockPositions = Literal["restart", "keep"]
 MIN_VOCAB = 256 + len(SPECIAL_TOKENS)  # a byte-level BPE: every byte, the special tokens, then merges
-# the fields that apply to a new model only, with their defaults: with init_from the checkpoint's are kept
-NEW_MODEL_ONLY = {
-    "projection_scaling": LinformerConfig.projection_scaling,
-    "layer_norm": LinformerConfig.layer_norm,
-    "dropout": LinformerConfig.hidden_dropout_prob,
-    "short_inputs": "exact",
-}
+# the fields that apply to a new model only: init_from keeps its checkpoint's, so they must keep their defaults
+NEW_MODEL_ONLY = ("projection_scaling", "layer_norm", "dropout", "short_inputs")
 
 
 @dataclass
@@ -212,8 +206,9 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
                     f"preset={self.preset!r} and init_from={self.init_from!r}: the model keeps the shape of "
                     "init_from; drop --preset"
                 )
-            for name, default in NEW_MODEL_ONLY.items():
-                if getattr(self, name) != default:
+            defaults = {f.name: f.default for f in fields(self)}
+            for name in NEW_MODEL_ONLY:
+                if getattr(self, name) != defaults[name]:
                     raise ValueError(
                         f"{name}={getattr(self, name)!r} applies to new models only; "
                         f"init_from={self.init_from!r} keeps its checkpoint's {name}"
