@@ -4,7 +4,7 @@ torch.export and ONNX (`torch.onnx.export(..., dynamo=True)`, run in ONNX Runtim
 mode and projection kind, both `short_inputs` (docs/models.md, "Export"). The exported graph must give
 the eager output at n <= k and n > k, at n = max_seq_len, with padding, and for a short sequence
 padded into a long batch: with short_inputs="exact" the graph cannot branch on n, so it takes the
-one-graph form of nn/attention.py, and these tests are what prove it equals the eager paths.
+one-graph form of nn/short_inputs.py, and these tests are what prove it equals the eager paths.
 """
 
 from __future__ import annotations

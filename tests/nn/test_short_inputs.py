@@ -1,4 +1,4 @@
-"""short_inputs="exact": n <= k takes exact softmax attention, n > k is projected (nn/attention.py docstring)."""
+"""short_inputs="exact": n <= k takes exact softmax attention, n > k is projected (nn/short_inputs.py docstring)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import torch
 from torch.testing import assert_close
 
 from linformer_kit.nn import LinformerSelfAttention
-from linformer_kit.nn.attention import real_token_positions
+from linformer_kit.nn.short_inputs import real_token_positions
 
 D, H, N, K = 32, 4, 64, 16
 

@@ -12,27 +12,9 @@ The fast order needs one E for all heads and a linear projection; it is the defa
 applies ("auto"), and the paper order is kept as the reference ("paper"). Under kv / layerwise
 sharing one E X serves keys and values; under headwise sharing E X and F X come from one matmul.
 
-Short inputs. With short_inputs="exact", a sequence of at most k real tokens takes exact softmax
-attention with the same query/key/value/output weights instead of k projected slots: there the
-projection saves nothing (scores cost n·k >= n² multiply-adds) and only loses the attention Linformer
-approximates (k slots that each mix all n tokens through a fixed E cannot single out one token).
-Sequences longer than k are projected as always. The choice is made per sequence, by its real length,
-so a sentence gets the same output whether it is run alone or padded into a batch with long ones:
-a batch of padded length n <= k takes the exact path outright; in a longer batch, the k slots of a
-short sequence hold its own real tokens (gathered in order, the rest of the slots masked out), which is
-exact attention at the cost of the projected one. Default "project" (the paper, fairseq and the other
-peers); `linformer pretrain` and `linformer finetune` default to "exact" (docs/reproduction.md, CPU tier).
-
-One graph for every length (torch.export, ONNX, dynamic torch.compile). A symbolic n cannot choose
-between the two paths above without pinning the graph to one side of n = k, so with a symbolic n every
-batch takes the second form: project, and give each row of at most k real tokens its own tokens in the
-k slots. At n <= k every row is such a row: slot j holds (S X)_j, S (k x n) the selection
-S[j, t] = [t is the j-th real token], a gather (`real_token_positions`, counted, not sorted: ONNX has
-no stable sort). That is the same softmax over the same keys as the exact path, summed in another
-order, so the two agree to round-off (float64: tests/nn/test_short_inputs.py,
-`test_one_graph_form_equals_the_exact_path`; exported and ONNX graphs: tests/nn/test_export.py). The
-cost of the one graph: at n <= k it also computes the projection it then discards, and keys and values
-run on k slots, not n.
+Short inputs (nn/short_inputs.py). With short_inputs="exact", a sequence of at most k real tokens
+takes exact softmax attention with the same weights: at n <= k outright, and in a longer (or, with a
+symbolic n, any) batch through its k slots, which then hold its own tokens. Default "project" (the paper).
 
 Local window and global tokens (`local_window=w`, `global_tokens=g`, nn/local.py): beside the k slots,
 each query attends in the same softmax to the real keys within w positions and to the first g tokens,
@@ -46,6 +28,7 @@ global keys are inside what they attend to already.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 from torch import nn
@@ -65,13 +48,8 @@ from linformer_kit.nn.options import (
     check_choice,
     check_projected_length,
 )
-from linformer_kit.nn.projection import (
-    Projected,
-    SequenceProjection,
-    dense_project,
-    dense_slot_mask,
-    length_scaled,
-)
+from linformer_kit.nn.projection import Projected, SequenceProjection, project_pair
+from linformer_kit.nn.short_inputs import has_short_rows, own_tokens_in_short_rows
 
 
 class LinformerSelfAttention(nn.Module):
@@ -100,7 +78,7 @@ class LinformerSelfAttention(nn.Module):
         projection_scaling: "none", or "length": scale E (m X) by sqrt(max_seq_len / real tokens)
             so short inputs keep the key/value norms of full-length ones (see `SequenceProjection`).
         short_inputs: "project" (always k slots, the paper) or "exact" (n <= k: exact softmax
-            attention, see the module docstring; attention weights are then (b, h, n, n)).
+            attention, see nn/short_inputs.py; attention weights are then (b, h, n, n)).
         projection_init: how learned E, F start: "window" (local means, the default) or "random"
             (zero-mean Gaussian, the paper's); see `SequenceProjection`.
         local_window: w, or None (the paper's layer): each query also attends exactly to the real
@@ -228,7 +206,7 @@ class LinformerSelfAttention(nn.Module):
         """Whether an input of n tokens (padded length) takes exact softmax attention in this layer.
 
         A symbolic n (torch.export, dynamic torch.compile) never does outright: it takes the one-graph
-        form of the module docstring, which is exact attention row by row.
+        form of nn/short_inputs.py, which is exact attention row by row.
         """
         k = self.projected_length
         return k is None or (self.short_inputs == "exact" and isinstance(n, int) and n <= k)
@@ -255,83 +233,85 @@ class LinformerSelfAttention(nn.Module):
     def _attend(
         self, x: torch.Tensor, mask: torch.Tensor | None, *, need_weights: bool, one_graph: bool | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """The forward; `one_graph` (default: whether n is symbolic) takes the one-graph form of short_inputs="exact"."""
+        """The forward -> (out (b, n, D), weights | None). Per head, then the output linear:
+
+            exact       softmax(Q Kᵀ / sqrt(d)) V             k = None, or n <= k (`attends_exactly`)
+            projected   softmax(Q (E K)ᵀ / sqrt(d)) (F V)     and with `is_local`, beside the slots in the
+                                                             same softmax, the window and the global keys
+                                                             (nn/local.py)
+
+        With short_inputs="exact" the slots of a row of at most k real tokens hold its own K, V
+        (nn/short_inputs.py); `one_graph` (default: whether n is symbolic) projects at every n, which
+        is that module's one-graph form.
+        """
         b, n, _ = self._check_input(x)
         mask = self._check_mask(mask, b, n)
-        h, d = self.num_heads, self.head_dim
-        one_graph = self.projected_length is not None and (
-            not isinstance(n, int) if one_graph is None else one_graph
-        )
-
-        q = self.query(x).view(b, n, h, d).transpose(1, 2)  # (b, h, n, d)
-        if self.is_local and not (self.attends_exactly(n) and not one_graph):
-            out, weights = self._attend_local(x, q, mask, need_weights=need_weights, one_graph=one_graph)
-            return self.dense(out.transpose(1, 2).reshape(b, n, h * d)), weights
-        if self.attends_exactly(n) and not one_graph:
-            k, v, attn_mask, causal = self._full_keys_values(x, mask)
+        one_graph = not isinstance(n, int) if one_graph is None else one_graph
+        query = self._split_heads(self.query(x))  # Q (b, h, n, d)
+        if self.projected_length is None or (self.attends_exactly(n) and not one_graph):
+            keys, values, attn_mask, causal = self._full_keys_values(x, mask)  # K, V (b, h, n, d)
+            out, weights = self._softmax(query, keys, values, attn_mask, causal, need_weights)
         else:
-            k, v, slot_mask = (
-                self._fast_keys_values(x, mask) if self.uses_fast_order else self._paper_keys_values(x, mask)
-            )
-            if self.short_inputs == "exact" and (mask is not None or one_graph):
-                # (without a mask and a concrete n > k no row is short: nothing to replace)
-                real = torch.ones(b, n, dtype=torch.bool, device=x.device) if mask is None else mask
-                k, v, slot_mask = self._short_rows_exact(x, real, k, v, slot_mask)
-            attn_mask = _slot_attention_mask(slot_mask)
-            causal = False
-
-        attend = attention_function("eager" if need_weights else self.backend, q, k, v)
-        out, weights = attend(
-            q, k, v, attn_mask,
-            scale=1.0 / math.sqrt(d), dropout_p=self.dropout if self.training else 0.0, causal=causal,
-        )  # fmt: skip
-        out = out.transpose(1, 2).reshape(b, n, h * d)  # (b, n, D)
+            # every token's K, V (b, h, n, d), where the slots are projected from them or the window reads them
+            tokens = self._keys_values(x) if self.is_local or not self.uses_fast_order else None
+            slots = self._slots(x, tokens, mask, one_graph)  # E K, F V (b, h, k, d)
+            if self.is_local:
+                out, weights = self._local_softmax(query, tokens, slots, mask, need_weights)
+            else:
+                out, weights = self._softmax(query, slots.keys, slots.values, slots.keep, False, need_weights)
+        out = out.transpose(1, 2).reshape(b, n, self.hidden_size)  # heads joined: (b, n, D)
         return self.dense(out), weights
 
-    def _attend_local(
+    def _softmax(
         self,
-        x: torch.Tensor,
-        q: torch.Tensor,
-        mask: torch.Tensor | None,
-        *,
+        query: torch.Tensor,
+        keys: torch.Tensor,
+        values: torch.Tensor,
+        attn_mask: torch.Tensor | None,
+        causal: bool,
         need_weights: bool,
-        one_graph: bool,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """softmax(Q keysᵀ / sqrt(d)) values in the layer's backend (eager for the weights): nn/backends.py."""
+        attend = attention_function("eager" if need_weights else self.backend, query, keys, values)
+        return attend(query, keys, values, attn_mask, causal=causal, **self._softmax_options())
+
+    def _local_softmax(
+        self,
+        query: torch.Tensor,
+        tokens: tuple[torch.Tensor, torch.Tensor],
+        slots: Slots,
+        mask: torch.Tensor | None,
+        need_weights: bool,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Slots, window and global keys in one softmax (nn/local.py) -> (out (b, h, n, d), weights | None)."""
-        keys = self._split_heads(self.key(x))  # (b, h, n, d): every token's, for the window
-        values = self._split_heads(self.value(x))  # (b, h, n, d)
-        e, f = self.projections()  # type: ignore[misc]
-        pe, pf = e(keys, mask), f(values, mask)  # the paper order: E_i (m * K_i), F_i (m * V_i)
-        slot_k, slot_v, slot_mask = pe.values, pf.values, pe.slot_mask
-        windowed = None
-        if self.short_inputs == "exact" and (mask is not None or one_graph):
-            real = torch.ones(x.shape[:2], dtype=torch.bool, device=x.device) if mask is None else mask
-            slot_k, slot_v, slot_mask = self._short_rows_exact(x, real, slot_k, slot_v, slot_mask)
-            windowed = real.sum(-1) > self.projected_length  # a short row's slots are its own tokens
-        args = (q, keys, values, slot_k, slot_v, _slot_attention_mask(slot_mask), mask, windowed)
-        options = dict(
-            window=self.local_window, global_tokens=self.global_tokens, scale=1.0 / math.sqrt(self.head_dim),
-            dropout_p=self.dropout if self.training else 0.0,
-        )  # fmt: skip
+        args = (query, *tokens, slots.keys, slots.values, slots.keep, mask, slots.windowed)
+        options = dict(window=self.local_window, global_tokens=self.global_tokens, **self._softmax_options())
         if need_weights or self.backend == "eager":  # the reference, which materialises the weights
             return dense_local_attention(*args, **options)
         return banded_attention(*args, **options, longest=self.max_seq_len), None
+
+    def _softmax_options(self) -> dict[str, float]:
+        return {"scale": 1.0 / math.sqrt(self.head_dim), "dropout_p": self.dropout if self.training else 0.0}
 
     def _split_heads(self, t: torch.Tensor) -> torch.Tensor:
         b, m, _ = t.shape
         return t.view(b, m, self.num_heads, self.head_dim).transpose(1, 2)  # (b, h, m, d)
 
+    def _keys_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """K = X Wk + 1 bkᵀ and V = X Wv + 1 bvᵀ of rows x (b, m, D), heads split: (b, h, m, d) each."""
+        return self._split_heads(self.key(x)), self._split_heads(self.value(x))
+
     def _full_keys_values(
         self, x: torch.Tensor, mask: torch.Tensor | None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, bool]:
-        k = self._split_heads(self.key(x))  # (b, h, n, d)
-        v = self._split_heads(self.value(x))  # (b, h, n, d)
+        """K, V (b, h, n, d), the attention mask, and whether the core is to apply the causal mask."""
+        keys, values = self._keys_values(x)
         if mask is None:
-            return k, v, None, self.causal
+            return keys, values, None, self.causal
         # Pad keys and values become zeros by a select: a masked key still enters the matmuls, and
         # NaN or inf there (garbage, fp16 overflow) would survive a zero attention weight.
         pad = ~mask[:, None, :, None]  # (b, 1, n, 1)
-        k, v = k.masked_fill(pad, 0.0), v.masked_fill(pad, 0.0)
+        keys, values = keys.masked_fill(pad, 0.0), values.masked_fill(pad, 0.0)
         n = x.shape[1]
         attn_mask = mask[:, None, None, :]  # (b, 1, 1, n)
         past = torch.ones(n, n, dtype=torch.bool, device=x.device).tril() if self.causal else None
@@ -342,62 +322,42 @@ class LinformerSelfAttention(nn.Module):
         attn_mask = attn_mask | ~attn_mask.any(-1, keepdim=True)
         if past is not None:
             attn_mask = attn_mask & past
-        return k, v, attn_mask, False
+        return keys, values, attn_mask, False
 
-    def _short_rows_exact(
+    def _slots(
         self,
         x: torch.Tensor,
-        mask: torch.Tensor,
-        k: torch.Tensor,
-        v: torch.Tensor,
-        slot_mask: torch.Tensor | None,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Rows of at most k real tokens: their slots become their own tokens (any n, below k too).
+        tokens: tuple[torch.Tensor, torch.Tensor] | None,
+        mask: torch.Tensor | None,
+        one_graph: bool,
+    ) -> Slots:
+        """E K, F V: the paper order from `tokens` (every token's K, V), else the fast order.
 
-        Slot j of such a row holds the key and value of its j-th real token (j < its real length L),
-        the other slots are zero and masked out: softmax over exactly its L real keys, i.e. exact
-        attention (a row without a real token attends to k zero slots, as the exact path to n zero
-        keys). Longer rows keep their projected slots. torch.where, not a branch: one graph for every
-        batch and every n. The index is counted (module docstring), so n < k needs no special case:
-        slots past a row's last real token point at position n - 1 and are masked.
+        With short_inputs="exact", a row of at most k real tokens gets its own K, V in its slots
+        (nn/short_inputs.py) and takes no window: its slots are exact attention already.
         """
-        slots = self.projected_length
-        real = mask.sum(-1)  # (b,) real tokens per row
-        short = real <= slots  # (b,)
-        filled = torch.arange(slots, device=x.device)[None, :] < real[:, None]  # (b, k)
-        order = real_token_positions(mask, slots)  # (b, k)
-        rows = torch.gather(x, 1, order[..., None].expand(-1, -1, x.shape[-1]))  # (b, k, D)
-        empty = ~filled[:, None, :, None]  # (b, 1, k, 1)
-        rows = rows.masked_fill(empty[:, 0], 0.0)  # pad content (NaN, inf) never reaches a matmul
-        exact_k = self._split_heads(self.key(rows)).masked_fill(empty, 0.0)  # (b, h, k, d)
-        exact_v = self._split_heads(self.value(rows)).masked_fill(empty, 0.0)  # (b, h, k, d)
-        pick = short[:, None, None, None]  # (b, 1, 1, 1)
-        k, v = torch.where(pick, exact_k, k), torch.where(pick, exact_v, v)
-        if slot_mask is None:
-            slot_mask = torch.ones_like(filled)
-        filled = filled | ~filled.any(-1, keepdim=True)  # a row without a real token keeps every slot
-        if slot_mask.dim() == 3:  # per-head slots (b, h, k)
-            filled, short = filled[:, None, :], short[:, None]
-        # a select of bools written as logic: ONNX Runtime has no Where for bool tensors
-        short = short[..., None]  # (b, 1) or (b, 1, 1)
-        return k, v, (short & filled) | (~short & slot_mask)
+        if tokens is None:
+            slots = self._fast_keys_values(x, mask)
+        else:
+            e, f = self.projections()  # type: ignore[misc]
+            keys, values = e(tokens[0], mask), f(tokens[1], mask)  # E_i (m * K_i), F_i (m * V_i)
+            slots = keys.values, values.values, keys.slot_mask
+        windowed = None
+        if has_short_rows(self.short_inputs, mask, one_graph):
+            slots, short = own_tokens_in_short_rows(x, mask, slots, self.projected_length, self._keys_values)
+            windowed = ~short
+        keys, values, slot_mask = slots
+        return Slots(keys, values, _slot_attention_mask(slot_mask), windowed)
 
     def _fast_keys_values(
         self, x: torch.Tensor, mask: torch.Tensor | None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """The fast order: (E (m * X)) Wk + (E m) bkᵀ, likewise with F for values: (b, h, k, d); the slot mask."""
         e, f = self.projections()  # type: ignore[misc]
         pe, pf = project_pair(e, f, x, mask)  # values (b, k, D), row_weight (b, k, 1)
-        k = self._split_heads(_linear_rows(pe, self.key))  # (b, h, k, d)
-        v = self._split_heads(_linear_rows(pf, self.value))  # (b, h, k, d)
-        return k, v, pe.slot_mask
-
-    def _paper_keys_values(
-        self, x: torch.Tensor, mask: torch.Tensor | None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        e, f = self.projections()  # type: ignore[misc]
-        pe = e(self._split_heads(self.key(x)), mask)  # E_i (m * K_i): (b, h, k, d)
-        pf = f(self._split_heads(self.value(x)), mask)  # F_i (m * V_i): (b, h, k, d)
-        return pe.values, pf.values, pe.slot_mask
+        keys = self._split_heads(_linear_rows(pe, self.key))  # (b, h, k, d)
+        values = self._split_heads(_linear_rows(pf, self.value))  # (b, h, k, d)
+        return keys, values, pe.slot_mask
 
     # --- input checks ----------------------------------------------------------------------------
 
@@ -430,47 +390,13 @@ class LinformerSelfAttention(nn.Module):
         return mask
 
 
-def project_pair(
-    e: SequenceProjection, f: SequenceProjection, x: torch.Tensor, mask: torch.Tensor | None
-) -> tuple[Projected, Projected]:
-    """E(m*X) and F(m*X) in one pass over X: once if E is F, one stacked matmul if both are dense."""
-    if e is f:
-        projected = e(x, mask)
-        return projected, projected
-    dense = (
-        e.kind in ("linear", "random")
-        and (f.kind, f.scaling) == (e.kind, e.scaling)
-        and e.weight.shape == f.weight.shape
-    )
-    if not dense:
-        return e(x, mask), f(x, mask)
-    n, k = x.shape[-2], e.projected_length
-    if n > e.max_seq_len:
-        raise ValueError(f"sequence length {n} exceeds the projection's max_seq_len={e.max_seq_len}")
-    weight = torch.cat([e.dense_weight(n, x.dtype), f.dense_weight(n, x.dtype)])  # (2k, n)
-    key_slots = dense_slot_mask(weight[:k], mask, e.max_seq_len)  # (b, k): the keys decide which slots count
-    values, row_weight = dense_project(weight, x, mask)  # (b, 2k, D), (b, 2k, 1)
-    if e.scaling == "length":
-        values, row_weight = length_scaled(values, row_weight, mask, n, e.max_seq_len)
-    return (
-        Projected(values[:, :k], row_weight[:, :k], key_slots),
-        Projected(values[:, k:], row_weight[:, k:], key_slots),
-    )
+class Slots(NamedTuple):
+    """The k projected slots a query attends to."""
 
-
-def real_token_positions(mask: torch.Tensor, slots: int) -> torch.Tensor:
-    """(b, slots) int64: entry j is the position of the j-th real token of each row (j counted from 0).
-
-    Counted, not sorted (ONNX has no stable sort), for any n, below `slots` too:
-        order[j] = #{t : c_t <= j},  c_t = m_0 + ... + m_t  (real tokens up to and including t),
-    since exactly the positions before the j-th real token have at most j real tokens up to them.
-    Slots past a row's last real token hold n - 1 (a valid index, for the caller to mask). Equals
-    `argsort(~mask, stable=True)[:, :slots]` on the real tokens (tests/nn/test_short_inputs.py).
-    Cost: b·slots·n integer compares.
-    """
-    count = mask.to(torch.int32).cumsum(-1)  # (b, n): c_t
-    j = torch.arange(slots, dtype=count.dtype, device=mask.device)[None, :, None]  # (1, slots, 1)
-    return (count[:, None, :] <= j).sum(-1).clamp(max=mask.shape[1] - 1)  # (b, slots)
+    keys: torch.Tensor  # E K (b, h, k, d)
+    values: torch.Tensor  # F V (b, h, k, d)
+    keep: torch.Tensor | None  # which slots count, broadcastable to (b, h, n, k); None: all of them
+    windowed: torch.Tensor | None  # (b,) which rows take the local window and global keys; None: all
 
 
 def _slot_attention_mask(slot_mask: torch.Tensor | None) -> torch.Tensor | None:

@@ -172,12 +172,10 @@ class SequenceProjection(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> Projected:
         """Project x (b, *, n, c) with optional mask (b, n) bool (True = real) to (b, *, k, c)."""
-        n = x.shape[-2]
-        if n > self.max_seq_len:
-            raise ValueError(f"sequence length {n} exceeds the projection's max_seq_len={self.max_seq_len}")
+        self._check_length(x)
         if self.kind in WINDOW_KINDS:
             return self._pool(x, mask)
-        return self._dense(x, mask)
+        return self._dense(x, mask, self.dense_weight(x.shape[-2], x.dtype))
 
     def dense_weight(self, n: int, dtype: torch.dtype) -> torch.Tensor:
         """E[..., :n] (*h, k, n) in `dtype`: the length contract, a shorter input uses the first n columns.
@@ -190,13 +188,23 @@ class SequenceProjection(nn.Module):
             return self.weight[..., :n].to(dtype)
         return self.weight.index_select(-1, torch.arange(n, device=self.weight.device)).to(dtype)
 
-    def _dense(self, x: torch.Tensor, mask: torch.Tensor | None) -> Projected:
-        n = x.shape[-2]
-        weight = self.dense_weight(n, x.dtype)  # (*h, k, n)
-        values, row_weight = dense_project(weight, x, mask)
+    def _check_length(self, x: torch.Tensor) -> None:
+        if x.shape[-2] > self.max_seq_len:
+            raise ValueError(
+                f"sequence length {x.shape[-2]} exceeds the projection's max_seq_len={self.max_seq_len}"
+            )
+
+    def _dense(self, x: torch.Tensor, mask: torch.Tensor | None, weight: torch.Tensor) -> Projected:
+        """E (m * X) with this projection's scaling, for `weight` (*h, k', n): E, or E stacked on F.
+
+        The slot mask is that of the first k rows, E's (for E and F stacked, the keys decide which
+        slots count).
+        """
+        values, row_weight = dense_project(weight, x, mask)  # (b, *, k', c), (b, *, k', 1)
         if self.scaling == "length":
-            values, row_weight = length_scaled(values, row_weight, mask, n, self.max_seq_len)
-        return Projected(values, row_weight, dense_slot_mask(weight, mask, self.max_seq_len))
+            values, row_weight = length_scaled(values, row_weight, mask, x.shape[-2], self.max_seq_len)
+        slot_mask = dense_slot_mask(weight[..., : self.projected_length, :], mask, self.max_seq_len)
+        return Projected(values, row_weight, slot_mask)
 
     def _pool(self, x: torch.Tensor, mask: torch.Tensor | None) -> Projected:
         *lead, n, c = x.shape
@@ -298,3 +306,27 @@ def dense_project(
         return values, weight.sum(-1, keepdim=True).expand(*values.shape[:-1], 1)
     m = _mask_like(x, mask)  # (b, *, n, 1)
     return torch.matmul(weight, _drop_padding(x, m)), torch.matmul(weight, m.to(x.dtype))
+
+
+def project_pair(
+    e: SequenceProjection, f: SequenceProjection, x: torch.Tensor, mask: torch.Tensor | None
+) -> tuple[Projected, Projected]:
+    """E(m*X) and F(m*X) in one pass over X: once if E is F, one stacked matmul if both are dense."""
+    if e is f:
+        projected = e(x, mask)
+        return projected, projected
+    dense = (
+        e.kind in ("linear", "random")
+        and (f.kind, f.scaling) == (e.kind, e.scaling)
+        and e.weight.shape == f.weight.shape
+    )
+    if not dense:
+        return e(x, mask), f(x, mask)
+    e._check_length(x)
+    n, k = x.shape[-2], e.projected_length
+    both = e._dense(x, mask, torch.cat([e.dense_weight(n, x.dtype), f.dense_weight(n, x.dtype)]))  # (2k, n)
+    values, row_weight, key_slots = both  # (b, 2k, D), (b, 2k, 1), (b, k)
+    return (
+        Projected(values[:, :k], row_weight[:, :k], key_slots),
+        Projected(values[:, k:], row_weight[:, k:], key_slots),
+    )
