@@ -84,6 +84,8 @@ MODELS = {  # name: (class, Auto class, config): every head, every kind of share
     "mean-classifier": (*CLASSIFIER, {"sharing": "kv", "classifier_pooling": "mean"}),
     "tagger": (LinformerForTokenClassification, "AutoModelForTokenClassification", {"sharing": "none"}),
     "encoder": (LinformerModel, "AutoModel", {"sharing": "kv"}),
+    # the local window and a global token (nn/local.py) travel in the directory's code too
+    "windowed": (LinformerModel, "AutoModel", {"local_window": 2, "global_tokens": 1}),
 }
 
 

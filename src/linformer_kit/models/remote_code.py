@@ -6,7 +6,7 @@
 
 `modeling_linformer.py` is generated at save time from this package's own sources, never edited
 by hand, so there is still one model definition: `linformer_kit/nn` (options, backends,
-projection, attention) and `linformer_kit/models` (configuration, modeling, and this module, which is how a
+projection, short inputs, local window, attention) and `linformer_kit/models` (loading, configuration, modeling, and this module, which is how a
 re-saved copy writes itself again) are concatenated in import order, their imports of each other
 removed and `from __future__ import annotations` put once at the top. Every other line is the
 source's line, byte for byte. With `linformer_kit.models` imported (it registers the installed classes),
@@ -29,6 +29,8 @@ SOURCES = (
     "nn/options.py",
     "nn/backends.py",
     "nn/projection.py",
+    "nn/short_inputs.py",
+    "nn/local.py",  # the local window and global tokens beside the projection
     "nn/attention.py",
     "models/loading.py",  # from_pretrained's checks (safetensors only, no silent re-initialisation)
     "models/configuration_linformer.py",
