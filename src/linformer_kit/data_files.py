@@ -22,6 +22,7 @@ import json
 import os
 import zlib
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 
 HEAD_BYTES = 1 << 16
@@ -88,7 +89,7 @@ def explain_failure(paths: Sequence[str | Path], what: str, error: BaseException
     """A ValueError naming the first bad line of `paths`, for a loader that failed on them."""
     for path in map(Path, paths):
         try:
-            problem = _first_problem(lambda path=path: _numbered_lines_of(path), file_format(path), ())
+            problem = _first_problem(partial(_numbered_lines_of, path), file_format(path), ())
         except (OSError, EOFError, zlib.error) as err:
             problem = f"cannot be read: {err}"
         if problem is not None:
@@ -160,7 +161,7 @@ def read_texts(path: str | Path, column: str = "text") -> Iterator[str]:
 # --- reading --------------------------------------------------------------------------------------------
 
 
-def _open_binary(path: Path) -> io.BufferedIOBase:
+def _open_binary(path: Path) -> gzip.GzipFile | io.BufferedReader:
     return gzip.open(path, "rb") if has_suffix(path, (".gz",)) else open(path, "rb")
 
 

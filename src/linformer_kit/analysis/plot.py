@@ -35,7 +35,7 @@ def plot_cumulative_curves(result: SpectrumResult, path: str | Path) -> Path:
         low, high = np.clip(curves[layer] - stds[layer], 0, 1), np.clip(curves[layer] + stds[layer], 0, 1)
         ax.fill_between(index, low, high, color=colors[layer], alpha=0.12, lw=0)
     ax.axhline(result.config.keep, color="grey", ls="--", lw=0.8)
-    ax.axvline(result.config.index, color="grey", ls=":", lw=0.8)
+    ax.axvline(result.index, color="grey", ls=":", lw=0.8)
     ax.set_xlabel("singular value index i")
     ax.set_ylabel(_y_label(result))
     ax.set_ylim(0, 1.02)
@@ -53,7 +53,7 @@ def plot_cumulative_curves(result: SpectrumResult, path: str | Path) -> Path:
 
 def plot_index_heatmap(result: SpectrumResult, path: str | Path, index: int | None = None) -> Path:
     """Figure 1 (right): c(index) per layer (rows) and head (columns), mean over inputs."""
-    index = result.config.index if index is None else index
+    index = result.index if index is None else index
     values = result.at_index(index).numpy()  # (L, h)
     fig, ax = plt.subplots(figsize=(1.4 + 0.5 * result.num_heads, 1.0 + 0.4 * result.num_layers), dpi=100)
     image = ax.imshow(values, cmap="viridis", aspect="auto", origin="lower")

@@ -126,9 +126,16 @@ class SpectrumResult:
     def num_heads(self) -> int:
         return self.curve_mean.shape[1]
 
+    @property
+    def index(self) -> int:
+        """The 1-based index of Figure 1 (right): the config's, which `compute_spectrum` sets if None."""
+        index = self.config.index
+        assert index is not None
+        return index
+
     def at_index(self, index: int | None = None) -> torch.Tensor:
         """(L, h) mean normalized cumulative value at the 1-based `index`, Figure 1 (right)."""
-        index = self.config.index if index is None else index
+        index = self.index if index is None else index
         if not 1 <= index <= self.curve_mean.shape[-1]:
             raise ValueError(
                 f"index={index} must be between 1 and the curve length {self.curve_mean.shape[-1]}"
@@ -151,9 +158,9 @@ class SpectrumResult:
             "recommended_projected_length": self.recommended_projected_length,
             "rank_projected_length": self.rank_projected_length,
             "at_index": {
-                "index": self.config.index,
+                "index": self.index,
                 "mean": rounded(self.at_index()),
-                "std": rounded(self.curve_std[..., self.config.index - 1]),
+                "std": rounded(self.curve_std[..., self.index - 1]),
             },
             "effective_rank": {
                 str(t): {
@@ -274,11 +281,12 @@ def compute_spectrum(
     device = torch.device(next(model.parameters()).device)
     max_len = max(len(ids) for ids in inputs)
     width = max_len if config.method == "exact" else min(config.rank, max_len)
+    index = default_index(width) if config.index is None else config.index
     if config.index is None:
-        config = dataclasses.replace(config, index=default_index(width))
-    if config.index > width:
+        config = dataclasses.replace(config, index=index)
+    if index > width:
         raise ValueError(
-            f"index={config.index} exceeds the curve length {width} "
+            f"index={index} exceeds the curve length {width} "
             f"(longest input {max_len} tokens, method={config.method!r}); pass a smaller --index"
         )
     generator = torch.Generator(device=device).manual_seed(config.seed)
@@ -399,7 +407,13 @@ def read_text(path: str) -> str:
 
 def max_input_length(model: nn.Module, tokenizer: Any) -> int:
     """Longest input the model takes: RoBERTa-style positions start at pad_token_id + 1."""
+    from transformers import PreTrainedConfig
+
     config = model.config
+    if not isinstance(config, PreTrainedConfig):
+        raise ValueError(
+            f"model: expected a transformers encoder (with a config), got {type(model).__name__}"
+        )
     limit = int(config.max_position_embeddings)
     padding_idx = getattr(getattr(model, "embeddings", None), "padding_idx", None)
     if padding_idx is not None:  # RoBERTa, Linformer: positions padding_idx+1 .. max_position_embeddings-1
@@ -462,7 +476,10 @@ def load_encoder(path: str, device: str | None = None) -> tuple[nn.Module, Any]:
 
     # every encoder weight from the checkpoint (a config.json of another model type is an error); the
     # pooler an MLM checkpoint lacks and its MLM head are not used here: no line about them
-    model = load_pretrained(AutoModel, path, "model", report_head=False, attn_implementation="eager")
+    # a Module to the type checker: transformers' `to` is typed as Module.to unbound (self its first argument)
+    model: nn.Module = load_pretrained(
+        AutoModel, path, "model", report_head=False, attn_implementation="eager"
+    )
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
     except (OSError, ValueError) as error:

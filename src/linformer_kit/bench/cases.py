@@ -22,6 +22,7 @@ from torch import nn
 from linformer_kit.bench.config import PassType, Scope
 from linformer_kit.bench.flops import case_flops
 from linformer_kit.nn import LinformerSelfAttention
+from linformer_kit.nn.options import SHARING_MODES, checked_choice
 
 
 @dataclass(frozen=True)
@@ -122,14 +123,18 @@ def build_module(case: Case) -> nn.Module:
 def _encoder(case: Case) -> nn.Module:
     from linformer_kit.models import LinformerConfig, LinformerModel  # needs transformers (the hf extra)
 
-    sharing = case.method.removeprefix("linformer-") if case.method.startswith("linformer-") else "headwise"
+    method_sharing = (
+        case.method.removeprefix("linformer-") if case.method.startswith("linformer-") else "headwise"
+    )
+    sharing = checked_choice("sharing", method_sharing, SHARING_MODES)
     config = LinformerConfig(
         vocab_size=8, hidden_size=case.hidden_size, num_hidden_layers=case.num_layers,
         num_attention_heads=case.num_heads, intermediate_size=case.intermediate_size,
         max_position_embeddings=case.n + 2,  # RoBERTa positions start at pad_token_id + 1 = 2
         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
         projected_length=case.k, sharing=sharing, local_window=case.local_window,
-        attn_implementation="eager" if case.method == "full-eager" else "sdpa",
+        # PreTrainedConfig takes it through __post_init__'s **kwargs, which its dataclass typing leaves out
+        attn_implementation="eager" if case.method == "full-eager" else "sdpa",  # type: ignore[call-arg]
     )  # fmt: skip
     return EncoderForBenchmark(LinformerModel(config, add_pooling_layer=False))
 
@@ -141,9 +146,8 @@ def _attention_layer(case: Case) -> nn.Module:
     if case.method == "full-eager":
         return LinformerSelfAttention(D, h, n, None, backend="eager")
     if case.method.startswith("linformer-"):
-        sharing = case.method.removeprefix("linformer-")
-        window = case.local_window
-        return LinformerSelfAttention(D, h, n, k, sharing=sharing, local_window=window)  # type: ignore[arg-type]
+        sharing = checked_choice("sharing", case.method.removeprefix("linformer-"), SHARING_MODES)
+        return LinformerSelfAttention(D, h, n, k, sharing=sharing, local_window=case.local_window)
     if case.method == "peer-linformer":
         import linformer  # PyPI `linformer` (lucidrains)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from linformer_kit.output_dir import check_output_dir
 
@@ -33,19 +33,19 @@ PEER_METHODS: tuple[str, ...] = ("peer-linformer", "peer-linformer-pytorch")
 Scope = Literal[
     "layer", "encoder"
 ]  # one attention layer, or an encoder of num_layers blocks (attention + FFN)
-SCOPES: tuple[str, ...] = get_args(Scope)
+SCOPES: tuple[Scope, ...] = get_args(Scope)
 PassType = Literal[
     "forward",  # under torch.inference_mode
     "forward+backward",  # backpropagate out.sum() into every parameter
     "train_step",  # forward + backward + AdamW step of the encoder, mixed precision for bf16/fp16
 ]
-PASS_TYPES: tuple[str, ...] = get_args(PassType)
+PASS_TYPES: tuple[PassType, ...] = get_args(PassType)
 Device = Literal["cpu", "cuda"]
 DEVICES: tuple[str, ...] = get_args(Device)
 DType = Literal["float32", "bfloat16", "float16"]
 DTYPES: tuple[str, ...] = get_args(DType)
 Preset = Literal["quick", "full", "training", "window"]
-PRESETS: tuple[str, ...] = get_args(Preset)
+PRESETS: tuple[Preset, ...] = get_args(Preset)
 
 
 @dataclass(frozen=True)
@@ -121,8 +121,8 @@ class BenchmarkConfig:
             object.__setattr__(self, "local_windows", windows)
         _validate(self)
 
-    def replace(self, **changes: object) -> BenchmarkConfig:
-        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+    def replace(self, **changes: Any) -> BenchmarkConfig:
+        return dataclasses.replace(self, **changes)
 
 
 def preset(name: Preset) -> BenchmarkConfig:

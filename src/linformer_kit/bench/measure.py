@@ -29,13 +29,24 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
 
 from linformer_kit.bench import memory
 from linformer_kit.bench.cases import Case, build_step
-from linformer_kit.bench.config import FULL_METHODS, LINFORMER_METHODS, PEER_METHODS, BenchmarkConfig
+from linformer_kit.bench.config import (
+    FULL_METHODS,
+    LINFORMER_METHODS,
+    PEER_METHODS,
+    BenchmarkConfig,
+    PassType,
+    Scope,
+)
 from linformer_kit.nn.local import MIN_BLOCK
+
+if TYPE_CHECKING:
+    from tqdm.auto import tqdm
 
 PEER_MODULES = {"peer-linformer": "linformer", "peer-linformer-pytorch": "linformer_pytorch"}
 
@@ -198,7 +209,7 @@ def gemm_size(largest: int, device: str, dtype: torch.dtype, budget_s: float) ->
 # --- one group: every method and k at one (scope, pass, n), timed round-robin ---------------------
 
 
-def _group_cases(config: BenchmarkConfig, scope: str, pass_type: str, n: int) -> list[Case]:
+def _group_cases(config: BenchmarkConfig, scope: Scope, pass_type: PassType, n: int) -> list[Case]:
     cases = []
     for method in config.methods:
         if scope == "encoder" and method in PEER_METHODS:
@@ -212,7 +223,7 @@ def _group_cases(config: BenchmarkConfig, scope: str, pass_type: str, n: int) ->
                         scope,
                         pass_type,
                         n,
-                        k,  # type: ignore[arg-type]
+                        k,
                         config.batch_size,
                         config.hidden_size,
                         config.num_heads,
@@ -237,7 +248,7 @@ class _Live:
 
 
 def _measure_group(
-    cases: list[Case], config: BenchmarkConfig, gemm: _Reference, history: dict, bar: object
+    cases: list[Case], config: BenchmarkConfig, gemm: _Reference, history: dict, bar: tqdm
 ) -> list[BenchmarkRecord]:
     records, live, rate = [], [], gemm.rate()
     for case in cases:
@@ -252,7 +263,7 @@ def _measure_group(
                 record.skipped = f"failed: {type(err).__name__}: {str(err).splitlines()[0][:120]}"
         if record.skipped is not None and structural is None:
             history[_key(case)] = (case.n, None)
-            bar.update(1)  # type: ignore[attr-defined]
+            bar.update(1)
 
     reference: list[list[float]] = []  # GEMM samples of each round
     for r in range(max((c.rounds for c in live), default=0)):
@@ -268,7 +279,7 @@ def _measure_group(
         history[_key(c.case)] = (c.case.n, c.record.time_median_s)
         if config.measure_memory:
             _measure_memory(c, config)
-        bar.update(1)  # type: ignore[attr-defined]
+        bar.update(1)
     return records
 
 
@@ -431,7 +442,7 @@ def _environment(config: BenchmarkConfig) -> dict[str, object]:
     }
 
 
-def _progress_bar(total: int, enabled: bool) -> object:
+def _progress_bar(total: int, enabled: bool) -> tqdm:
     from tqdm.auto import tqdm
 
     return tqdm(total=total, disable=not enabled, unit="case", leave=False)

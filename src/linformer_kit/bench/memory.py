@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import NamedTuple
 
 import torch
@@ -44,12 +45,12 @@ def measure_cpu(case: Case, threads: int, timeout_s: float) -> PeakMemory:
     return PeakMemory(report["peak_bytes"], max(0, report["peak_bytes"] - report["rss_after_build"]))
 
 
-def measure_cuda(step: object, device: str) -> PeakMemory:
+def measure_cuda(step: Callable[[], object], device: str) -> PeakMemory:
     """Peak allocated CUDA memory of one call of `step` (an already built case)."""
     torch.cuda.synchronize(device)
     torch.cuda.reset_peak_memory_stats(device)
     before = torch.cuda.memory_allocated(device)
-    step()  # type: ignore[operator]
+    step()
     torch.cuda.synchronize(device)
     peak = torch.cuda.max_memory_allocated(device)
     return PeakMemory(peak, max(0, peak - before))

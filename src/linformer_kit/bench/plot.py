@@ -6,8 +6,12 @@ One row of two panels (time, peak-memory delta) per (scope, pass) in the result.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from linformer_kit.bench.measure import BenchmarkRecord, BenchmarkResult
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 
 def plot_result(result: BenchmarkResult, path: str | Path) -> Path:
@@ -50,7 +54,7 @@ def plot_result(result: BenchmarkResult, path: str | Path) -> Path:
     return path
 
 
-def _plot_lines(ax: object, records: list[BenchmarkRecord], field: str, scale: float) -> None:
+def _plot_lines(ax: Axes, records: list[BenchmarkRecord], field: str, scale: float) -> None:
     lines: dict[str, list[tuple[int, float]]] = {}
     for r in records:
         value = getattr(r, field)
@@ -62,12 +66,12 @@ def _plot_lines(ax: object, records: list[BenchmarkRecord], field: str, scale: f
     for label, points in lines.items():
         ns, ys = zip(*sorted(points))
         style = "--" if label.startswith("full") else ":" if label.startswith("peer") else "-"
-        ax.plot(ns, ys, style, marker="o", markersize=3, label=label)  # type: ignore[attr-defined]
+        ax.plot(ns, ys, style, marker="o", markersize=3, label=label)
     if not lines:
         return
     # Guide slopes through the lowest first point: a line of slope 1 is O(n), of slope 2 is O(n^2).
     n0, y0 = min((pts[0] for pts in (sorted(p) for p in lines.values())), key=lambda p: p[1])
     n1 = max(n for pts in lines.values() for n, _ in pts)
     for power, name in ((1, "O(n)"), (2, "O(n²)")):
-        ax.plot([n0, n1], [y0, y0 * (n1 / n0) ** power], color="grey", lw=0.8, alpha=0.6)  # type: ignore[attr-defined]
-        ax.annotate(name, (n1, y0 * (n1 / n0) ** power), fontsize=7, color="grey", ha="right", va="bottom")  # type: ignore[attr-defined]
+        ax.plot([n0, n1], [y0, y0 * (n1 / n0) ** power], color="grey", lw=0.8, alpha=0.6)
+        ax.annotate(name, (n1, y0 * (n1 / n0) ** power), fontsize=7, color="grey", ha="right", va="bottom")

@@ -13,9 +13,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from linformer_kit.bench.config import FULL_METHODS, LINFORMER_METHODS, METHODS, PEER_METHODS
+from linformer_kit.bench.config import (
+    FULL_METHODS,
+    LINFORMER_METHODS,
+    METHODS,
+    PASS_TYPES,
+    PEER_METHODS,
+    SCOPES,
+)
 from linformer_kit.bench.flops import case_flops
 from linformer_kit.bench.measure import BenchmarkRecord, BenchmarkResult
+from linformer_kit.nn.options import checked_choice
 
 MiB = 2**20
 
@@ -109,8 +117,11 @@ def format_training_table(result: BenchmarkResult) -> str:
 
 def matmul_share(r: BenchmarkRecord, result: BenchmarkResult) -> float:
     """Achieved FLOP/s of a measured record over the GEMM rate of its own rounds (else of the run)."""
-    rate = r.matmul_flops_per_s or result.matmul_flops_per_s  # results written before records had one
-    return r.achieved_flops_per_s / rate  # type: ignore[operator]
+    achieved, rate = r.achieved_flops_per_s, r.matmul_flops_per_s or result.matmul_flops_per_s  # (results
+    # written before records had a rate of their own: the run's)
+    assert achieved is not None, "a measured record"
+    assert rate is not None
+    return achieved / rate
 
 
 def format_records_table(result: BenchmarkResult) -> str:
@@ -121,15 +132,16 @@ def format_records_table(result: BenchmarkResult) -> str:
     ]  # fmt: skip
     rows = []
     for r in result.records:
-        measured = r.time_median_s is not None
+        # measured (time_median_s set): the quartiles and the achieved rate are set with it
+        median, q1, q3, achieved = r.time_median_s, r.time_q1_s, r.time_q3_s, r.achieved_flops_per_s
         rows.append([
             r.scope, r.pass_type, r.method, str(r.n), "" if r.k is None else str(r.k), record_window_text(r),
-            f"{r.time_median_s * 1e3:.1f}" if measured else "",
-            f"{(r.time_q3_s - r.time_q1_s) * 1e3:.1f}" if measured else "",
-            str(r.samples) if measured else "",
+            f"{median * 1e3:.1f}" if median is not None else "",
+            f"{(q3 - q1) * 1e3:.1f}" if q1 is not None and q3 is not None else "",
+            str(r.samples) if median is not None else "",
             f"{r.flops / 1e9:.1f}",
-            f"{r.achieved_flops_per_s / 1e9:.1f}" if measured else "",
-            f"{matmul_share(r, result):.0%}" if measured else "",
+            f"{achieved / 1e9:.1f}" if achieved is not None else "",
+            f"{matmul_share(r, result):.0%}" if achieved is not None else "",
             f"{flop_limit(r):.2f}x" if r.method not in FULL_METHODS else "",
             _mib(r.memory_delta_bytes), _mib(r.peak_memory_bytes), r.skipped or "",
         ])  # fmt: skip
@@ -143,8 +155,12 @@ def format_records_table(result: BenchmarkResult) -> str:
 
 def flop_limit(r: BenchmarkRecord) -> float:
     """FLOPs of full attention at the same scope, pass and n, divided by the FLOPs of `r`."""
+    scope, pass_type = (
+        checked_choice("scope", r.scope, SCOPES),
+        checked_choice("pass_type", r.pass_type, PASS_TYPES),
+    )
     full = case_flops(
-        "full-sdpa", r.scope, r.pass_type, batch=r.batch_size, n=r.n, k=None, hidden=r.hidden_size,  # type: ignore[arg-type]
+        "full-sdpa", scope, pass_type, batch=r.batch_size, n=r.n, k=None, hidden=r.hidden_size,
         layers=r.num_layers, intermediate=r.intermediate_size,
     )  # fmt: skip
     return full / r.flops
@@ -177,7 +193,7 @@ def load_result(path: str | Path) -> BenchmarkResult:
 
 
 def _table_keys(result: BenchmarkResult) -> list[tuple[str, str, str]]:
-    seen = []
+    seen: list[tuple[str, str, str]] = []
     for r in result.records:
         for baseline in (*FULL_METHODS, *PEER_METHODS):
             key = (r.scope, r.pass_type, baseline)

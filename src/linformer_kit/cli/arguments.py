@@ -29,6 +29,7 @@ from typing import Any, Literal, NoReturn, Union, get_args, get_origin, get_type
 
 import yaml
 from transformers import HfArgumentParser
+from transformers.hf_argparser import DataClassType
 
 # Trainer fields most runs set: shown right after the verb's own options in --help
 TRAINING_ESSENTIALS: tuple[str, ...] = (
@@ -63,7 +64,7 @@ def config_parser(
     """
     trainer = is_training_arguments(config_class)
     parser = SuggestingParser(
-        config_class, prog=prog, usage=usage, description=description, allow_abbrev=False
+        DataClassType(config_class), prog=prog, usage=usage, description=description, allow_abbrev=False
     )
     tuples = _tuple_fields(config_class)  # HfArgumentParser knows list fields only
     for field in dataclasses.fields(config_class):

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from transformers import HfArgumentParser
 
 from linformer_kit.cli.arguments import config_parser, parse_config
+
+if TYPE_CHECKING:
+    from linformer_kit.bench.config import Preset
 
 # the first CLI's spellings of two fields, kept because scripts and docs use them
 ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
@@ -28,7 +31,7 @@ ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 }  # fmt: skip
 
 
-def build_parser(preset_name: str = "full") -> HfArgumentParser:
+def build_parser(preset_name: Preset = "full") -> HfArgumentParser:
     """The flags of `BenchmarkConfig`, with the values of the preset `preset_name` as their defaults."""
     from linformer_kit.bench.config import PRESETS, BenchmarkConfig, preset
 

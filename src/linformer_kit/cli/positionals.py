@@ -17,7 +17,9 @@ def positional(parser: argparse.ArgumentParser, dest: str, metavar: str) -> None
     A `--config` file may still give the field (`parse_config` lifts `required` for what it gives).
     """
     action = next(action for action in parser._actions if action.dest == dest and action.option_strings)
-    action.container._remove_action(action)  # type: ignore[attr-defined]  (argparse sets it on every action)
+    # argparse sets `container` on every action; typeshed's Action leaves it out
+    action.container._remove_action(action)  # type: ignore[attr-defined]
     for option in action.option_strings:
         del parser._option_string_actions[option]
-    parser.add_argument(dest, metavar=metavar, type=action.type, help=action.help)
+    # type None reads the text as it is, as str does
+    parser.add_argument(dest, metavar=metavar, type=action.type or str, help=action.help)

@@ -46,7 +46,9 @@ from transformers.activations import ACT2FN
 from linformer_kit.models.loading import longest_input
 from linformer_kit.models.remote_code import write_remote_code
 from linformer_kit.nn.options import (
+    DEFAULT_LOCAL_WINDOW,
     DEFAULT_OPTIONS,
+    DEFAULT_PROJECTED_LENGTH,
     OPTION_NAMES,
     LinformerOptions,
     ProjectionInit,
@@ -104,7 +106,7 @@ class LinformerConfig(PreTrainedConfig):
     classifier_dropout: float | None = None
     tie_word_embeddings: bool = True
     # Linformer: defaults and checks are LinformerOptions' (nn/options.py); k is saved as a JSON list
-    projected_length: int | list[int] | None = DEFAULT_OPTIONS.projected_length  # type: ignore[assignment]
+    projected_length: int | list[int | None] | None = DEFAULT_PROJECTED_LENGTH
     sharing: Sharing = DEFAULT_OPTIONS.sharing
     projection: ProjectionKind = DEFAULT_OPTIONS.projection
     projection_scaling: ProjectionScaling = DEFAULT_OPTIONS.projection_scaling
@@ -113,7 +115,7 @@ class LinformerConfig(PreTrainedConfig):
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init
     layer_norm: LayerNormPosition = "post"
     classifier_pooling: ClassifierPooling = "cls"
-    local_window: int | list[int | None] | None = DEFAULT_OPTIONS.local_window  # type: ignore[assignment]
+    local_window: int | list[int | None] | None = DEFAULT_LOCAL_WINDOW
     global_tokens: int = DEFAULT_OPTIONS.global_tokens
 
     def __post_init__(self, **kwargs) -> None:
@@ -215,7 +217,7 @@ class LinformerConfig(PreTrainedConfig):
             raise ValueError(
                 f"pad_token_id={self.pad_token_id} must be a token id in [0, vocab_size={self.vocab_size})"
             )
-        if self.num_labels < 1:
+        if self.num_labels is None or self.num_labels < 1:
             raise ValueError(f"num_labels must be >= 1, got {self.num_labels}")
 
 

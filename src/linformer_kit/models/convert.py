@@ -44,7 +44,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import transformers
 from transformers import PreTrainedConfig, PreTrainedModel
@@ -75,7 +75,9 @@ from linformer_kit.models.positions import (
 )
 from linformer_kit.models.sentence_transformers_folder import carry_sentence_transformers_files
 from linformer_kit.nn.options import (
+    DEFAULT_LOCAL_WINDOW,
     DEFAULT_OPTIONS,
+    DEFAULT_PROJECTED_LENGTH,
     OPTION_NAMES,
     ProjectionInit,
     ProjectionKind,
@@ -85,6 +87,7 @@ from linformer_kit.nn.options import (
 )
 from linformer_kit.output_dir import check_output_dir, is_same_or_inside, saved_files, staged_output_dir
 
+LinformerModelT = TypeVar("LinformerModelT", bound=LinformerPreTrainedModel)
 TOKENIZER_FILES = (
     "tokenizer.json",
     "tokenizer_config.json",
@@ -109,14 +112,14 @@ class Conversion:
     projection_order (no config saves it). The values are checked where the target config is built.
     """
 
-    projected_length: int | list[int | None] | None = DEFAULT_OPTIONS.projected_length  # type: ignore[assignment]
+    projected_length: int | list[int | None] | None = DEFAULT_PROJECTED_LENGTH
     sharing: Sharing = DEFAULT_OPTIONS.sharing
     projection: ProjectionKind = DEFAULT_OPTIONS.projection
     projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init
     _: KW_ONLY
     max_length: int | None = None  # the target's longest input; None: the source's (models/positions.py)
     new_positions: NewPositions = "copy"
-    local_window: int | list[int | None] | None = DEFAULT_OPTIONS.local_window  # type: ignore[assignment]
+    local_window: int | list[int | None] | None = DEFAULT_LOCAL_WINDOW
     global_tokens: int = DEFAULT_OPTIONS.global_tokens
 
     def options(self) -> dict[str, Any]:
@@ -137,7 +140,8 @@ class Conversion:
         check_new_positions(self.new_positions, rows > source.max_position_embeddings)
         values = {**kept, **self.options(), "max_position_embeddings": rows}
         if linformer:  # the rest of its config kept: short_inputs, projection_scaling, the encoder's fields
-            config = copy.deepcopy(source)
+            # a Linformer's config: LinformerConfig, or the same class from a saved model's own code
+            config = cast(LinformerConfig, copy.deepcopy(source))
             config.update(values)
             config._validate_linformer()  # k against the model's longest input, window kinds, projection_init
             return config
@@ -226,8 +230,8 @@ class ConvertConfig:
 
 
 def with_linformer_options(
-    model: LinformerPreTrainedModel, *options: Any, **keywords: Any
-) -> tuple[LinformerPreTrainedModel, list[str]]:
+    model: LinformerModelT, *options: Any, **keywords: Any
+) -> tuple[LinformerModelT, list[str]]:
     """The same Linformer (same head) with other Linformer options, e.g. its full-attention baseline at k = 64.
 
     `options`, `keywords`: `Conversion`'s (`with_linformer_options(model, 64, "kv", "linear")`). Every

@@ -58,7 +58,7 @@ class LinformerEmbeddings(nn.Module):
         self.position_style = config.position_style
         self.padding_idx = config.pad_token_id
         position_padding = config.pad_token_id if config.position_style == "roberta" else None
-        self.word_embeddings = nn.Embedding(
+        self.word_embeddings: nn.Module = nn.Embedding(  # (set_input_embeddings may replace it)
             config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id
         )
         self.position_embeddings = nn.Embedding(
@@ -95,10 +95,12 @@ class LinformerEmbeddings(nn.Module):
         """BERT: 0..n-1. RoBERTa (fairseq): real tokens count from pad+1, pad tokens sit at pad."""
         if self.position_style == "bert":
             return torch.arange(n, device=device).expand(b, n)
+        pad = self.padding_idx
+        assert pad is not None  # position_style="roberta": the config requires a pad_token_id
         if input_ids is None:  # embeddings given: padding unknown, so number every position
-            return torch.arange(self.padding_idx + 1, n + self.padding_idx + 1, device=device).expand(b, n)
-        real = input_ids.ne(self.padding_idx).long()  # (b, n)
-        return torch.cumsum(real, dim=1) * real + self.padding_idx
+            return torch.arange(pad + 1, n + pad + 1, device=device).expand(b, n)
+        real = input_ids.ne(pad).long()  # (b, n)
+        return torch.cumsum(real, dim=1) * real + pad
 
 
 # --- one encoder layer: Linformer self-attention, add & norm, feed-forward, add & norm ---------------
@@ -213,13 +215,15 @@ class LinformerEncoder(nn.Module):
         output_attentions: bool,
         output_hidden_states: bool,
     ) -> BaseModelOutput:
-        all_hidden_states = (hidden_states,) if output_hidden_states else None
-        all_attentions = () if output_attentions else None
+        all_hidden_states: tuple[torch.Tensor, ...] | None = (
+            (hidden_states,) if output_hidden_states else None
+        )
+        all_attentions: tuple[torch.Tensor, ...] | None = () if output_attentions else None
         for layer in self.layer:
             hidden_states, weights = layer(hidden_states, key_padding_mask, output_attentions)
-            if output_hidden_states:
+            if all_hidden_states is not None:
                 all_hidden_states += (hidden_states,)
-            if output_attentions:
+            if all_attentions is not None:
                 all_attentions += (weights,)
         return BaseModelOutput(
             last_hidden_state=hidden_states, hidden_states=all_hidden_states, attentions=all_attentions
@@ -253,7 +257,8 @@ class LinformerPreTrainedModel(PreTrainedModel):
     base_model_prefix = "linformer"
     supports_gradient_checkpointing = True
     _supports_sdpa = True
-    _no_split_modules: ClassVar[list[str]] = ["LinformerEmbeddings", "LinformerLayer"]
+    # transformers' instance attributes (a model collects its modules' per instance), so not ClassVar
+    _no_split_modules: set[str] | list[str] | None = ["LinformerEmbeddings", "LinformerLayer"]  # noqa: RUF012
     # The layers read config._attn_implementation at every forward, so `set_attn_implementation`
     # works after construction (transformers otherwise guesses from the source that it would not).
     _can_set_attn_implementation_cached_value = True
@@ -317,10 +322,10 @@ class LinformerModel(LinformerPreTrainedModel):
         self.pooler = LinformerPooler(config) if add_pooling_layer else None
         self.post_init()
 
-    def get_input_embeddings(self) -> nn.Embedding:
+    def get_input_embeddings(self) -> nn.Module:
         return self.embeddings.word_embeddings
 
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
+    def set_input_embeddings(self, value: nn.Module) -> None:
         self.embeddings.word_embeddings = value
 
     def forward(
@@ -334,7 +339,8 @@ class LinformerModel(LinformerPreTrainedModel):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> BaseModelOutputWithPooling | tuple:
-        if (input_ids is None) == (inputs_embeds is None):
+        tokens = input_ids if input_ids is not None else inputs_embeds
+        if tokens is None or (input_ids is not None and inputs_embeds is not None):
             raise ValueError("specify exactly one of input_ids or inputs_embeds")
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
         output_hidden_states = (
@@ -342,7 +348,7 @@ class LinformerModel(LinformerPreTrainedModel):
         )
         return_dict = self.config.return_dict if return_dict is None else return_dict
 
-        n = (input_ids if input_ids is not None else inputs_embeds).shape[1]
+        n = tokens.shape[1]
         if n > self.config.max_seq_len:  # checked here: the position embeddings would fail first, unclearly
             raise ValueError(
                 f"sequence length {n} exceeds max_seq_len={self.config.max_seq_len} (the longest input the "
@@ -400,7 +406,7 @@ class LinformerForMaskedLM(LinformerPreTrainedModel):
     `linformer pretrain` trains with it; the default keeps Hugging Face's (b, n, vocab) logits.
     """
 
-    _tied_weights_keys: ClassVar[dict[str, str]] = {
+    _tied_weights_keys: dict[str, str] = {  # noqa: RUF012 (an instance attribute in transformers)
         "lm_head.decoder.weight": "linformer.embeddings.word_embeddings.weight",
         "lm_head.decoder.bias": "lm_head.bias",
     }
@@ -443,7 +449,7 @@ class LinformerForMaskedLM(LinformerPreTrainedModel):
             output_attentions, output_hidden_states, return_dict=True,
         )  # fmt: skip
         hidden = outputs.last_hidden_state  # (b, n, D)
-        if logits_for == "labelled":
+        if logits_for == "labelled" and labels is not None:  # (checked above: "labelled" has labels)
             labels = labels.to(hidden.device)
             labelled = labels.ne(-100)  # (b, n)
             hidden, labels = hidden[labelled], labels[labelled]  # (m, D), (m,)
@@ -477,7 +483,7 @@ class LinformerClassificationHead(nn.Module):
         self.pooling = config.classifier_pooling
         self.dense = nn.Linear(config.hidden_size, config.hidden_size)
         self.dropout = nn.Dropout(_classifier_dropout(config))
-        self.out_proj = nn.Linear(config.hidden_size, config.num_labels)
+        self.out_proj = nn.Linear(config.hidden_size, _num_labels(config))
 
     def forward(self, features: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         x = self.dropout(self.pool(features, attention_mask))  # (b, D)
@@ -488,9 +494,10 @@ class LinformerClassificationHead(nn.Module):
         """(b, n, D) final hidden states -> (b, D), as `classifier_pooling` says (class docstring)."""
         if self.pooling == "cls":
             return features[:, 0]  # (b, D): the <s> / [CLS] token
-        if attention_mask is None:
+        mask = _key_padding_mask(attention_mask)
+        if mask is None:
             return features.mean(dim=1)  # (b, D)
-        real = _key_padding_mask(attention_mask).unsqueeze(-1)  # (b, n, 1), True = real token
+        real = mask.unsqueeze(-1)  # (b, n, 1), True = real token
         total = features.masked_fill(~real, 0.0).sum(dim=1)  # (b, D)
         return total / real.sum(dim=1).clamp(min=1).to(features.dtype)  # (b, D)
 
@@ -500,6 +507,7 @@ class LinformerClassifier(LinformerPreTrainedModel):
     classifiers, which differ only in `_logits`, `_loss` and their output class."""
 
     output_class: ClassVar[type[SequenceClassifierOutput] | type[TokenClassifierOutput]]
+    linformer: LinformerModel  # each subclass's encoder
 
     def forward(
         self,
@@ -544,7 +552,7 @@ class LinformerForSequenceClassification(LinformerClassifier):
 
     def __init__(self, config: LinformerConfig):
         super().__init__(config)
-        self.num_labels = config.num_labels
+        self.num_labels = _num_labels(config)
         self.linformer = LinformerModel(config, add_pooling_layer=False)
         self.classifier = LinformerClassificationHead(config)
         self.post_init()
@@ -578,10 +586,10 @@ class LinformerForTokenClassification(LinformerClassifier):
 
     def __init__(self, config: LinformerConfig):
         super().__init__(config)
-        self.num_labels = config.num_labels
+        self.num_labels = _num_labels(config)
         self.linformer = LinformerModel(config, add_pooling_layer=False)
         self.dropout = nn.Dropout(_classifier_dropout(config))
-        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        self.classifier = nn.Linear(config.hidden_size, self.num_labels)
         self.post_init()
 
     def _logits(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
@@ -589,6 +597,13 @@ class LinformerForTokenClassification(LinformerClassifier):
 
     def _loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         return CrossEntropyLoss()(logits.view(-1, self.num_labels), labels.view(-1))
+
+
+def _num_labels(config: LinformerConfig) -> int:
+    """config.num_labels: transformers types it optional (no id2label); a LinformerConfig checks it is >= 1."""
+    labels = config.num_labels
+    assert labels is not None
+    return labels
 
 
 def _classifier_dropout(config: LinformerConfig) -> float:

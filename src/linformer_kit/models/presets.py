@@ -3,10 +3,21 @@ training` times the `small` one. One definition, here in the models layer, so bo
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypedDict
+
+
+class EncoderShape(TypedDict):
+    """A preset's fields, as `LinformerConfig` takes them."""
+
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    intermediate_size: int
+    vocab_size: int
+
 
 # Encoder shapes. "base" is the paper's RoBERTa-base (Linformer §5: 12 layers, 768 wide, 12 heads).
-PRESETS: dict[str, dict[str, int]] = {
+PRESETS: dict[str, EncoderShape] = {
     "tiny": dict(
         hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=256, vocab_size=1024
     ),
@@ -30,5 +41,9 @@ PRESETS: dict[str, dict[str, int]] = {
     ),
 }
 
-# The names `--preset` takes (the choices the command line shows), from the table above: one list.
-Preset = Literal[tuple(PRESETS)]  # type: ignore[valid-type]
+# The names `--preset` takes (the choices the command line shows), from the table above: one list. A Literal
+# built at run time is no static type, so a type checker sees str (the parser still reads the Literal).
+if TYPE_CHECKING:
+    Preset = str
+else:
+    Preset = Literal[tuple(PRESETS)]

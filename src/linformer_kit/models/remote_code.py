@@ -75,13 +75,13 @@ def remote_code_source() -> str:
 
 def _without_package_imports(text: str) -> str:
     """`text` without its top-level `from __future__` / `from linformer_kit... import` statements."""
-    dropped = set()
+    dropped: set[int] = set()
     for node in ast.parse(text).body:
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in (
             "__future__",
             "linformer_kit",
         ):
-            dropped.update(range(node.lineno, node.end_lineno + 1))
+            dropped.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
     lines = text.splitlines(keepends=True)
     return "".join(line for number, line in enumerate(lines, start=1) if number not in dropped)
 

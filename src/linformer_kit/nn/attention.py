@@ -28,7 +28,7 @@ global keys are inside what they attend to already.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict
 
 import torch
 from torch import nn
@@ -36,7 +36,9 @@ from torch import nn
 from linformer_kit.nn.backends import ATTENTION_BACKENDS, AttentionBackend, attention_function
 from linformer_kit.nn.local import banded_attention, dense_local_attention
 from linformer_kit.nn.options import (
+    DEFAULT_LOCAL_WINDOW,
     DEFAULT_OPTIONS,
+    DEFAULT_PROJECTED_LENGTH,
     LinformerOptions,
     ProjectionInit,
     ProjectionKind,
@@ -96,7 +98,7 @@ class LinformerSelfAttention(nn.Module):
         hidden_size: int,
         num_heads: int,
         max_seq_len: int,
-        projected_length: int | None = DEFAULT_OPTIONS.projected_length,  # type: ignore[assignment]
+        projected_length: int | None = DEFAULT_PROJECTED_LENGTH,
         *,
         sharing: Sharing = DEFAULT_OPTIONS.sharing,
         projection: ProjectionKind = DEFAULT_OPTIONS.projection,
@@ -109,16 +111,16 @@ class LinformerSelfAttention(nn.Module):
         projection_scaling: ProjectionScaling = DEFAULT_OPTIONS.projection_scaling,
         short_inputs: ShortInputs = DEFAULT_OPTIONS.short_inputs,
         projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
-        local_window: int | None = DEFAULT_OPTIONS.local_window,  # type: ignore[assignment]
+        local_window: int | None = DEFAULT_LOCAL_WINDOW,
         global_tokens: int = DEFAULT_OPTIONS.global_tokens,
     ) -> None:
         super().__init__()
-        if local_window is not None:  # one layer takes one w (a model takes one per layer)
-            as_size("local_window", local_window)
+        # one layer takes one w (a model takes one per layer)
+        window = None if local_window is None else as_size("local_window", local_window)
         options = LinformerOptions(  # the choices and their combinations (nn/options.py)
             sharing=sharing, projection=projection, projection_init=projection_init,
             projection_scaling=projection_scaling, short_inputs=short_inputs, projection_order=projection_order,
-            local_window=local_window, global_tokens=global_tokens,
+            local_window=window, global_tokens=global_tokens,
         )  # fmt: skip
         _validate(
             hidden_size, num_heads, max_seq_len, projected_length, options, dropout, bias, backend, causal,
@@ -136,7 +138,7 @@ class LinformerSelfAttention(nn.Module):
         self.projection_order = projection_order
         self.causal = causal
         self.short_inputs = short_inputs
-        self.local_window = options.local_window
+        self.local_window = window
         self.global_tokens = options.global_tokens
 
         self.query = nn.Linear(hidden_size, hidden_size, bias=bias)
@@ -175,6 +177,12 @@ class LinformerSelfAttention(nn.Module):
         if self.sharing in ("kv", "layerwise"):
             return self.kv_projection, self.kv_projection
         return self.key_projection, self.value_projection
+
+    def _projection_pair(self) -> tuple[SequenceProjection, SequenceProjection]:
+        """(E, F) of a projected layer: `projections()`, which is None for a full-attention layer only."""
+        projections = self.projections()
+        assert projections is not None, "a full-attention layer has no projections"
+        return projections
 
     @property
     def uses_fast_order(self) -> bool:
@@ -255,7 +263,7 @@ class LinformerSelfAttention(nn.Module):
             # every token's K, V (b, h, n, d), where the slots are projected from them or the window reads them
             tokens = self._keys_values(x) if self.is_local or not self.uses_fast_order else None
             slots = self._slots(x, tokens, mask, one_graph)  # E K, F V (b, h, k, d)
-            if self.is_local:
+            if self.is_local and tokens is not None:  # (is_local: tokens are computed)
                 out, weights = self._local_softmax(query, tokens, slots, mask, need_weights)
             else:
                 out, weights = self._softmax(query, slots.keys, slots.values, slots.keep, False, need_weights)
@@ -285,12 +293,12 @@ class LinformerSelfAttention(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Slots, window and global keys in one softmax (nn/local.py) -> (out (b, h, n, d), weights | None)."""
         args = (query, *tokens, slots.keys, slots.values, slots.keep, mask, slots.windowed)
-        options = dict(window=self.local_window, global_tokens=self.global_tokens, **self._softmax_options())
+        local = LocalOptions(window=self.local_window, global_tokens=self.global_tokens)
         if need_weights or self.backend == "eager":  # the reference, which materialises the weights
-            return dense_local_attention(*args, **options)
-        return banded_attention(*args, **options, longest=self.max_seq_len), None
+            return dense_local_attention(*args, **local, **self._softmax_options())
+        return banded_attention(*args, **local, **self._softmax_options(), longest=self.max_seq_len), None
 
-    def _softmax_options(self) -> dict[str, float]:
+    def _softmax_options(self) -> SoftmaxOptions:
         return {"scale": 1.0 / math.sqrt(self.head_dim), "dropout_p": self.dropout if self.training else 0.0}
 
     def _split_heads(self, t: torch.Tensor) -> torch.Tensor:
@@ -339,12 +347,14 @@ class LinformerSelfAttention(nn.Module):
         if tokens is None:
             slots = self._fast_keys_values(x, mask)
         else:
-            e, f = self.projections()  # type: ignore[misc]
+            e, f = self._projection_pair()
             keys, values = e(tokens[0], mask), f(tokens[1], mask)  # E_i (m * K_i), F_i (m * V_i)
             slots = keys.values, values.values, keys.slot_mask
         windowed = None
         if has_short_rows(self.short_inputs, mask, one_graph):
-            slots, short = own_tokens_in_short_rows(x, mask, slots, self.projected_length, self._keys_values)
+            k = self.projected_length
+            assert k is not None  # a projected layer's
+            slots, short = own_tokens_in_short_rows(x, mask, slots, k, self._keys_values)
             windowed = ~short
         keys, values, slot_mask = slots
         return Slots(keys, values, _slot_attention_mask(slot_mask), windowed)
@@ -353,7 +363,7 @@ class LinformerSelfAttention(nn.Module):
         self, x: torch.Tensor, mask: torch.Tensor | None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """The fast order: (E (m * X)) Wk + (E m) bkᵀ, likewise with F for values: (b, h, k, d); the slot mask."""
-        e, f = self.projections()  # type: ignore[misc]
+        e, f = self._projection_pair()
         pe, pf = project_pair(e, f, x, mask)  # values (b, k, D), row_weight (b, k, 1)
         keys = self._split_heads(_linear_rows(pe, self.key))  # (b, h, k, d)
         values = self._split_heads(_linear_rows(pf, self.value))  # (b, h, k, d)
@@ -388,6 +398,16 @@ class LinformerSelfAttention(nn.Module):
                 f"key_padding_mask must have shape (batch, seq_len) = {(b, n)}, got {tuple(mask.shape)}"
             )
         return mask
+
+
+class SoftmaxOptions(TypedDict):
+    scale: float
+    dropout_p: float
+
+
+class LocalOptions(TypedDict):
+    window: int | None
+    global_tokens: int
 
 
 class Slots(NamedTuple):

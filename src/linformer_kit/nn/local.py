@@ -70,8 +70,8 @@ def banded_attention(
     w = 0 if window is None else min(window, n) if isinstance(n, int) else window
     g = min(global_tokens, n) if isinstance(n, int) else global_tokens
     block = max(MIN_BLOCK, w)
-    fixed = not isinstance(n, int) and longest is not None
-    blocks = -(-longest // block) if fixed else -(-n // block)
+    span = longest if not isinstance(n, int) and longest is not None else n  # fixed blocks, or n's
+    blocks = -(-span // block)
     pad = blocks * block - n  # (symbolic when n is)
     position = torch.arange(blocks * block, device=q.device)
     # which keys a window may hold: real, past the global tokens, in a row that takes the window. As 0 / 1

@@ -31,24 +31,28 @@ import dataclasses
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, SupportsIndex, TypeVar, get_args
 
 ProjectionKind = Literal["linear", "mean", "max", "conv", "random"]
-PROJECTION_KINDS: tuple[str, ...] = get_args(ProjectionKind)
+PROJECTION_KINDS: tuple[ProjectionKind, ...] = get_args(ProjectionKind)
 WINDOW_KINDS = ("mean", "max", "conv")  # pool windows of max_seq_len / k positions: k must divide it
 ProjectionScaling = Literal["none", "length"]
-PROJECTION_SCALINGS: tuple[str, ...] = get_args(ProjectionScaling)
+PROJECTION_SCALINGS: tuple[ProjectionScaling, ...] = get_args(ProjectionScaling)
 ProjectionInit = Literal["window", "random"]
-PROJECTION_INITS: tuple[str, ...] = get_args(ProjectionInit)
+PROJECTION_INITS: tuple[ProjectionInit, ...] = get_args(ProjectionInit)
 Sharing = Literal["none", "headwise", "kv", "layerwise"]
-SHARING_MODES: tuple[str, ...] = get_args(Sharing)
+SHARING_MODES: tuple[Sharing, ...] = get_args(Sharing)
 ProjectionOrder = Literal["auto", "paper"]
-PROJECTION_ORDERS: tuple[str, ...] = get_args(ProjectionOrder)
+PROJECTION_ORDERS: tuple[ProjectionOrder, ...] = get_args(ProjectionOrder)
 ShortInputs = Literal["project", "exact"]
-SHORT_INPUTS: tuple[str, ...] = get_args(ShortInputs)
+SHORT_INPUTS: tuple[ShortInputs, ...] = get_args(ShortInputs)
+ChoiceT = TypeVar("ChoiceT")
 
 ProjectedLength = int | tuple[int | None, ...] | None
 LocalWindow = int | tuple[int | None, ...] | None  # the same per-layer form as k
+# their defaults, one value for every layer (a config saves them as they are: JSON has no tuple)
+DEFAULT_PROJECTED_LENGTH: int = 256
+DEFAULT_LOCAL_WINDOW: int | None = None
 
 CHOICES: dict[str, tuple[str, ...]] = {  # option -> its choices (all but projected_length)
     "sharing": SHARING_MODES,
@@ -65,6 +69,8 @@ def as_size(name: str, value: object) -> int:
     if isinstance(value, bool):
         raise TypeError(f"{name} must be an int, got {value!r}")
     try:
+        if not isinstance(value, SupportsIndex):
+            raise TypeError
         return operator.index(value)  # int, numpy and 0-d torch integers; not 32.0, not "32"
     except TypeError:
         raise TypeError(f"{name} must be an int, got {value!r} of type {type(value).__name__}") from None
@@ -74,6 +80,14 @@ def check_choice(name: str, value: object, choices: Sequence[str]) -> None:
     """ValueError naming `name`, the value and the choices unless value is one of them."""
     if value not in choices:
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+
+
+def checked_choice(name: str, value: object, choices: tuple[ChoiceT, ...]) -> ChoiceT:
+    """`value` as the one of `choices` it equals (typed as they are: a str as its Literal), else
+    `check_choice`'s ValueError."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return choices[choices.index(value)]
 
 
 def parse_projected_length(text: str) -> int | list[int | None] | None:
@@ -116,9 +130,9 @@ def check_projected_length(k: object, max_seq_len: int, projection: str = "linea
     `where` says what max_seq_len is (e.g. "seq_len", or how a config derives it) in the message.
     """
     limit = f"max_seq_len={max_seq_len}{f' ({where})' if where else ''}"
-    if not 1 <= as_size("projected_length", k) <= max_seq_len:
+    if not 1 <= (size := as_size("projected_length", k)) <= max_seq_len:
         raise ValueError(f"projected_length (k={k}) must be between 1 and {limit}")
-    if projection in WINDOW_KINDS and max_seq_len % k:
+    if projection in WINDOW_KINDS and max_seq_len % size:
         raise ValueError(
             f"projection {projection!r} pools windows of max_seq_len/k positions: k={k} must divide {limit}"
         )
@@ -133,14 +147,14 @@ class LinformerOptions:
         TypeError: a k that is not an int (a float, a bool, a string: parse text with `from_text`).
     """
 
-    projected_length: ProjectedLength = 256
+    projected_length: ProjectedLength = DEFAULT_PROJECTED_LENGTH
     sharing: Sharing = "headwise"
     projection: ProjectionKind = "linear"
     projection_init: ProjectionInit = "window"
     projection_scaling: ProjectionScaling = "none"
     short_inputs: ShortInputs = "project"
     projection_order: ProjectionOrder = "auto"
-    local_window: LocalWindow = None
+    local_window: LocalWindow = DEFAULT_LOCAL_WINDOW
     global_tokens: int = 0
 
     def __post_init__(self) -> None:
@@ -165,12 +179,14 @@ class LinformerOptions:
         self._check_combinations()
 
     @classmethod
-    def from_text(cls, **values: object) -> LinformerOptions:
-        """Like the constructor, with `projected_length` also in its text form ('128', '256,128', 'none')."""
+    def from_text(cls, **values: Any) -> LinformerOptions:
+        """Like the constructor, with `projected_length` also in its text form ('128', '256,128', 'none').
+
+        The values are checked on construction, as the constructor's are (hence `Any`)."""
         for name in ("projected_length", "local_window"):
-            if isinstance(values.get(name), str):
-                values[name] = parse_per_layer(name, values[name])  # type: ignore[arg-type]
-        return cls(**values)  # type: ignore[arg-type]
+            if isinstance(text := values.get(name), str):
+                values[name] = parse_per_layer(name, text)
+        return cls(**values)
 
     def projected_lengths(self, num_layers: int) -> list[int | None]:
         """k of each of `num_layers` layers (None: full attention)."""
@@ -267,9 +283,10 @@ HELP: dict[str, str] = {  # the command-line help of each option (every verb tha
 }
 
 
-def option_field(name: str, default: object = dataclasses.MISSING, note: str = "") -> dataclasses.Field:
+def option_field(name: str, default: object = dataclasses.MISSING, note: str = "") -> Any:
     """A config dataclass field for option `name`: the options' default (or a verb's own) and help text.
 
+    Typed `Any`, as `dataclasses.field` is to a type checker, so `sharing: Sharing = option_field(...)` checks.
     `note` is added to the help (e.g. "new models only"). A verb that chooses another default passes
     it here, where the reason is written next to it.
     """

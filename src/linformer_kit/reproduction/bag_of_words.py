@@ -32,7 +32,9 @@ def bag_of_words_records(recipe: Recipe) -> list[dict[str, Any]]:
         ) from error
     from linformer_kit.train.finetune import load_table, sample_splits
 
-    first = {}  # task -> the options of its first run (all runs of a task share the data options)
+    first: dict[
+        str | None, dict[str, Any]
+    ] = {}  # task -> the options of its first run (all runs of a task share the data options)
     for run in recipe.finetune:
         first.setdefault(run.task, run.options)
     seeds = sorted({run.seed for run in recipe.finetune if run.seed is not None})

@@ -39,7 +39,7 @@ from typing import cast
 import torch
 from safetensors.torch import load_file
 from torch import nn
-from transformers import Trainer, set_seed
+from transformers import PreTrainedModel, Trainer, set_seed
 
 from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
 from linformer_kit.models.convert import TOKENIZER_FILES
@@ -100,7 +100,7 @@ def start_branch(config: PretrainConfig, source: Path) -> int:
     if not source.is_dir():
         raise ValueError(f"trunk: no such checkpoint folder: {str(source)!r}")
     wanted = config.continued_model_config(read_config_json(source, "trunk"))
-    step = check_branch_source(source, wanted, config.seq_len_schedule, config.max_steps,
+    step = check_branch_source(source, wanted, config.phases, config.max_steps,
                                config.per_device_train_batch_size)  # fmt: skip
     set_seed(config.seed)  # pretrain's start: the seed, then the model (`build_model`)
     model = LinformerForMaskedLM(wanted)
@@ -117,11 +117,11 @@ def check_branch_source(
         raise ValueError(f"trunk: {str(source)!r} is not a complete checkpoint: {problem}")
     state = json.loads((source / "trainer_state.json").read_text(encoding="utf-8"))
     step = state["global_step"]
-    for name, theirs, mine in (("max_steps", state.get("max_steps"), max_steps),
+    for name, theirs, ours in (("max_steps", state.get("max_steps"), max_steps),
                                ("per_device_train_batch_size", state.get("train_batch_size"), batch_size)):  # fmt: skip
-        if theirs != mine:
+        if theirs != ours:
             raise ValueError(
-                f"trunk: {name}={mine} differs from the trunk's {theirs} ({source}): a branch continues "
+                f"trunk: {name}={ours} differs from the trunk's {theirs} ({source}): a branch continues "
                 "the trunk's run, so everything but the attention must be the same"
             )
     trunk, mine = LinformerConfig.from_pretrained(source).to_dict(), wanted.to_dict()  # both with defaults
@@ -139,7 +139,7 @@ def check_branch_source(
             raise ValueError(
                 f"trunk: {source.name} is at step {step}, but {who} attends every block exactly only in "
                 f"its first {exact} steps (k={config.get('projected_length')}, short_inputs="
-                f"{config.get('short_inputs')!r}, schedule {schedule}): after that the runs differ"
+                f"{config.get('short_inputs')!r}, schedule {[list(phase) for phase in schedule]}): after that the runs differ"
             )
     return step
 
@@ -154,7 +154,7 @@ def projection_names(model: nn.Module) -> set[str]:
     } & {name for name, _ in model.named_parameters()}
 
 
-def write_branch_checkpoint(model: nn.Module, source: Path, output_dir: Path) -> None:
+def write_branch_checkpoint(model: PreTrainedModel, source: Path, output_dir: Path) -> None:
     """output_dir/checkpoint-N: the trunk's state at step N (its tokenizer too) with `model` (its own E and F).
 
     The optimizer state moves by parameter name (the Trainer's optimizer groups, decay and no decay, in

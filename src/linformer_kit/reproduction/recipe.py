@@ -250,8 +250,11 @@ def _check_trunks(pretrain: list[Run]) -> None:
     """A trunk is another pretraining run of the recipe whose options differ in attention alone, kept at one step."""
     from linformer_kit.nn.options import OPTION_NAMES  # the Linformer options: a branch's attention
 
-    runs, steps = {r.name: r for r in pretrain}, {}
-    for run in (r for r in pretrain if r.trunk is not None):
+    runs = {r.name: r for r in pretrain}
+    steps: dict[str, int] = {}
+    for run in pretrain:
+        if run.trunk is None:
+            continue
         name, step = run.trunk
         trunk = runs.get(name)
         if trunk is None or trunk is run or trunk.trunk is not None:
@@ -282,8 +285,7 @@ def _check_panels(panels: object, pretrained: set[str]) -> None:
     """`panels`: plot title -> pretraining runs drawn together (results_dir/panels.png)."""
     if panels is None:
         return
-    _no_unknown("panels", panels, set(panels) if isinstance(panels, dict) else set())
-    for title, names in panels.items():
+    for title, names in _mapping("panels", panels).items():
         if not isinstance(names, list) or not names:
             raise ValueError(f"recipe: panels[{title!r}] must list pretraining runs, got {names!r}")
         unknown = [n for n in names if n not in pretrained]
@@ -333,9 +335,14 @@ def _check_fields(recipe: Recipe) -> None:
             )
 
 
+def _mapping(where: str, value: object) -> dict:
+    """`value`, a mapping, or a ValueError naming `where`."""
+    if not isinstance(value, dict):
+        raise ValueError(f"recipe: {where} must be a mapping, got {type(value).__name__}")
+    return value
+
+
 def _no_unknown(where: str, mapping: object, known: set[str]) -> None:
-    if not isinstance(mapping, dict):
-        raise ValueError(f"recipe: {where} must be a mapping, got {type(mapping).__name__}")
-    unknown = sorted(set(mapping) - known)
+    unknown = sorted(set(_mapping(where, mapping)) - known)
     if unknown:
         raise ValueError(f"recipe: {where} has unknown keys {unknown}; expected some of {sorted(known)}")

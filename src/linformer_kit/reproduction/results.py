@@ -15,7 +15,6 @@ import math
 import shlex
 import statistics
 import textwrap
-from dataclasses import MISSING
 from pathlib import Path
 from typing import Any
 
@@ -215,7 +214,7 @@ def _as_config(options: dict[str, Any]) -> dict[str, Any]:
 
     fields = PretrainConfig.__dataclass_fields__
     defaults = {
-        name: f.default_factory() if f.default is MISSING else f.default for name, f in fields.items()
+        name: f.default_factory() if callable(f.default_factory) else f.default for name, f in fields.items()
     }
     source = options.get("init_from")
     saved = defaults if source is None else _read(Path(source) / "config.json") or {}

@@ -56,9 +56,12 @@ def probe_lengths(
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     # the encoder only: no report of the MLM head it leaves out (transformers' load table is noise here)
-    model = load_pretrained(
+    loaded = load_pretrained(
         LinformerModel, model_dir, "model", report_head=False, attn_implementation="eager"
     )
+    config = loaded.config
+    # a Module to the type checker: transformers' `to` is typed as Module.to unbound (self its first argument)
+    model: torch.nn.Module = loaded
     model = model.to(device).eval()
     # one long stream, cut into inputs of each length below (so no "longer than the model" warning)
     stream = tokenizer("\n\n".join(texts), add_special_tokens=False, verbose=False)["input_ids"]
@@ -75,7 +78,7 @@ def probe_lengths(
     ]
     rows = []
     for length in lengths:
-        if length > model.config.max_seq_len or len(stream) < inputs * length:
+        if length > config.max_seq_len or len(stream) < inputs * length:
             continue
         ids = torch.tensor([stream[i * length : (i + 1) * length] for i in range(inputs)], device=device)
         captured.clear()
@@ -87,7 +90,7 @@ def probe_lengths(
             )
     for hook in hooks:
         hook.remove()
-    return {"model": model_dir, "projected_length": model.config.projected_length, "rows": rows}
+    return {"model": model_dir, "projected_length": config.projected_length, "rows": rows}
 
 
 def _normalised_entropy(p: torch.Tensor) -> float:

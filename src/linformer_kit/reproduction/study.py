@@ -35,6 +35,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from io import TextIOWrapper
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +180,7 @@ def run_study(
     """
     root = Path(recipe.output_dir)
     (root / "logs").mkdir(parents=True, exist_ok=True)
-    first, records = (recipe.pretrain or [None])[0], committed_records(recipe)
+    first, records = recipe.pretrain[0] if recipe.pretrain else None, committed_records(recipe)
     tokenizer = tokenizer_dir(recipe)
     outcomes = [
         Outcome(r, run_dir(recipe, r), command(recipe, r, tokenizer), record=records.get(r.name),
@@ -245,7 +246,8 @@ def needs_its_trunk(run: Run) -> bool:
 
 
 def _run_parallel(outcomes: list[Outcome], recipe: Recipe, echo: bool) -> None:
-    pending, running, root = list(outcomes), [], Path(recipe.output_dir)
+    running: list[tuple[Outcome, subprocess.Popen, TextIOWrapper, float]] = []
+    pending, root = list(outcomes), Path(recipe.output_dir)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     while pending or running:
         while pending and len(running) < recipe.max_parallel:
@@ -253,9 +255,10 @@ def _run_parallel(outcomes: list[Outcome], recipe: Recipe, echo: bool) -> None:
             # decided at launch (its trunk may have just run); a cut run, a branch too, resumes its own
             resumed = "--resume" in outcome.command
             kept = None if resumed else branch_point(recipe, outcome.run)
-            if kept is None and needs_its_trunk(outcome.run) and not resumed:
+            trunk = outcome.run.trunk  # (set where it needs its trunk)
+            if kept is None and trunk is not None and needs_its_trunk(outcome.run) and not resumed:
                 _say(echo, f"skipped  {outcome.run.verb} {outcome.run.name}: it starts from its trunk "
-                           f"{outcome.run.trunk[0]}'s checkpoint at step {outcome.run.trunk[1]}, not on this "
+                           f"{trunk[0]}'s checkpoint at step {trunk[1]}, not on this "
                            "machine (run the trunk here first)")  # fmt: skip
                 continue
             log_path = root / "logs" / f"{outcome.run.verb}-{outcome.run.name}.log"

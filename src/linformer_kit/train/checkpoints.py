@@ -35,13 +35,13 @@ def checkpoint_folders(output_dir: str | Path) -> list[Path]:
     folder = Path(output_dir)
     if not folder.is_dir():
         return []
-    found = [p for p in folder.iterdir() if p.is_dir() and CHECKPOINT.match(p.name)]
-    return sorted(found, key=lambda p: int(CHECKPOINT.match(p.name)[1]), reverse=True)
+    steps = {p: int(match[1]) for p in folder.iterdir() if p.is_dir() and (match := CHECKPOINT.match(p.name))}
+    return sorted(steps, key=steps.__getitem__, reverse=True)
 
 
 def last_complete_checkpoint(output_dir: str | Path) -> tuple[Path | None, dict[str, str]]:
     """(newest complete checkpoint or None, {newer incomplete checkpoint: what is wrong with it})."""
-    skipped = {}
+    skipped: dict[str, str] = {}
     for checkpoint in checkpoint_folders(output_dir):
         problem = checkpoint_problem(checkpoint)
         if problem is None:

@@ -50,7 +50,7 @@ import torch
 from torch import nn
 from transformers import AutoTokenizer, DataCollatorWithPadding, PreTrainedModel, TrainingArguments, set_seed
 
-from linformer_kit.models import LinformerForMaskedLM, LinformerModel
+from linformer_kit.models import LinformerForMaskedLM, LinformerModel, LinformerPreTrainedModel
 from linformer_kit.models.convert import (
     SOURCE_TYPES,
     converter,
@@ -69,7 +69,12 @@ from linformer_kit.train.data import load_text, pack_blocks
 from linformer_kit.train.guards import GuardedTrainer, guarded_run
 from linformer_kit.train.model_fields import ConversionFields
 from linformer_kit.train.publish import portable
-from linformer_kit.train.training_arguments import LinformerTrainingArguments, check_number, trainer_default
+from linformer_kit.train.training_arguments import (
+    LinformerTrainingArguments,
+    check_number,
+    post_init_field,
+    trainer_default,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -93,12 +98,9 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     per_device_train_batch_size: int = trainer_default("per_device_train_batch_size", 8)
     warmup_steps: float = trainer_default("warmup_steps", 0.1)
     weight_decay: float = trainer_default("weight_decay", 0.0)
-    teacher: str | None = field(
-        default=None,
-        metadata={
-            "help": "the model to distil from: a local BERT / RoBERTa / sentence-transformers folder, or a "
-            "full-attention Linformer"
-        },
+    teacher: str = post_init_field(
+        "the model to distil from: a local BERT / RoBERTa / sentence-transformers folder, or a "
+        "full-attention Linformer"
     )
     train: list[str] = field(
         default_factory=list,
@@ -241,7 +243,7 @@ class DistillResult:
 # --- teacher and student ---------------------------------------------------------------------------
 
 
-def load_teacher(path: str) -> PreTrainedModel:
+def load_teacher(path: str) -> LinformerPreTrainedModel:
     """The teacher as a full-attention Linformer (equal to it: models/convert.py), eval mode, frozen."""
     config = read_config_json(path, "teacher")
     if config["model_type"] == "linformer":
@@ -253,7 +255,7 @@ def load_teacher(path: str) -> PreTrainedModel:
     return model
 
 
-def student_from(teacher: PreTrainedModel, config: DistillConfig) -> PreTrainedModel:
+def student_from(teacher: LinformerPreTrainedModel, config: DistillConfig) -> LinformerPreTrainedModel:
     """The teacher with this run's Linformer options: every weight copied, E and F new (window start)."""
     student, _ = with_linformer_options(teacher, **config.conversion_options())
     if student is teacher:  # the options were the teacher's own: a copy to train
@@ -396,8 +398,9 @@ def _distill(config: DistillConfig) -> DistillResult:
         f"documents: {different:.4f}); {len(train_blocks):,} "
         f"{'blocks of' if config.examples == 'blocks' else 'documents of at most'} {config.seq_len} tokens"
     )
-    losses, seconds = {}, {}
-    for stage, steps in (("attention", config.attention_steps), ("end-to-end", config.end_to_end_steps)):
+    losses: dict[str, float] = {}
+    seconds: dict[str, float] = {}
+    for stage, steps in zip(STAGES, (config.attention_steps, config.end_to_end_steps)):
         if steps == 0:
             continue
         start = time.perf_counter()
@@ -429,6 +432,7 @@ def _data(config: DistillConfig, tokenizer) -> tuple:
             texts.select(range(len(texts) - count, len(texts))),
             texts.select(range(len(texts) - count)),
         )
+    assert config.seq_len is not None  # the preflight's default: the teacher's longest input
     if config.examples == "blocks":
         blocks = pack_blocks(texts, tokenizer, config.seq_len, "pack train blocks")
     else:
@@ -477,7 +481,8 @@ def _run_stage(config, stage: Stage, steps: int, student, teacher, blocks, token
     )  # fmt: skip
     resume = _last_checkpoint(folder) if config.resume else None
     output = trainer.train(resume_from_checkpoint=resume)
-    student = model.merge_and_unload() if hasattr(model, "merge_and_unload") else model
+    merge = getattr(model, "merge_and_unload", None)  # LoRA: the adapters merged into the weights
+    student = merge() if merge is not None else model
     losses = [log["loss"] for log in trainer.state.log_history if "loss" in log]
     loss = losses[-1] if losses else output.training_loss
     student.save_pretrained(folder)

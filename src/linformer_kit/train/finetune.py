@@ -106,6 +106,7 @@ def _finetune(config: FinetuneConfig, callbacks: Sequence[TrainerCallback]) -> F
     trainer.save_model()
 
     metrics = prediction.metrics
+    assert metrics is not None  # Trainer.predict computes them (typed optional)
     result = FinetuneResult(
         output_dir=config.output_dir,
         steps=trainer.state.global_step,

@@ -208,6 +208,7 @@ class FinetuneConfig(NewModelFields, LinformerTrainingArguments):
                      why="room for <s> and </s>")  # fmt: skip
         self._check_k_within(self.new_model_length, "max_length")
         # LinformerConfig's checks of the options together (the vocabulary is the tokenizer's, known later)
+        assert self.preset is not None  # (checked above: one of PRESETS)
         vocab_size = PRESETS[self.preset]["vocab_size"]
         self.new_model_config(self.preset, self.new_model_length, vocab_size=vocab_size, pad_token_id=1,
                               **self.new_classifier_options())  # fmt: skip
@@ -234,6 +235,7 @@ class FinetuneConfig(NewModelFields, LinformerTrainingArguments):
             check_pretrained_model(self.model, self.changed_local_options(), self.classifier_pooling,
                                    self.max_length)  # fmt: skip
         else:
+            assert self.tokenizer is not None  # a new model's: __post_init__ requires it
             check_tokenizer_source(self.tokenizer)
 
     def _what_output_dir_holds(self) -> str:

@@ -24,6 +24,9 @@ def load_splits(config: FinetuneConfig) -> tuple[datasets.Dataset, datasets.Data
         if missing:
             raise ValueError(f"dataset: {config.dataset!r} has no {missing} split (splits: {list(data)})")
         return data["train"], data["validation"]
+    # __post_init__: the data one way, here both files
+    assert config.train is not None
+    assert config.validation is not None
     return load_table(config.train, "train"), load_table(config.validation, "validation")
 
 

@@ -42,7 +42,7 @@ def write_predictions(output_dir: str, dev: datasets.Dataset, prediction, regres
     if regression:
         predicted = np.asarray(prediction.predictions, dtype=np.float64).reshape(-1)
         labels = np.asarray(prediction.label_ids, dtype=np.float64).reshape(-1)
-        cast = float
+        cast: type[float] | type[int] = float
     else:
         predicted, labels, cast = np.argmax(prediction.predictions, axis=-1), prediction.label_ids, int
     with open(Path(output_dir) / "eval_predictions.jsonl", "w") as f:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import datasets
 import numpy as np
@@ -26,10 +27,10 @@ logger = logging.getLogger("linformer_kit.train.finetune")  # the run's logger: 
 
 
 def compute_metrics(prediction: EvalPrediction) -> dict[str, float]:
-    predicted = np.argmax(prediction.predictions, axis=-1)
-    labels = prediction.label_ids
+    logits, labels = np.asarray(prediction.predictions), np.asarray(prediction.label_ids)  # (one array each)
+    predicted = np.argmax(logits, axis=-1)
     metrics = {"accuracy": float((predicted == labels).mean())}
-    if prediction.predictions.shape[-1] == 2:
+    if logits.shape[-1] == 2:
         true_positive = float(((predicted == 1) & (labels == 1)).sum())
         precision_denominator, recall_denominator = float((predicted == 1).sum()), float((labels == 1).sum())
         metrics["f1"] = 2 * true_positive / max(precision_denominator + recall_denominator, 1.0)
@@ -60,8 +61,9 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return (ends - (counts - 1) / 2.0)[inverse]
 
 
-def linformer_options(config: FinetuneConfig) -> dict[str, object]:
+def linformer_options(config: FinetuneConfig) -> dict[str, Any]:
     """Config overrides for a Linformer model (saved with the classifier, so inference matches)."""
+    assert config.model is not None  # (called for a --model only)
     if read_config_json(config.model).get("model_type") != "linformer":
         return {}
     pooling = {} if config.classifier_pooling is None else {"classifier_pooling": config.classifier_pooling}
@@ -80,6 +82,7 @@ def load_tokenizer(config: FinetuneConfig, train: datasets.Dataset) -> PreTraine
                 f"model: cannot load the tokenizer in {config.model!r}: {str(error).splitlines()[0]}"
             ) from None
     columns = [config.text_column] + ([config.text_pair_column] if config.text_pair_column else [])
+    assert config.tokenizer is not None  # a new model's: __post_init__ requires it
     tokenizer = new_model_tokenizer(config.tokenizer, (text for c in columns for text in train[c]))
     if tokenizer.pad_token_id is None:  # batches are padded to their longest example
         raise ValueError(f"tokenizer: {config.tokenizer!r} has no pad token; a classifier pads its batches")
@@ -100,6 +103,7 @@ def build_classifier(
         return load_pretrained(
             AutoModelForSequenceClassification, config.model, "model", **labels, **linformer_options(config)
         )
+    assert config.preset is not None  # no --model: __post_init__ requires a preset
     model_config = config.new_model_config(
         config.preset, config.new_model_length, vocab_size=len(tokenizer),
         pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,

@@ -28,10 +28,11 @@ import socket
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any, NamedTuple
 
 import torch
-from transformers import Trainer, TrainerCallback
+from transformers import PreTrainedModel, Trainer, TrainerCallback
 from transformers.trainer_utils import get_last_checkpoint
 
 from linformer_kit.stopped import DiskFull, NonFiniteLoss, Preempted
@@ -40,6 +41,24 @@ from linformer_kit.train.progress import label_progress, no_save_bars
 LOCK_FILE = ".lock"
 STALE_AFTER = 15 * 60  # seconds without a step before another host's lock counts as abandoned
 PREEMPTION_SIGNALS = ("SIGTERM", "SIGUSR1")
+SignalHandler = (
+    Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+)  # what signal.signal takes
+
+
+def output_dir_of(trainer: Trainer) -> str:
+    """`trainer.args.output_dir`: optional to transformers' types, but always set once the arguments are
+    built (`TrainingArguments` makes None "trainer_output"; our configs require it)."""
+    output_dir = trainer.args.output_dir
+    assert output_dir is not None
+    return output_dir
+
+
+def trained_model(trainer: Trainer) -> PreTrainedModel:
+    """`trainer.model` of a pretrain / finetune run: a transformers model (the Trainer's type is wider)."""
+    model = trainer.model
+    assert isinstance(model, PreTrainedModel), type(model)
+    return model
 
 
 # --- preemption --------------------------------------------------------------------------------------
@@ -50,7 +69,7 @@ class PreemptionCallback(TrainerCallback):
 
     def __init__(self) -> None:
         self.requested: str | None = None
-        self._previous: dict[int, object] = {}
+        self._previous: dict[int, SignalHandler] = {}
 
     def on_train_begin(self, args, state, control, **kwargs):
         if not _in_main_thread():
@@ -142,12 +161,13 @@ class GuardedTrainer(Trainer):
         under its source's name, and loaded through it; its own name is then "missing" but not absent.
         Only those names are dropped: a real missing key, tied or not, is still reported.
         """
+        assert self.model is not None  # loading a checkpoint into it
         tied = tied_copies(self.model, load_result.missing_keys)
         missing = [key for key in load_result.missing_keys if key not in tied]
         super()._issue_warnings_after_load(_LoadResult(missing, list(load_result.unexpected_keys)))
 
     def save_model(self, *args, **kwargs) -> None:
-        with disk_full_is_named(self.args.output_dir), no_save_bars():
+        with disk_full_is_named(output_dir_of(self)), no_save_bars():
             super().save_model(*args, **kwargs)
 
     def training_step(self, model, inputs, num_items_in_batch=None):

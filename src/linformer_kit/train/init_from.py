@@ -15,7 +15,7 @@ from typing import Any
 
 from transformers import AutoConfig, PreTrainedConfig
 
-from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
+from linformer_kit.models import LinformerConfig, LinformerForMaskedLM, LinformerPreTrainedModel
 from linformer_kit.models.convert import (
     SOURCE_TYPES,
     converted_config,
@@ -27,7 +27,7 @@ from linformer_kit.models.convert import (
 
 def linformer_from_checkpoint(
     path: str, *options: Any, **keywords: Any
-) -> tuple[LinformerForMaskedLM, list[str]]:
+) -> tuple[LinformerPreTrainedModel, list[str]]:
     """`LinformerForMaskedLM` from the model at `path` with these Linformer options (`Conversion`'s).
 
     `max_length`: the longest input, default the checkpoint's (above it the position table is

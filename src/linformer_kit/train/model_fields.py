@@ -15,12 +15,13 @@ new model the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from linformer_kit.models import LinformerConfig
 from linformer_kit.models.configuration_linformer import LayerNormPosition
 from linformer_kit.models.convert import CONVERSION_OPTIONS
 from linformer_kit.models.loading import position_rows
-from linformer_kit.models.presets import PRESETS, Preset
+from linformer_kit.models.presets import PRESETS, EncoderShape, Preset
 from linformer_kit.nn.options import (
     ProjectionInit,
     ProjectionKind,
@@ -62,7 +63,7 @@ class ConversionFields:
             if isinstance(getattr(self, name), str):
                 setattr(self, name, parse_per_layer(name, getattr(self, name)))
 
-    def conversion_options(self) -> dict[str, object]:
+    def conversion_options(self) -> dict[str, Any]:
         """The Linformer options that shape a new or converted model (init_from takes these, not the rest)."""
         return {name: getattr(self, name) for name in CONVERSION_OPTIONS}
 
@@ -111,7 +112,7 @@ class NewModelFields(ConversionFields):
                 check_projected_length(layer_k, length, self.projection, where=name)
 
     def new_model_config(
-        self, preset: Preset, longest_input: int, *, vocab_size: int, pad_token_id: int, **fields: object
+        self, preset: Preset, longest_input: int, *, vocab_size: int, pad_token_id: int, **fields: Any
     ) -> LinformerConfig:
         """A new model: `preset`'s shape (not its vocab_size), these options, inputs up to `longest_input` long.
 
@@ -119,10 +120,10 @@ class NewModelFields(ConversionFields):
         position table has longest_input + pad_token_id + 1 rows. `fields` are further `LinformerConfig`
         fields (short_inputs, num_labels, classifier_pooling, ...). ValueError names a bad value.
         """
-        shape = {key: value for key, value in PRESETS[preset].items() if key != "vocab_size"}
+        shape: EncoderShape = {**PRESETS[preset], "vocab_size": vocab_size}
         rows = position_rows({"model_type": "linformer", "pad_token_id": pad_token_id}, longest_input)
         return LinformerConfig(
-            vocab_size=vocab_size, max_position_embeddings=rows,
+            max_position_embeddings=rows,
             pad_token_id=pad_token_id, projection_scaling=self.projection_scaling, layer_norm=self.layer_norm,
             hidden_dropout_prob=self.dropout, attention_probs_dropout_prob=self.attention_dropout_prob,
             **shape, **self.conversion_options(), **fields,

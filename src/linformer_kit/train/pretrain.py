@@ -36,7 +36,7 @@ from linformer_kit.train.checkpoints import KeepCheckpoint
 from linformer_kit.train.context_free import label_unigram, no_context_loss
 from linformer_kit.train.curve import CurveCallback
 from linformer_kit.train.data import load_text, pack_blocks
-from linformer_kit.train.guards import guarded_run
+from linformer_kit.train.guards import guarded_run, trained_model
 from linformer_kit.train.position_loss import loss_by_position, position_ranges
 from linformer_kit.train.pretrain_config import PretrainConfig
 from linformer_kit.train.pretrain_report import (
@@ -117,7 +117,7 @@ def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> P
         eval_dataset=eval_blocks,
         processing_class=tokenizer,
         callbacks=[throughput, CurveCallback(), *keep, *callbacks],
-        seq_len_schedule=config.seq_len_schedule,
+        seq_len_schedule=config.phases,
         short_block_positions=config.short_block_positions,
     )
 
@@ -129,7 +129,7 @@ def _pretrain(config: PretrainConfig, callbacks: Sequence[TrainerCallback]) -> P
     eval_loss = trainer.evaluate()["eval_loss"]
     floor = no_context_loss(collator, eval_blocks, label_unigram(train_blocks, tokenizer),
                             config.per_device_eval_batch_size)  # fmt: skip
-    by_position = loss_by_position(trainer.model, collator, eval_blocks, config.per_device_eval_batch_size,
+    by_position = loss_by_position(trained_model(trainer), collator, eval_blocks, config.per_device_eval_batch_size,
                                    position_ranges(config.seq_len))  # fmt: skip
     trainer.save_model()  # model.safetensors + config.json + tokenizer files, on the main process only
 

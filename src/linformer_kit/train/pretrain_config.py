@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
-from transformers import AutoConfig, PreTrainedConfig
+from transformers import AutoConfig
 
+from linformer_kit.models.configuration_linformer import LinformerConfig
 from linformer_kit.models.convert import NewPositions, check_new_positions, new_positions_field
 from linformer_kit.models.loading import longest_input, read_config_json
 from linformer_kit.models.presets import PRESETS
@@ -27,13 +28,19 @@ from linformer_kit.train.pretrain_preflight import (
     check_text_sources,
     check_tokenizer_folder,
 )
-from linformer_kit.train.schedule import check_schedule, parse_schedule
+from linformer_kit.train.schedule import Schedule, check_schedule, parse_schedule
 from linformer_kit.train.training_arguments import LinformerTrainingArguments, check_number, trainer_default
 
 ShortBlockPositions = Literal["restart", "keep"]
 MIN_VOCAB = 256 + len(SPECIAL_TOKENS)  # a byte-level BPE: every byte, the special tokens, then merges
 # the fields that apply to a new model only: init_from keeps its checkpoint's, so they must keep their defaults
 NEW_MODEL_ONLY = ("projection_scaling", "layer_norm", "dropout", "short_inputs")
+# seq_len_schedule's forms: HfArgumentParser reads the command line's; __post_init__ then stores the
+# checked [length, fraction] pairs there (typed as `PretrainConfig.phases`), which the checker also sees
+if TYPE_CHECKING:
+    ScheduleForms = list[str] | str | list[list[int | float]]
+else:
+    ScheduleForms = list[str] | str
 
 
 @dataclass
@@ -116,7 +123,7 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
     )
     # [[length, fraction], ...] after __post_init__; on the command line one or more LENGTH:FRACTION
     # words (or 'auto' / 'none'), in a config file also a list of [length, fraction] pairs
-    seq_len_schedule: list[str] | str = field(
+    seq_len_schedule: ScheduleForms = field(
         default_factory=lambda: ["auto"],
         metadata={
             "help": "block length by phase, LENGTH:FRACTION,... of the steps, ending at seq_len (e.g. "
@@ -125,6 +132,8 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
             "plateau far sooner (docs/reproduction.md)"
         },
     )
+    # set by __post_init__: the checked schedule, (length, fraction) per phase
+    phases: Schedule = field(default_factory=list, init=False, repr=False)
     short_block_positions: ShortBlockPositions = field(
         default="keep",
         metadata={
@@ -166,7 +175,8 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
             raise ValueError("train: give at least one file, folder or dataset name (--train)")
         self._check_model_fields()  # k's command-line form parsed, dropout
         self._check_numbers()
-        self.seq_len_schedule = [list(p) for p in check_schedule(self._parsed_schedule(), self.seq_len)]
+        self.phases = check_schedule(self._parsed_schedule(), self.seq_len)
+        self.seq_len_schedule = [list(p) for p in self.phases]
         if self.short_block_positions not in get_args(ShortBlockPositions):
             raise ValueError(
                 f"short_block_positions must be one of {get_args(ShortBlockPositions)}, got {self.short_block_positions!r}"
@@ -178,8 +188,9 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
         """[[length, fraction], ...] from the command line's words (128:0.5 512:0.5, or 128:0.5,512:0.5),
         'auto', 'none', or a config file's list of pairs."""
         schedule = self.seq_len_schedule
-        if isinstance(schedule, list) and all(isinstance(part, str) for part in schedule) and schedule:
-            schedule = ",".join(schedule)
+        words = [part for part in schedule if isinstance(part, str)] if isinstance(schedule, list) else []
+        if isinstance(schedule, list) and len(words) == len(schedule) and schedule:
+            schedule = ",".join(words)
         return parse_schedule(schedule, self.seq_len) if isinstance(schedule, str) else schedule
 
     def _check_numbers(self) -> None:
@@ -266,7 +277,7 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
             return None
         return max(self.seq_len, longest_input(read_config_json(self.init_from, "init_from")))
 
-    def model_config(self, vocab_size: int | None = None, pad_token_id: int = 1) -> PreTrainedConfig:
+    def model_config(self, vocab_size: int | None = None, pad_token_id: int = 1) -> LinformerConfig:
         """The config of the model this run trains (without weights): a preset shape, or init_from's."""
         if self.init_from is None:
             return self.new_model_config(
@@ -279,7 +290,7 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
             max_length=self.init_from_length(),
         )
 
-    def continued_model_config(self, saved: dict) -> PreTrainedConfig:
+    def continued_model_config(self, saved: dict) -> LinformerConfig:
         """The model this run builds to continue a saved one (its config.json as a dict): its vocabulary."""
         return self.model_config(
             vocab_size=saved.get("vocab_size"), pad_token_id=saved.get("pad_token_id", 1)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from transformers import PreTrainedConfig
 
-from linformer_kit.models import LinformerForMaskedLM
+from linformer_kit.models import LinformerPreTrainedModel
 from linformer_kit.nn.options import format_projected_length
 from linformer_kit.train.pretrain_config import PretrainConfig
 from linformer_kit.train.schedule import parse_schedule
@@ -89,7 +89,7 @@ def no_context_advice(config: PretrainConfig, model_config: PreTrainedConfig) ->
 
 
 def start_line(
-    config: PretrainConfig, model: LinformerForMaskedLM, train_blocks: int, eval_blocks: int
+    config: PretrainConfig, model: LinformerPreTrainedModel, train_blocks: int, eval_blocks: int
 ) -> str:
     """What is about to run, in one line: model, parameters, data, tokens per step, budget, device, dtype."""
     c = model.config
@@ -106,7 +106,7 @@ def start_line(
     else:
         steps = math.ceil(config.num_train_epochs * train_blocks / sequences) if config.max_steps else 0
     dtype = "bf16 autocast" if config.bf16 else "fp16 autocast" if config.fp16 else "fp32"
-    schedule = config.seq_len_schedule
+    schedule = config.phases
     phases = "" if not schedule else ", lengths " + ",".join(f"{n}:{f:g}" for n, f in schedule)
     origin = f"{config.shape} encoder" if config.init_from is None else f"encoder from {config.init_from}"
     return (

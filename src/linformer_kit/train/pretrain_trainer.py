@@ -9,13 +9,13 @@ from pathlib import Path
 import torch
 from transformers import AutoTokenizer, DataCollatorForLanguageModeling, PreTrainedTokenizerBase
 
-from linformer_kit.models import LinformerForMaskedLM
+from linformer_kit.models import LinformerForMaskedLM, LinformerPreTrainedModel
 from linformer_kit.models.presets import PRESETS
 from linformer_kit.train.data import train_tokenizer
 from linformer_kit.train.guards import GuardedTrainer
 from linformer_kit.train.init_from import linformer_from_checkpoint
 from linformer_kit.train.pretrain_config import PretrainConfig, ShortBlockPositions
-from linformer_kit.train.schedule import cut_blocks, length_at
+from linformer_kit.train.schedule import Schedule, cut_blocks, length_at
 
 
 def build_tokenizer(config: PretrainConfig, train_text) -> PreTrainedTokenizerBase:
@@ -48,7 +48,7 @@ def tokenizer_handover(config: PretrainConfig) -> Path:
 
 def build_model(
     config: PretrainConfig, tokenizer: PreTrainedTokenizerBase
-) -> tuple[LinformerForMaskedLM, list[str]]:
+) -> tuple[LinformerPreTrainedModel, list[str]]:
     """A fresh model of the preset's shape, or `init_from` with this config's Linformer options."""
     if config.init_from is not None:
         return linformer_from_checkpoint(
@@ -98,7 +98,7 @@ class MaskedLMTrainer(GuardedTrainer):
     def __init__(
         self,
         *args,
-        seq_len_schedule: list | None = None,
+        seq_len_schedule: Schedule | None = None,
         short_block_positions: ShortBlockPositions | None = None,
         **kwargs,
     ) -> None:
@@ -110,6 +110,7 @@ class MaskedLMTrainer(GuardedTrainer):
         """The block length of the step being trained, or (evaluation, logs) of the last step trained."""
         # global_step counts finished steps: a logged loss and an evaluation belong to the last one
         step = self.state.global_step if training else max(self.state.global_step - 1, 0)
+        assert self.seq_len_schedule is not None  # (asked with a schedule only)
         return length_at(self.seq_len_schedule, step, self.state.max_steps)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):

@@ -21,6 +21,8 @@ from typing import Any, Literal
 from transformers import PreTrainedConfig, PreTrainedTokenizerBase, Trainer
 from transformers.trainer import TRAINING_ARGS_NAME
 
+from linformer_kit.train.guards import output_dir_of, trained_model
+
 Task = Literal["fill-mask", "text-classification"]
 # result field -> how the card names it, in the order the card lists them
 METRICS = {
@@ -50,7 +52,7 @@ def publish(trainer: Trainer, task: Task, result: dict[str, Any], config: dict[s
     """After `trainer.save_model()`: make its output directory the one to share (main process only)."""
     if not trainer.is_world_process_zero():
         return
-    out = Path(trainer.args.output_dir)
+    out = Path(output_dir_of(trainer))
     (out / TRAINING_ARGS_NAME).unlink(missing_ok=True)
     result, config = portable(result), portable(config)
     with open(out / "metrics.json", "w") as f:
@@ -81,7 +83,7 @@ def _portable_path(path: str) -> str:
 
 def model_card(trainer: Trainer, task: Task, result: dict[str, Any], config: dict[str, Any]) -> str:
     """README.md: what the model is, how it was trained and on what, its metrics, how to load it."""
-    model_config = trainer.model.config
+    model_config = trained_model(trainer).config
     return "\n".join([
         _front_matter(task, result),
         _summary(task, model_config),
@@ -132,10 +134,10 @@ def _architecture(trainer: Trainer, model_config: PreTrainedConfig) -> str:
         "longest input (tokens)": getattr(model_config, "max_seq_len", model_config.max_position_embeddings),
         "projected length k": getattr(model_config, "projected_length", "n/a"),
         "vocabulary": model_config.vocab_size,
-        "parameters": f"{trainer.model.num_parameters():,}",
+        "parameters": f"{trained_model(trainer).num_parameters():,}",
     }
     if type(trainer.model).__name__.endswith("SequenceClassification"):
-        rows["labels"] = ", ".join(str(label) for label in model_config.id2label.values())
+        rows["labels"] = ", ".join(str(label) for label in (model_config.id2label or {}).values())
     return "## Model\n\n" + _table(rows)
 
 

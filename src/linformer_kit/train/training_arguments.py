@@ -37,6 +37,12 @@ def trainer_default(name: str, default: Any) -> Any:
     return dataclasses.field(default=default, metadata=TrainingArguments.__dataclass_fields__[name].metadata)
 
 
+def post_init_field(help_text: str) -> Any:
+    """A field None by default that `__post_init__` fills in, or names when still missing (a clearer error
+    than the constructor's): typed as the value it holds from then on. Its flag stays optional."""
+    return dataclasses.field(default=None, metadata={"help": help_text})
+
+
 def check_number(
     name: str,
     value: object,
@@ -51,10 +57,14 @@ def check_number(
     """ValueError naming `name`, its value and the limit unless minimum <= value (< below); NaN fails."""
     if value is None and optional:
         return
-    kind = int if integer else (int, float)
-    ok = isinstance(value, kind) and not isinstance(value, bool) and math.isfinite(value)
-    ok = ok and (value > minimum if exclusive else value >= minimum) and (below is None or value < below)
-    if not ok:
+    number = value if isinstance(value, int if integer else (int, float)) else None
+    if not (
+        isinstance(number, (int, float))
+        and not isinstance(number, bool)
+        and math.isfinite(number)
+        and (number > minimum if exclusive else number >= minimum)
+        and (below is None or number < below)
+    ):
         lower = f"> {minimum}" if exclusive else f">= {minimum}"
         limit = lower if below is None else f"{lower} and < {below}"
         what = "an int" if integer else "a number"
@@ -118,10 +128,11 @@ class LinformerTrainingArguments(TrainingArguments):
     pinned memory (CUDA-only).
     """
 
+    # required: __post_init__ names it when missing (the Trainer's field is optional)
+    output_dir: str = trainer_default("output_dir", None)
     # Trainer fields with our defaults (RoBERTa's recipe: decay 0.01, 6 % warm-up)
-    per_device_eval_batch_size: int | None = dataclasses.field(
-        default=None,
-        metadata={"help": "Batch size per device for evaluation; if absent, per_device_train_batch_size."},
+    per_device_eval_batch_size: int = post_init_field(
+        "Batch size per device for evaluation; if absent, per_device_train_batch_size."
     )
     weight_decay: float = trainer_default("weight_decay", 0.01)
     warmup_steps: float = trainer_default("warmup_steps", 0.06)
