@@ -4,22 +4,10 @@ Options and their checks: `spectrum_config`; singular values: `svd`; curves, ran
 running a model over text: `spectrum`; the files written: `spectrum_report` (JSON) and `plot` (PNGs).
 """
 
-import importlib
 from typing import TYPE_CHECKING
 
+from linformer_kit import lazy_attributes
 from linformer_kit.analysis.spectrum_config import SpectrumConfig
-
-# name -> module: loaded on first use, so `linformer spectrum --help` (which needs only the config)
-# does not import torch
-_LAZY = {
-    "cumulative_curve": "curves", "effective_rank": "curves", "recommend_projected_length": "curves",
-    "offset_mass": "curves", "distance_mass": "curves", "first_token_mass": "curves",
-    "uniform_distance_mass": "curves", "recommend_local_window": "curves", "recommend_global_tokens": "curves",
-    "SpectrumResult": "spectrum", "chunk_text": "spectrum", "compute_spectrum": "spectrum",
-    "load_encoder": "spectrum", "spectrum_from_pretrained": "spectrum",
-    "write_spectrum_report": "spectrum_report",
-    "exact_svdvals": "svd", "randomized_svdvals": "svd", "singular_values": "svd",
-}  # fmt: skip
 
 __all__ = [
     "SpectrumConfig",
@@ -43,11 +31,17 @@ __all__ = [
     "write_spectrum_report",
 ]
 
-
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# name -> module: loaded on first use, so `linformer spectrum --help` (which needs only the config)
+# does not import torch
+__getattr__ = lazy_attributes(__name__, {
+    "cumulative_curve": "curves", "effective_rank": "curves", "recommend_projected_length": "curves",
+    "offset_mass": "curves", "distance_mass": "curves", "first_token_mass": "curves",
+    "uniform_distance_mass": "curves", "recommend_local_window": "curves", "recommend_global_tokens": "curves",
+    "SpectrumResult": "spectrum", "chunk_text": "spectrum", "compute_spectrum": "spectrum",
+    "load_encoder": "spectrum", "spectrum_from_pretrained": "spectrum",
+    "write_spectrum_report": "spectrum_report",
+    "exact_svdvals": "svd", "randomized_svdvals": "svd", "singular_values": "svd",
+})  # fmt: skip
 
 
 if TYPE_CHECKING:

@@ -7,9 +7,9 @@
 Measuring (`measure`, `memory`, `cases`, `flops`) is apart from formatting (`report`) and plotting (`plot`).
 """
 
-import importlib
 from typing import TYPE_CHECKING
 
+from linformer_kit import lazy_attributes
 from linformer_kit.bench.config import (
     METHODS,
     PASS_TYPES,
@@ -22,14 +22,6 @@ from linformer_kit.bench.config import (
     Scope,
     preset,
 )
-
-# name -> module: loaded on first use, so `linformer benchmark --help` (which needs only the config
-# above) does not import torch
-_LAZY = {
-    "attention_flops": "flops", "case_flops": "flops",
-    "BenchmarkRecord": "measure", "BenchmarkResult": "measure", "matmul_rate": "measure", "run_benchmark": "measure",
-    "format_report": "report", "load_result": "report", "write_report": "report",
-}  # fmt: skip
 
 __all__ = [
     "METHODS",
@@ -53,11 +45,13 @@ __all__ = [
     "write_report",
 ]
 
-
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# name -> module: loaded on first use, so `linformer benchmark --help` (which needs only the config
+# above) does not import torch
+__getattr__ = lazy_attributes(__name__, {
+    "attention_flops": "flops", "case_flops": "flops",
+    "BenchmarkRecord": "measure", "BenchmarkResult": "measure", "matmul_rate": "measure", "run_benchmark": "measure",
+    "format_report": "report", "load_result": "report", "write_report": "report",
+})  # fmt: skip
 
 
 if TYPE_CHECKING:

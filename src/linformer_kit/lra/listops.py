@@ -29,21 +29,14 @@ Standard library only.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeAlias
 
-from linformer_kit.lra.output import (
-    BALANCE_FILE,
-    check_not_written,
-    label_balance,
-    tsv_writers,
-    write_label_balance,
-    write_row,
-)
+from linformer_kit.lra.output import BALANCE_FILE, PreparedSplits, check_not_written, write_splits
 
 logger = logging.getLogger(__name__)
 
@@ -216,11 +209,7 @@ def distinct_examples(seed: int, count: int) -> Iterator[tuple[str, int]]:
             yield source, evaluate(tree)
 
 
-@dataclass(frozen=True)
-class ListOpsResult:
-    files: dict[str, Path]  # split -> its TSV file
-    balance: dict[str, Any]  # label_balance's report
-    balance_file: Path
+ListOpsResult = PreparedSplits
 
 
 def prepare_listops(config: ListOpsConfig) -> ListOpsResult:
@@ -229,18 +218,6 @@ def prepare_listops(config: ListOpsConfig) -> ListOpsResult:
     logger.info(
         f"drawing {total:,} distinct ListOps trees (seed {config.seed}; about 2 CPU minutes per 100,000)"
     )
-    examples = distinct_examples(config.seed, total)
-    labels: dict[str, list[int]] = {split: [] for split in SPLITS}
-    with tsv_writers(config.output_dir, list(FILES.values())) as files:
-        for split, size in config.sizes.items():
-            for _ in range(size):
-                source, target = next(examples)
-                write_row(files[FILES[split]], source, target)
-                labels[split].append(target)
-    balance = label_balance(labels, NUM_CLASSES)
-    out = Path(config.output_dir)
-    return ListOpsResult(
-        files={split: out / name for split, name in FILES.items()},
-        balance=balance,
-        balance_file=write_label_balance(out, balance),
-    )
+    examples = distinct_examples(config.seed, total)  # one stream, cut into the splits in order
+    splits = {split: itertools.islice(examples, size) for split, size in config.sizes.items()}
+    return write_splits(config.output_dir, FILES, splits, NUM_CLASSES)

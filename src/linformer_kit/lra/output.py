@@ -12,6 +12,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -47,8 +48,10 @@ def tsv_writers(output_dir: str | os.PathLike, names: Sequence[str]) -> Iterator
     try:
         with ExitStack() as stack:
             # newline="\n": the same bytes on every platform (same seed -> identical files)
-            files = {name: stack.enter_context(open(path, "w", encoding="utf-8", newline="\n"))
-                     for name, path in partial.items()}  # fmt: skip
+            files: dict[str, TextIO] = {
+                name: stack.enter_context(open(path, "w", encoding="utf-8", newline="\n"))
+                for name, path in partial.items()
+            }
             for file in files.values():
                 file.write(HEADER)
             yield files
@@ -62,6 +65,39 @@ def tsv_writers(output_dir: str | os.PathLike, names: Sequence[str]) -> Iterator
 
 def write_row(file: TextIO, source: str, target: int) -> None:
     file.write(f"{source}\t{target}\n")
+
+
+@dataclass(frozen=True)
+class PreparedSplits:
+    """What a task's `prepare_*` wrote."""
+
+    files: dict[str, Path]  # split -> its TSV file
+    balance: dict[str, Any]  # label_balance's report
+    balance_file: Path
+
+
+def write_splits(
+    output_dir: str,
+    files: Mapping[str, str],
+    examples: Mapping[str, Iterable[tuple[str, int]]],
+    num_classes: int,
+) -> PreparedSplits:
+    """Each split's (Source, Target) examples into its TSV file `files[split]` (the files appear whole or not
+    at all: `tsv_writers`), in the order of `examples`, whose first split is the training split; then
+    label_balance.json."""
+    labels: dict[str, list[int]] = {split: [] for split in files}
+    with tsv_writers(output_dir, list(files.values())) as handles:
+        for split, rows in examples.items():
+            for source, target in rows:
+                write_row(handles[files[split]], source, target)
+                labels[split].append(target)
+    balance = label_balance(labels, num_classes)
+    out = Path(output_dir)
+    return PreparedSplits(
+        files={split: out / name for split, name in files.items()},
+        balance=balance,
+        balance_file=write_label_balance(out, balance),
+    )
 
 
 def label_balance(labels: Mapping[str, Sequence[int]], num_classes: int) -> dict[str, Any]:

@@ -29,17 +29,9 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from linformer_kit.data_files import check_data_file
-from linformer_kit.lra.output import (
-    BALANCE_FILE,
-    check_not_written,
-    label_balance,
-    tsv_writers,
-    write_label_balance,
-    write_row,
-)
+from linformer_kit.lra.output import BALANCE_FILE, PreparedSplits, check_not_written, write_splits
 from linformer_kit.output_dir import is_same_or_inside
 
 logger = logging.getLogger(__name__)
@@ -127,11 +119,7 @@ def _review(line: str, where: str) -> tuple[str, int]:
     return text, label
 
 
-@dataclass(frozen=True)
-class TextResult:
-    files: dict[str, Path]  # split -> its TSV file
-    balance: dict[str, Any]  # label_balance's report
-    balance_file: Path
+TextResult = PreparedSplits
 
 
 def prepare_text(config: TextConfig) -> TextResult:
@@ -140,16 +128,10 @@ def prepare_text(config: TextConfig) -> TextResult:
     logger.info(
         f"reading {', '.join(INPUTS.values())} in {folder}; each review cut to {config.max_bytes} bytes"
     )
-    labels: dict[str, list[int]] = {split: [] for split in SPLITS}
-    with tsv_writers(config.output_dir, list(FILES.values())) as files:
-        for split in SPLITS:
-            for text, label in read_reviews(folder / INPUTS[split]):
-                write_row(files[FILES[split]], clean(text, config.max_bytes), label)
-                labels[split].append(label)
-    balance = label_balance(labels, NUM_CLASSES)
-    out = Path(config.output_dir)
-    return TextResult(
-        files={split: out / name for split, name in FILES.items()},
-        balance=balance,
-        balance_file=write_label_balance(out, balance),
-    )
+    splits = {
+        split: (
+            (clean(text, config.max_bytes), label) for text, label in read_reviews(folder / INPUTS[split])
+        )
+        for split in SPLITS
+    }
+    return write_splits(config.output_dir, FILES, splits, NUM_CLASSES)
