@@ -1,4 +1,5 @@
-"""Shared test setup: every test starts from the same seed; GPU tests skip without CUDA."""
+"""Shared test setup: every test starts from the same seed; GPU tests skip without CUDA; the on-disk
+fixtures (tests/fixtures/files.py) are registered for every folder."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 import torch
+
+pytest_plugins = ["tests.fixtures.files"]  # corpus, sentiment_csv, tiny_model_dir, tiny_roberta_dir, ...
 
 
 @pytest.fixture(autouse=True)

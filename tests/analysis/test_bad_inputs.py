@@ -16,6 +16,7 @@ import torch
 
 import linformer_kit.analysis.spectrum as spectrum_module
 from tests.bad_input_checks import WorkStarted, check_cli, check_handled, run_cli
+from tests.fixtures.tokenizers import build_tiny_tokenizer
 
 
 def _argv(model: Path, text: Path, out: Path, *extra: object) -> list:
@@ -143,16 +144,10 @@ def _model_copy(model: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(model, tmp_path / "model"))
 
 
-def _linformer_with_k(model: Path, tmp_path: Path) -> Path:
-    from linformer_kit.models import LinformerConfig, LinformerModel
+def _linformer_with_k(tmp_path: Path) -> Path:
+    from tests.fixtures.models import save_tiny_linformer
 
-    folder = tmp_path / "model"
-    config = LinformerConfig(vocab_size=40, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                             intermediate_size=64, max_position_embeddings=34, projected_length=8)  # fmt: skip
-    LinformerModel(config).save_pretrained(folder)
-    for name in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copy(model / name, folder / name)
-    return folder
+    return save_tiny_linformer(tmp_path / "model", build_tiny_tokenizer(max_length=32))  # k = 8
 
 
 def _edit(model: Path, tmp_path: Path, action: str) -> Path:
@@ -180,7 +175,7 @@ MODELS = {
     "a file": (lambda m, t: m / "config.json", r"model.*is a file", True),
     "no config.json": (lambda m, t: _edit(m, t, "no config"), r"model.*no config\.json", True),
     "no tokenizer": (lambda m, t: _edit(m, t, "no tokenizer"), r"model.*no tokenizer files", True),
-    "a Linformer with k": (lambda m, t: _linformer_with_k(m, t), r"projected_length=8.*full", True),
+    "a Linformer with k": (lambda m, t: _linformer_with_k(t), r"projected_length=8.*full", True),
     "pickled weights only": (lambda m, t: _edit(m, t, "pickled"), r"model.*no \.safetensors weights", True),
     "truncated weights": (lambda m, t: _edit(m, t, "truncated"), r"model.*truncated or corrupt", False),
     "config.json of another type": (lambda m, t: _edit(m, t, "gpt2 config"), r"do not fit", False),

@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from linformer_kit.cli.main import main
+from linformer_kit.models import LinformerConfig
+from tests.fixtures.models import save_tiny_linformer
+from tests.fixtures.tokenizers import SENTENCES, build_tiny_tokenizer
 
 
 def _run(model_dir: Path, text_file: Path, out: Path, *extra: str) -> dict:
@@ -80,35 +83,14 @@ def test_cli_reads_the_files_pretrain_reads(
 def test_cli_recommendation_is_accepted_by_linformer_config(
     tiny_roberta_dir: Path, text_file: Path, tmp_path: Path
 ) -> None:
-    models = pytest.importorskip("linformer_kit.models")
-    if not hasattr(models, "LinformerConfig"):
-        pytest.skip("linformer_kit.models is not built yet")
     report = _run(tiny_roberta_dir, text_file, tmp_path, "--method", "randomized", "--rank", "8")
     k = report["recommended_projected_length"]
-    config = models.LinformerConfig(num_hidden_layers=3, projected_length=k)
+    config = LinformerConfig(num_hidden_layers=3, projected_length=k)
     assert list(config.projected_length) == k
 
 
 def test_cli_on_a_full_attention_linformer(text_file: Path, tmp_path: Path) -> None:
-    models = pytest.importorskip("linformer_kit.models")
-    if not hasattr(models, "LinformerModel"):
-        pytest.skip("linformer_kit.models is not built yet")
-    from tests.analysis.conftest import build_tiny_tokenizer
-
-    tokenizer = build_tiny_tokenizer(max_length=32)
-    config = models.LinformerConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=34,
-        projected_length=None,
-    )
-    models.LinformerForMaskedLM(config).save_pretrained(
-        tmp_path / "model"
-    )  # like `pretrain --full-attention`
-    tokenizer.save_pretrained(tmp_path / "model")
+    save_tiny_linformer(tmp_path / "model", build_tiny_tokenizer(max_length=32), projected_length=None)
     report = _run(tmp_path / "model", text_file, tmp_path / "out")
     assert (report["num_layers"], report["num_heads"]) == (2, 4)
 
@@ -116,16 +98,8 @@ def test_cli_on_a_full_attention_linformer(text_file: Path, tmp_path: Path) -> N
 def test_cli_loads_a_masked_lm_quietly(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     # what `linformer pretrain --projected-length none` writes: its pooler is new to AutoModel and its MLM head unused, neither
     # matters to the spectrum; a paragraph longer than the model is cut into inputs, not fed whole
-    from tests.analysis.conftest import SENTENCES, build_tiny_tokenizer
-
-    models = pytest.importorskip("linformer_kit.models")
     tokenizer = build_tiny_tokenizer(max_length=32)
-    config = models.LinformerConfig(
-        vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-        intermediate_size=64, max_position_embeddings=34, projected_length=None,  # the spectrum reads n x n maps
-    )  # fmt: skip
-    models.LinformerForMaskedLM(config).save_pretrained(tmp_path / "model")
-    tokenizer.save_pretrained(tmp_path / "model")
+    save_tiny_linformer(tmp_path / "model", tokenizer, projected_length=None)  # the spectrum reads n x n maps
     long_paragraph = tmp_path / "book.txt"
     long_paragraph.write_text(" ".join(SENTENCES * 3), encoding="utf-8")  # ~150 tokens, the limit is 32
     capfd.readouterr()

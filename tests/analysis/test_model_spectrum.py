@@ -16,7 +16,8 @@ from linformer_kit.analysis import (
     load_encoder,
 )
 from linformer_kit.models import LinformerConfig
-from tests.analysis.conftest import build_tiny_tokenizer, tiny_roberta_config
+from tests.fixtures.models import tiny_roberta_config
+from tests.fixtures.tokenizers import build_tiny_tokenizer
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pytest
 import torch
 from safetensors.torch import save_file
 from tests.bad_input_checks import check_cli, check_handled, check_raises, run_cli, snapshot
-from tests.models.tiny_models import TINY, N, save_tiny_source, tiny_linformer_config, tiny_source
+from tests.fixtures.models import TINY, N, save_tiny_source, tiny_linformer_config, tiny_source
 from transformers import AutoModelForMaskedLM
 
 from linformer_kit.models import ConvertConfig, LinformerConfig, LinformerForMaskedLM, convert_checkpoint

@@ -2,7 +2,8 @@
 
 import pytest
 import torch
-from tests.models.tiny_models import HEADS, N, main_output, padded_batch, tiny_linformer_config, tiny_source
+from tests.fixtures.batches import padded_batch
+from tests.fixtures.models import HEADS, N, main_output, tiny_linformer_config, tiny_source
 from torch.testing import assert_close
 
 from linformer_kit.models import (

@@ -4,7 +4,9 @@ import json
 from typing import get_args
 
 import torch
-from tests.models.tiny_models import padded_batch, tiny_source, write_tokenizer
+from tests.fixtures.batches import padded_batch
+from tests.fixtures.models import tiny_source
+from tests.fixtures.tokenizers import write_tokenizer
 from torch.testing import assert_close
 from transformers import (
     AutoModelForMaskedLM,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 from tests.exported import exported, onnx_runner
-from tests.models.tiny_models import tiny_linformer_config
+from tests.fixtures.models import tiny_linformer_config
 from torch.testing import assert_close
 
 from linformer_kit.models import LinformerForMaskedLM

@@ -6,7 +6,9 @@ import json
 
 import pytest
 import torch
-from tests.models.tiny_models import N, padded_batch, tiny_linformer_config, tiny_source, write_tokenizer
+from tests.fixtures.batches import padded_batch
+from tests.fixtures.models import N, tiny_linformer_config, tiny_source
+from tests.fixtures.tokenizers import write_tokenizer
 from torch.testing import assert_close
 from transformers import AutoModelForMaskedLM
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from tests.models.tiny_models import N, padded_batch, save_tiny_source, tiny_linformer_config, tiny_source
+from tests.fixtures.batches import padded_batch
+from tests.fixtures.models import N, save_tiny_source, tiny_linformer_config, tiny_source
 from torch.testing import assert_close
 
 from linformer_kit.cli.main import main

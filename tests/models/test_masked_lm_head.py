@@ -6,7 +6,8 @@ HF's cross-entropy with ignore_index=-100): same loss, same gradients, logits = 
 
 import pytest
 import torch
-from tests.models.tiny_models import padded_batch, tiny_linformer_config
+from tests.fixtures.batches import padded_batch
+from tests.fixtures.models import tiny_linformer_config
 from transformers import TrainingArguments
 
 from linformer_kit.models import LinformerForMaskedLM

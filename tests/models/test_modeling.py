@@ -5,7 +5,8 @@ import json
 import pytest
 import torch
 from safetensors.torch import load_file
-from tests.models.tiny_models import N, padded_batch, tiny_linformer_config
+from tests.fixtures.batches import padded_batch
+from tests.fixtures.models import N, tiny_linformer_config
 from torch.testing import assert_close
 from transformers import (
     AutoConfig,

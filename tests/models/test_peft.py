@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from tests.models.tiny_models import padded_batch, tiny_linformer_config
-from tests.nn.blocks import Block, padded_inputs
+from tests.fixtures.batches import padded_batch
+from tests.fixtures.blocks import Block, padded_inputs
+from tests.fixtures.models import tiny_linformer_config
 from torch.testing import assert_close
 
 from linformer_kit.models import LinformerForSequenceClassification

@@ -4,7 +4,7 @@ import json
 
 import pytest
 import torch
-from tests.models.tiny_models import N, tiny_linformer_config
+from tests.fixtures.models import N, tiny_linformer_config
 from torch.testing import assert_close
 
 from linformer_kit.models import LinformerForMaskedLM

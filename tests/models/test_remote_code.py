@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from tests.fixtures.batches import padded_batch
+from tests.fixtures.models import tiny_linformer_config
 from tests.models.isolated import outputs_without_linformer_kit
-from tests.models.tiny_models import padded_batch, tiny_linformer_config
 from transformers import AutoModel, AutoModelForMaskedLM
 from transformers.dynamic_module_utils import get_imports
 

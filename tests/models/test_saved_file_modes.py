@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tests.models.tiny_models import tiny_linformer_config
+from tests.fixtures.models import tiny_linformer_config
 
 from linformer_kit.models import LinformerForMaskedLM
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.models.tiny_models import tiny_source, write_tokenizer
+from tests.fixtures.models import tiny_source
+from tests.fixtures.tokenizers import write_tokenizer
 from torch.testing import assert_close
 
 from linformer_kit.cli.main import main

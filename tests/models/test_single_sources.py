@@ -10,7 +10,7 @@ from typing import get_args
 
 import pytest
 import transformers
-from tests.models.tiny_models import N, tiny_linformer_config, tiny_source
+from tests.fixtures.models import N, tiny_linformer_config, tiny_source
 
 from linformer_kit.models import LinformerConfig, LinformerModel
 from linformer_kit.models.configuration_linformer import SAVED_OPTIONS

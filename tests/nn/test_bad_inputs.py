@@ -18,6 +18,7 @@ from linformer_kit.nn import (
     eager_attention,
 )
 from tests.bad_input_checks import check_handled, check_raises
+from tests.fixtures.batches import padded_states
 
 D, H, N = 32, 4, 16
 WRONG = (TypeError, ValueError)
@@ -168,8 +169,7 @@ PAD_CONFIGS = [
 
 
 def _padded(value: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    x = torch.randn(len(LENGTHS), N, D, dtype=torch.float64)
-    mask = torch.arange(N)[None, :] < torch.tensor(LENGTHS)[:, None]  # (b, n)
+    x, mask = padded_states(LENGTHS, N, D)
     poisoned = x.masked_fill(~mask[..., None], value)
     return x, poisoned, mask
 

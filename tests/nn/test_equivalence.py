@@ -7,6 +7,7 @@ import torch
 from torch.testing import assert_close
 
 from linformer_kit.nn import LinformerSelfAttention, SequenceProjection
+from tests.fixtures.batches import length_mask
 from tests.nn.reference import reference_attention
 
 D, H, N = 32, 4, 12
@@ -116,7 +117,7 @@ def test_identity_projection_with_padding_matches_masked_full_attention(sharing:
     full = LinformerSelfAttention(D, H, N, None).double()
     full.load_state_dict(layer.state_dict(), strict=False)  # q/k/v/dense; full attention has no E, F
     x = torch.randn(3, N, D, dtype=torch.float64)
-    mask = torch.arange(N)[None, :] < torch.tensor([N, 7, 1])[:, None]
+    mask = length_mask([N, 7, 1], N)
     real = mask[..., None].expand_as(x)
     assert_close(layer(x, mask)[real], full(x, mask)[real])
     assert_close(layer(x[:, :5]), full(x[:, :5]))  # shorter than max_seq_len, no mask

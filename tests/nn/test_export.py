@@ -17,6 +17,7 @@ from torch.testing import assert_close
 
 from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES, LinformerSelfAttention, SequenceProjection
 from tests.exported import exported, onnx_runner
+from tests.fixtures.batches import length_mask
 
 D, H, N, K = 32, 4, 16, 4
 LENGTHS = (2, 3, K, K + 1, 9, N)  # n < k, n = k, just past k, n = max_seq_len (where guards used to break)
@@ -49,7 +50,7 @@ CASES = [(sharing, "linear") for sharing in SHARING_MODES] + [
 def padded(n: int) -> dict[str, torch.Tensor]:
     """x (3, n, D) and its mask: row 0 full, row 1 half padding, row 2 three tokens (a short row at any n)."""
     x = torch.randn(3, n, D)
-    mask = torch.arange(n)[None, :] < torch.tensor([n, max(1, n // 2), min(n, 3)])[:, None]
+    mask = length_mask([n, max(1, n // 2), min(n, 3)], n)
     x[~mask] = float("nan")  # pad content must not matter, in the graph either
     return {"x": x, "mask": mask}
 

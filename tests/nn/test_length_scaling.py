@@ -9,6 +9,7 @@ import torch
 from torch.testing import assert_close
 
 from linformer_kit.nn import LinformerSelfAttention, SequenceProjection
+from tests.fixtures.batches import length_mask
 
 D, H, N, K = 32, 4, 64, 8
 
@@ -36,7 +37,7 @@ def test_scaled_projection_is_the_formula() -> None:
     scaled = SequenceProjection(N, K, scaling="length", init="random").double()
     scaled.load_state_dict(plain.state_dict())
     x = torch.randn(3, 20, D, dtype=torch.float64)
-    mask = torch.arange(20)[None, :] < torch.tensor([20, 9, 1])[:, None]
+    mask = length_mask([20, 9, 1], 20)
     expected = plain(x, mask)
     got = scaled(x, mask)
     factor = torch.tensor([math.sqrt(N / 20), math.sqrt(N / 9), math.sqrt(N / 1)], dtype=torch.float64)
@@ -65,7 +66,7 @@ def test_padded_batch_equals_one_by_one_with_length_scaling(sharing: str, order:
     layer = _layer(sharing, order)
     lengths = [N, 30, 5, 1]
     x = torch.randn(len(lengths), N, D, dtype=torch.float64)
-    mask = torch.arange(N)[None, :] < torch.tensor(lengths)[:, None]
+    mask = length_mask(lengths, N)
     batched = layer(x, mask)
     for i, length in enumerate(lengths):
         assert_close(batched[i, :length], layer(x[i : i + 1, :length])[0])
@@ -77,7 +78,7 @@ def test_fast_and_paper_order_agree_with_length_scaling() -> None:
     paper = _layer("headwise", "paper")
     paper.load_state_dict(fast.state_dict())
     x = torch.randn(2, 40, D, dtype=torch.float64)
-    mask = torch.arange(40)[None, :] < torch.tensor([40, 13])[:, None]
+    mask = length_mask([40, 13], 40)
     assert_close(fast(x, mask), paper(x, mask))
 
 

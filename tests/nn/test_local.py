@@ -17,6 +17,7 @@ from torch.testing import assert_close
 from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES, LinformerSelfAttention
 from linformer_kit.nn.local import banded_attention, dense_local_attention
 from tests.exported import exported, onnx_runner
+from tests.fixtures.batches import length_mask, padded_states
 
 D, H, N, K = 32, 4, 16, 4
 LENGTHS = [16, 11, 4, 1]
@@ -30,16 +31,11 @@ def _layer(k: int | None = K, **kwargs) -> LinformerSelfAttention:
     return layer.eval()
 
 
-def _batch(lengths: list[int] = LENGTHS, n: int = N) -> tuple[torch.Tensor, torch.Tensor]:
-    x = torch.randn(len(lengths), n, D, dtype=torch.float64)
-    return x, torch.arange(n)[None, :] < torch.tensor(lengths)[:, None]
-
-
 def _core_inputs(n: int = 50, s: int = 7) -> dict:
     b, h, d = 3, 2, 8
     q, k, v = (torch.randn(b, h, n, d, dtype=torch.float64, requires_grad=True) for _ in range(3))
     slot_k, slot_v = (torch.randn(b, h, s, d, dtype=torch.float64) for _ in range(2))
-    real = torch.arange(n)[None, :] < torch.tensor([n, 30, 1])[:, None]
+    real = length_mask([n, 30, 1], n)
     slot_keep = torch.rand(b, 1, 1, s) > 0.3
     slot_keep[..., 0] = True  # every row keeps a slot (the projection's contract)
     return dict(q=q, k=k, v=v, slot_k=slot_k, slot_v=slot_v, slot_keep=slot_keep, real=real)
@@ -124,7 +120,7 @@ def test_full_attention_is_full_attention_whatever_the_window() -> None:
     plain = _layer(None)
     windowed = _layer(None, local_window=3, global_tokens=1)
     windowed.load_state_dict(plain.state_dict())
-    x, mask = _batch()
+    x, mask = padded_states(LENGTHS, N, D)
     assert torch.equal(windowed(x, mask), plain(x, mask))
 
 
@@ -133,7 +129,7 @@ def test_no_window_is_the_papers_layer_bit_for_bit() -> None:
     paper = _layer(K)
     none = _layer(K, local_window=None, global_tokens=0)
     none.load_state_dict(paper.state_dict())
-    x, mask = _batch()
+    x, mask = padded_states(LENGTHS, N, D)
     assert not none.is_local
     assert torch.equal(none(x, mask), paper(x, mask))
     assert set(none.state_dict()) == set(paper.state_dict())  # the window adds no weight
@@ -164,7 +160,7 @@ def test_padded_batch_equals_one_by_one_and_pad_content_does_not_matter(
     layer = _layer(
         sharing=sharing, projection=kind, short_inputs=short_inputs, local_window=2, global_tokens=1
     )
-    x, mask = _batch()
+    x, mask = padded_states(LENGTHS, N, D)
     batched = layer(x, mask)
     for i, length in enumerate(LENGTHS):
         assert_close(batched[i, :length], layer(x[i : i + 1, :length])[0])
@@ -177,7 +173,7 @@ def test_padded_batch_equals_one_by_one_and_pad_content_does_not_matter(
 @pytest.mark.parametrize("backend", ["auto", "eager"])
 def test_no_nan_for_all_pad_rows(backend: str) -> None:
     layer = _layer(local_window=2, global_tokens=1, backend=backend)
-    x, _ = _batch([16, 16])
+    x, _ = padded_states([16, 16], N, D)
     mask = torch.zeros(2, N, dtype=torch.bool)
     mask[0] = True
     assert not layer(x, mask).isnan().any()
@@ -190,7 +186,7 @@ def test_output_weights_are_slots_then_tokens() -> None:
     """forward_with_weights: (b, h, n, k + n), [..., :k] the slots, [..., k + j] token j; out = weights [FV ; V]."""
     torch.manual_seed(0)
     layer = _layer(local_window=1, global_tokens=1)
-    x, mask = _batch()
+    x, mask = padded_states(LENGTHS, N, D)
     out, weights = layer.forward_with_weights(x, mask)
     assert weights.shape == (len(LENGTHS), H, N, K + N)
     assert_close(out[mask], layer(x, mask)[mask])
@@ -206,7 +202,7 @@ def test_output_weights_are_slots_then_tokens() -> None:
 def test_compiled_layer_matches_eager() -> None:
     torch.manual_seed(0)
     layer = LinformerSelfAttention(D, H, N, K, local_window=3, global_tokens=1, short_inputs="exact").eval()
-    x, mask = _batch()
+    x, mask = padded_states(LENGTHS, N, D)
     x, mask = x.float(), mask
     compiled = torch.compile(layer, fullgraph=True)
     assert_close(compiled(x, mask)[mask], layer(x, mask)[mask], rtol=1e-5, atol=1e-5)
@@ -228,7 +224,7 @@ class Pair(torch.nn.Module):
 
 def _padded(n: int) -> dict[str, torch.Tensor]:
     x = torch.randn(3, n, D)
-    mask = torch.arange(n)[None, :] < torch.tensor([n, max(1, n // 2), min(n, 3)])[:, None]
+    mask = length_mask([n, max(1, n // 2), min(n, 3)], n)
     x[~mask] = float("nan")
     return {"x": x, "mask": mask}
 

@@ -7,6 +7,7 @@ import torch
 from torch.testing import assert_close
 
 from linformer_kit.nn import LinformerSelfAttention
+from tests.fixtures.batches import padded_states
 
 D, H, N = 32, 4, 16
 LENGTHS = [16, 11, 4, 1]
@@ -15,12 +16,6 @@ CONFIGS = [
     for sharing in ["none", "headwise", "kv"]
     for kind in ["linear", "mean", "max", "conv", "random"]
 ]
-
-
-def _batch(lengths: list[int], n: int = N) -> tuple[torch.Tensor, torch.Tensor]:
-    x = torch.randn(len(lengths), n, D, dtype=torch.float64)
-    mask = torch.arange(n)[None, :] < torch.tensor(lengths)[:, None]  # (b, n)
-    return x, mask
 
 
 def _layer(sharing: str, kind: str, k: int | None = 4, **kwargs) -> LinformerSelfAttention:
@@ -34,7 +29,7 @@ def _layer(sharing: str, kind: str, k: int | None = 4, **kwargs) -> LinformerSel
 @pytest.mark.parametrize(("sharing", "kind"), [*CONFIGS, ("headwise", "full")])
 def test_padded_batch_equals_one_by_one(sharing: str, kind: str) -> None:
     layer = _layer(sharing, "linear", None) if kind == "full" else _layer(sharing, kind)
-    x, mask = _batch(LENGTHS)
+    x, mask = padded_states(LENGTHS, N, D)
     batched = layer(x, mask)
     for i, length in enumerate(LENGTHS):
         alone = layer(x[i : i + 1, :length])
@@ -45,7 +40,7 @@ def test_padded_batch_equals_one_by_one(sharing: str, kind: str) -> None:
 @pytest.mark.parametrize("order", ["auto", "paper"])
 def test_pad_content_does_not_matter(sharing: str, kind: str, order: str) -> None:
     layer = _layer(sharing, kind, projection_order=order)
-    x, mask = _batch(LENGTHS)
+    x, mask = padded_states(LENGTHS, N, D)
     noisy = torch.where(mask[..., None], x, 1e3 * torch.randn_like(x))
     real = mask[..., None].expand_as(x)
     assert_close(layer(x, mask)[real], layer(noisy, mask)[real])
@@ -59,7 +54,7 @@ def test_no_nan_for_all_pad_rows(sharing: str, kind: str, backend: str) -> None:
         if kind == "full"
         else _layer(sharing, kind, backend=backend)
     )
-    x, mask = _batch([0, 3, 16])
+    x, mask = padded_states([0, 3, 16], N, D)
     out = layer(x, mask)
     assert torch.isfinite(out).all()
 

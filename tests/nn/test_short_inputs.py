@@ -8,6 +8,7 @@ from torch.testing import assert_close
 
 from linformer_kit.nn import LinformerSelfAttention
 from linformer_kit.nn.short_inputs import real_token_positions
+from tests.fixtures.batches import length_mask
 
 D, H, N, K = 32, 4, 64, 16
 
@@ -27,7 +28,7 @@ def test_inputs_up_to_k_tokens_get_exact_attention(sharing: str, backend: str) -
     layer, full = _pair(sharing)
     layer.backend = full.backend = backend
     x = torch.randn(3, K, D, dtype=torch.float64)  # n = k: the longest input still attended exactly
-    mask = torch.arange(K)[None, :] < torch.tensor([K, 5, 1])[:, None]  # (b, n), True = real token
+    mask = length_mask([K, 5, 1], K)  # (b, n), True = real token
     assert_close(layer(x, mask), full(x, mask))
     assert_close(layer(x[:, :7]), full(x[:, :7]))
     _, weights = layer.forward_with_weights(x[:, :7])
@@ -40,7 +41,7 @@ def test_inputs_longer_than_k_are_projected_as_always(projection: str) -> None:
     paper = LinformerSelfAttention(D, H, N, K, projection=projection).double().eval()
     paper.load_state_dict(layer.state_dict())
     x = torch.randn(2, K + 1, D, dtype=torch.float64)
-    mask = torch.arange(K + 1)[None, :] < torch.tensor([K + 1, K + 1])[:, None]
+    mask = length_mask([K + 1, K + 1], K + 1)
     assert_close(layer(x, mask), paper(x, mask))
     assert_close(layer(x), paper(x))
     assert not torch.allclose(layer(x[:, :K]), paper(x[:, :K]))  # below it the two differ
@@ -57,7 +58,7 @@ def test_each_sequence_is_decided_by_its_real_length(sharing: str, projection: s
     lengths = [N, 5, K, K + 1, 1, 0]  # long, short, exactly k, just past k, one token, all padding
     x = torch.randn(len(lengths), N, D, dtype=torch.float64)
     x[1, 5:] = float("nan")  # pad content must not matter
-    mask = torch.arange(N)[None, :] < torch.tensor(lengths)[:, None]
+    mask = length_mask(lengths, N)
     batched = layer(x, mask)
     assert torch.isfinite(batched[mask]).all()
     assert torch.isfinite(batched[-1]).all()  # the all-padding row: finite, not NaN
@@ -108,7 +109,7 @@ def test_one_graph_form_equals_the_exact_path(sharing: str, projection: str) -> 
     for n in (3, K, K + 1, N):
         lengths = [n, max(1, n // 2), min(n, 3), 1, 0]  # full, half, short, one token, all padding
         x = torch.randn(len(lengths), n, D, dtype=torch.float64)
-        mask = torch.arange(n)[None, :] < torch.tensor(lengths)[:, None]
+        mask = length_mask(lengths, n)
         x[:-1][~mask[:-1]] = float(
             "nan"
         )  # pad content must not matter (the all-padding row's queries are real)

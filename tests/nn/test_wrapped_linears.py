@@ -12,7 +12,7 @@ import torch
 from torch import nn
 from torch.testing import assert_close
 
-from tests.nn.blocks import Block, padded_inputs
+from tests.fixtures.blocks import Block, padded_inputs
 
 
 def _pair(sharing: str) -> tuple[Block, Block]:

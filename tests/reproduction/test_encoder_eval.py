@@ -16,7 +16,8 @@ from linformer_kit.reproduction.encoder_eval import (
     probe_correct,
     recall_at_1,
 )
-from tests.models.tiny_models import tiny_source, write_tokenizer
+from tests.fixtures.models import tiny_source
+from tests.fixtures.tokenizers import write_tokenizer
 
 
 def _unit(n: int, d: int, seed: int) -> torch.Tensor:

@@ -11,13 +11,13 @@ from datasets import Dataset
 from transformers import DataCollatorForLanguageModeling
 
 from linformer_kit.train.context_free import label_unigram, no_context_loss
-from linformer_kit.train.data import load_text, train_tokenizer
 from linformer_kit.train.pretrain import ResumableMaskingCollator
+from tests.fixtures.tokenizers import corpus_tokenizer
 
 
 @pytest.fixture(scope="module")
 def tokenizer(corpus: Path):
-    return train_tokenizer(load_text([str(corpus / "train.txt")], "text", "train"), 300, 100_000)
+    return corpus_tokenizer(corpus)
 
 
 def uniform_blocks(tokenizer, rows: int, seed: int) -> Dataset:

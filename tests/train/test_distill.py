@@ -15,7 +15,8 @@ from torch.testing import assert_close
 from linformer_kit.cli.main import main
 from linformer_kit.models.convert import is_projection_key
 from linformer_kit.train.distill import DistillConfig, DistillTrainer, distill
-from tests.models.tiny_models import tiny_source, write_tokenizer
+from tests.fixtures.models import tiny_source
+from tests.fixtures.tokenizers import write_tokenizer
 
 WORDS = ["hello", "world"]
 

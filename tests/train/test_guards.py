@@ -24,6 +24,7 @@ from linformer_kit.cli.pretrain import summary
 from linformer_kit.stopped import DiskFull, NonFiniteLoss, Preempted
 from linformer_kit.train import FinetuneConfig, PretrainConfig, pretrain
 from linformer_kit.train.guards import GuardedTrainer, tied_copies
+from tests.fixtures.weights import assert_same_weights
 
 RUN = dict(preset="tiny", seq_len=32, projected_length=8, per_device_train_batch_size=4, max_steps=8, save_steps=3,
            max_eval_blocks=4, disable_tqdm=True)  # fmt: skip
@@ -35,16 +36,6 @@ def straight(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("straight") / "out"
     pretrain(PretrainConfig(train=[str(corpus / "train.txt")], output_dir=str(out), **RUN))
     return out
-
-
-def assert_same_weights(actual_dir: Path, expected_dir: Path) -> None:
-    expected, actual = (
-        load_file(expected_dir / "model.safetensors"),
-        load_file(actual_dir / "model.safetensors"),
-    )
-    assert expected.keys() == actual.keys()
-    for name in expected:
-        torch.testing.assert_close(actual[name], expected[name], rtol=0, atol=1e-6, msg=name)
 
 
 class At(TrainerCallback):
@@ -76,7 +67,7 @@ def test_sigterm_saves_at_the_end_of_the_step_and_resume_is_exact(
         transformers.trainer.logger, "warning", lambda message, *a, **k: warned.append(message)
     )
     resumed = pretrain(PretrainConfig(**config, resume=True))
-    assert_same_weights(out, straight)
+    assert_same_weights(out, straight, atol=1e-6)
     # the tied MLM decoder is saved once, as the word embeddings: its name is not reported missing
     assert not [message for message in warned if "missing keys" in message], warned
     # the Trainer's training loss covers steps 6-8 only, and the run says so
@@ -165,7 +156,7 @@ def test_a_full_disk_is_named_and_the_previous_checkpoint_resumes(
         pretrain(PretrainConfig(**config))
     monkeypatch.undo()
     pretrain(PretrainConfig(**config, resume=True))  # the cut-off checkpoint-6 is skipped
-    assert_same_weights(out, straight)
+    assert_same_weights(out, straight, atol=1e-6)
 
 
 def _argv(corpus: Path, out: Path, *extra: str) -> list[str]:

@@ -16,6 +16,7 @@ from linformer_kit.cli.main import main
 from linformer_kit.models import LinformerForMaskedLM
 from linformer_kit.train import PretrainConfig, pretrain
 from linformer_kit.train.pretrain import ResumableMaskingCollator
+from tests.fixtures.weights import assert_same_weights
 
 TINY = ["--preset", "tiny", "--seq-len", "32", "--batch-size", "4", "--no-progress", "--max-eval-blocks", "8"]
 
@@ -205,11 +206,7 @@ def test_resume_after_kill_gives_the_uninterrupted_weights(corpus: Path, tmp_pat
     resumed = pretrain(PretrainConfig(output_dir=killed, resume=True, **common))
 
     assert resumed.steps == straight.steps == 8
-    expected = load_file(Path(straight.output_dir) / "model.safetensors")
-    actual = load_file(Path(resumed.output_dir) / "model.safetensors")
-    assert expected.keys() == actual.keys()
-    for name in expected:
-        torch.testing.assert_close(actual[name], expected[name], rtol=0, atol=1e-6, msg=name)
+    assert_same_weights(Path(resumed.output_dir), Path(straight.output_dir), atol=1e-6)
     assert resumed.eval_loss == pytest.approx(straight.eval_loss, abs=1e-5)
 
 

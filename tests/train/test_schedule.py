@@ -12,6 +12,7 @@ from safetensors.torch import load_file
 from linformer_kit.train import PretrainConfig, pretrain
 from linformer_kit.train.curve import read_curve
 from linformer_kit.train.schedule import check_schedule, cut_blocks, length_at, parse_schedule
+from tests.fixtures.weights import assert_same_weights
 from tests.train.test_pretrain import CrashAfter
 
 
@@ -95,10 +96,7 @@ def test_schedule_trains_short_blocks_first_and_resumes_exactly_in_phase_two(
     assert sorted(p.name for p in Path(killed).glob("checkpoint-*")) == ["checkpoint-3", "checkpoint-6"]
     resumed = pretrain(PretrainConfig(output_dir=killed, resume=True, **common))  # from step 6, in phase 2
 
-    expected = load_file(Path(straight.output_dir) / "model.safetensors")
-    actual = load_file(Path(resumed.output_dir) / "model.safetensors")
-    for name in expected:
-        torch.testing.assert_close(actual[name], expected[name], rtol=0, atol=1e-6, msg=name)
+    assert_same_weights(Path(resumed.output_dir), Path(straight.output_dir), atol=1e-6)
     assert resumed.eval_loss == pytest.approx(straight.eval_loss, abs=1e-5)
     # the curve on disk (written as it grows) holds each step once: what the killed run logged after
     # its checkpoint was dropped, and the resumed run logged it again
@@ -123,10 +121,7 @@ def test_a_finished_run_extended_by_resume_is_the_longer_run(corpus: Path, tmp_p
     resumed = pretrain(PretrainConfig(output_dir=extended, resume=True, **longer))
 
     assert resumed.resumed_from_step == 5
-    expected = load_file(Path(straight.output_dir) / "model.safetensors")
-    actual = load_file(Path(resumed.output_dir) / "model.safetensors")
-    for name in expected:
-        torch.testing.assert_close(actual[name], expected[name], rtol=0, atol=1e-6, msg=name)
+    assert_same_weights(Path(resumed.output_dir), Path(straight.output_dir), atol=1e-6)
     assert [e["seq_len"] for e in read_curve(extended) if "loss" in e] == [16] * 4 + [32] * 4
 
 

@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
-from safetensors.torch import load_file
 
 from linformer_kit.reproduction.branch import _moved_optimizer, branched_from, exact_steps, start_branch
 from linformer_kit.train import PretrainConfig, pretrain
+from tests.fixtures.weights import assert_same_weights
 
 # 8 steps: 4 at 16-token blocks (attended exactly by k = 16), then 4 at n = 32 (projected)
 COMMON = dict(preset="tiny", seq_len=32, seq_len_schedule="16:0.5,32:0.5", per_device_train_batch_size=4,
@@ -28,13 +27,6 @@ def branch(corpus: Path, out: Path, kept: Path, **options):
     run = config(corpus, out, resume=True, **options)
     start_branch(run, kept)
     return pretrain(run)
-
-
-def assert_same_weights(a: Path, b: Path) -> None:
-    expected, actual = load_file(a / "model.safetensors"), load_file(b / "model.safetensors")
-    assert expected.keys() == actual.keys()
-    for name in expected:
-        torch.testing.assert_close(actual[name], expected[name], rtol=0, atol=0, msg=name)
 
 
 def losses(result) -> list[float]:
@@ -58,7 +50,7 @@ def test_a_branch_from_the_full_attention_trunk_equals_the_run_from_step_0(
     assert branched.steps == straight.steps == 8
     assert branched.resumed_from_step == 4  # the Trainer resumed the written checkpoint-4
     assert branched_from(branched.output_dir) == {"trunk": "full", "checkpoint": "trunk-4", "step": 4}
-    assert_same_weights(Path(straight.output_dir), Path(branched.output_dir))
+    assert_same_weights(Path(branched.output_dir), Path(straight.output_dir))
     assert branched.eval_loss == straight.eval_loss
     assert losses(branched) == losses(straight)  # the trunk's half of the curve too
 
@@ -74,7 +66,7 @@ def test_a_linformer_trunk_branches_full_attention_and_per_layer_k(corpus: Path,
         branched = branch(corpus, tmp_path / name, kept, projected_length=k)
         assert branched_from(branched.output_dir) == {"trunk": "k16", "checkpoint": "trunk-4", "step": 4}
         assert branched.resumed_from_step == 4  # started at the trunk's step, not from step 0
-        assert_same_weights(Path(straight.output_dir), Path(branched.output_dir))
+        assert_same_weights(Path(branched.output_dir), Path(straight.output_dir))
         assert losses(branched) == losses(straight)
 
 
