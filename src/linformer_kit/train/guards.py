@@ -139,9 +139,9 @@ class GuardedTrainer(Trainer):
 
     def train(self, *args, **kwargs):
         resume = kwargs.get("resume_from_checkpoint", args[0] if args else None)
-        self.resumed_from_step = checkpoint_step(resume, self.args.output_dir)
+        self.resumed_from_step = checkpoint_step(resume, output_dir_of(self))
         try:
-            with disk_full_is_named(self.args.output_dir):
+            with disk_full_is_named(output_dir_of(self)):
                 output = super().train(*args, **kwargs)
         finally:  # a crash or KeyboardInterrupt must not leave our handler in the process
             self.preemption.restore()
@@ -149,7 +149,7 @@ class GuardedTrainer(Trainer):
             step = self.state.global_step
             raise Preempted(
                 f"{self.preemption.requested} received: stopped after step {step} and saved "
-                f"{Path(self.args.output_dir) / f'checkpoint-{step}'}; run the same command with --resume to "
+                f"{Path(output_dir_of(self)) / f'checkpoint-{step}'}; run the same command with --resume to "
                 "continue"
             )
         return output
@@ -174,7 +174,7 @@ class GuardedTrainer(Trainer):
         loss = super().training_step(model, inputs, num_items_in_batch)
         if not torch.isfinite(loss).all():
             step = self.state.global_step + 1
-            checkpoint = _last_checkpoint_name(self.args.output_dir)
+            checkpoint = _last_checkpoint_name(output_dir_of(self))
             raise NonFiniteLoss(
                 f"the training loss of step {step} is {loss.item()} (learning rate "
                 f"{self._get_learning_rate():.3g}): the run stopped before that step changed a weight. "

@@ -16,6 +16,10 @@ class LabelledProgressCallback(ProgressCallback):
     The bars are created here, labelled from their first line; the Trainer's callback updates them.
     """
 
+    # ProgressCallback starts both as None in an unannotated __init__, which types them as None alone
+    training_bar: tqdm | None  # type: ignore[assignment]
+    prediction_bar: tqdm | None  # type: ignore[assignment]
+
     def on_train_begin(self, args, state, control, **kwargs):  # ProgressCallback's, with a label
         if state.is_world_process_zero:
             self.training_bar = tqdm(total=state.max_steps, dynamic_ncols=True, desc="train (steps)")
