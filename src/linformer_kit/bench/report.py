@@ -117,8 +117,8 @@ def format_training_table(result: BenchmarkResult) -> str:
 
 def matmul_share(r: BenchmarkRecord, result: BenchmarkResult) -> float:
     """Achieved FLOP/s of a measured record over the GEMM rate of its own rounds (else of the run)."""
-    achieved, rate = r.achieved_flops_per_s, r.matmul_flops_per_s or result.matmul_flops_per_s  # (results
-    # written before records had a rate of their own: the run's)
+    # the record's own GEMM rate, else the run's (results written before records had one)
+    achieved, rate = r.achieved_flops_per_s, r.matmul_flops_per_s or result.matmul_flops_per_s
     assert achieved is not None, "a measured record"
     assert rate is not None
     return achieved / rate
