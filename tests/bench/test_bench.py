@@ -128,6 +128,7 @@ def test_cases_over_the_time_cap_or_longer_than_n_are_skipped_with_a_reason() ->
     assert k_too_big
     assert all(r.skipped == "k=16 > n=8" for r in k_too_big)
     capped = [r for r in result.records if r not in k_too_big]
+    assert capped
     assert all(r.skipped and ("time cap" in r.skipped or "skipped at n=" in r.skipped) for r in capped)
     assert all(r.time_median_s is None for r in result.records)
 

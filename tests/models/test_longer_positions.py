@@ -116,6 +116,7 @@ def test_init_from_path_extends_roberta_and_linformer_checkpoints(tmp_path: Path
     save_tiny_source(tmp_path / "roberta")
     model, new = linformer_from_checkpoint(str(tmp_path / "roberta"), 8, "kv", "linear", max_length=LONGER)
     assert model.config.max_seq_len == LONGER
+    assert new  # E (kv: one per layer) for n = LONGER
     assert all("projection" in name for name in new)
     LinformerForMaskedLM(tiny_linformer_config()).save_pretrained(tmp_path / "linformer")
     model, _ = linformer_from_checkpoint(

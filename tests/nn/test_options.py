@@ -16,6 +16,15 @@ from linformer_kit.nn.options import (
 )
 
 
+def _models():
+    """linformer_kit.models, which needs transformers (an optional extra): without it the test skips, but
+    our own package must import wherever transformers does."""
+    pytest.importorskip("transformers")
+    from linformer_kit import models
+
+    return models
+
+
 @pytest.mark.parametrize(
     ("text", "want"),
     [
@@ -110,7 +119,7 @@ def test_the_same_check_and_message_wherever_k_is_given() -> None:
         LinformerSelfAttention(16, 2, 32, 40)
     with pytest.raises(ValueError, match=want):
         SequenceProjection(32, 40)
-    models = pytest.importorskip("linformer_kit.models")
+    models = _models()
     with pytest.raises(ValueError, match=want):
         models.LinformerConfig(max_position_embeddings=34, projected_length=40)
 
@@ -120,7 +129,7 @@ def test_one_default_per_option() -> None:
     layer = inspect.signature(LinformerSelfAttention).parameters
     for field in dataclasses.fields(LinformerOptions):
         assert layer[field.name].default == getattr(DEFAULT_OPTIONS, field.name), field.name
-    models = pytest.importorskip("linformer_kit.models")
+    models = _models()
     config = models.LinformerConfig()
     assert config.linformer_options() == DEFAULT_OPTIONS
     convert = {f.name: f.default for f in dataclasses.fields(models.ConvertConfig)}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from torch import nn
@@ -61,16 +63,22 @@ def test_layerwise_projection_is_one_tensor_with_one_gradient_and_one_state_dict
     assert len(weights) == 1
     assert [name for name in stack.state_dict() if "projection" in name] == ["projection.weight"]
 
+    # The gradient is the sum of what each layer contributes. Each layer's part, on the same input: the
+    # same layers, each given its own copy of E (the gradient of that copy is that layer's part).
+    copies = [copy.deepcopy(stack.projection) for _ in range(L)]
+    untied = nn.ModuleList(
+        LinformerSelfAttention(D, H, N, K, sharing="layerwise", shared_projection=e) for e in copies
+    )
+    untied.load_state_dict(stack.layers.state_dict())
     x = torch.randn(2, N, D)
-    for layer in stack.layers:
-        x = layer(x)
-    x.sum().backward()
-    grad_all = stack.projection.weight.grad.clone()
-
-    # The gradient is the sum of what each layer contributes: layer 0 alone gives only part of it.
-    stack.zero_grad()
-    stack.layers[0](torch.randn(2, N, D)).sum().backward()
-    assert not torch.allclose(grad_all, stack.projection.weight.grad)
+    for layers in (stack.layers, untied):
+        out = x
+        for layer in layers:
+            out = layer(out)
+        out.sum().backward()
+    parts = [e.weight.grad for e in copies]
+    assert_close(stack.projection.weight.grad, sum(parts))
+    assert not torch.allclose(parts[0], sum(parts))  # layer 0 alone gives only part of it
 
 
 def test_layer_without_shared_projection_owns_one_under_layerwise() -> None:
