@@ -16,7 +16,7 @@ projection's start therefore trains that trunk once and branches every variant a
             E and F as its model builds them; the resume is `Trainer.train(resume_from_checkpoint=...)`.
 
 With a deterministic start of E and F (the window start) the branch ends with the weights a run
-from step 0 would have (tests/train/test_branch.py checks it bit for bit); with the random start, E
+from step 0 would have (tests/reproduction/test_branch.py checks it bit for bit); with the random start, E
 and F are drawn from this run's seed as a model built at step 0 draws them, but the trunk's other
 weights were started by a model without them: the same distribution, not the same draw, so such a
 branch is a run of its own (`branch_equals_step_0`; the study runs it only from its trunk).
