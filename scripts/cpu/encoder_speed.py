@@ -61,14 +61,14 @@ def seconds(model: torch.nn.Module, batch: dict) -> float:
     return time.perf_counter() - start
 
 
-def peak_memory(kind: str, path: str, tokenizer_path: str, data: str, length: int, threads: int) -> int:
+def peak_memory(path: str, tokenizer_path: str, data: str, length: int, threads: int) -> int:
     """Bytes one forward needs above the built model and batch, measured in a fresh process."""
-    cmd = [sys.executable, __file__, "--one", kind, path, tokenizer_path, data, str(length), str(threads)]
+    cmd = [sys.executable, __file__, "--one", path, tokenizer_path, data, str(length), str(threads)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return int(json.loads(done.stdout.strip().splitlines()[-1])["delta_bytes"])
 
 
-def _one(kind: str, path: str, tokenizer_path: str, data: str, length: str, threads: str) -> None:
+def _one(path: str, tokenizer_path: str, data: str, length: str, threads: str) -> None:
     torch.set_num_threads(int(threads))
     model = encoder_at(path, int(length))
     batch = batch_of(
@@ -106,7 +106,7 @@ def main() -> None:
         row: dict = {"batch": BATCH[length]}
         for kind in models:
             median = statistics.median(times[kind])
-            memory = peak_memory(kind, paths[kind], args.original, args.data, length, args.threads)
+            memory = peak_memory(paths[kind], args.original, args.data, length, args.threads)
             row[kind] = {
                 "texts_per_second": BATCH[length] / median,
                 "seconds": times[kind],

@@ -19,10 +19,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from linformer_kit.models.convert import extend_position_table, first_position_row, with_linformer_options
+from linformer_kit.models.convert import CONVERSION_OPTIONS, with_linformer_options
+from linformer_kit.models.loading import longest_input, position_rows
+from linformer_kit.models.positions import with_positions_for
 from linformer_kit.models.sentence_transformers_folder import sentence_embedding
-
-POSITION_TABLE = "embeddings.position_embeddings.weight"
 
 
 def encoder_at(path: str, length: int) -> torch.nn.Module:
@@ -31,25 +31,22 @@ def encoder_at(path: str, length: int) -> torch.nn.Module:
     Above its longest input the position table is wrapped (position p takes the trained row of p mod
     that length: `convert --max-length`'s "copy"): a Linformer through `with_linformer_options` (its
     options kept, E and F sized for `length`, new ones at their start), any other encoder (BERT,
-    RoBERTa) stays its own class and attention with the longer table.
+    RoBERTa) stays its own class and attention with the longer table (`with_positions_for`).
     """
     from transformers import AutoConfig, AutoModel
 
     model = AutoModel.from_pretrained(path)
     config = model.config
-    first = first_position_row(config)
-    if length <= config.max_position_embeddings - first:
+    if length <= longest_input(config):
         return model.eval()
     if config.model_type == "linformer":
-        longer, _ = with_linformer_options(
-            model, config.projected_length, config.sharing, config.projection, config.projection_init,
-            max_length=length, local_window=config.local_window, global_tokens=config.global_tokens,
-        )  # fmt: skip
+        options = {name: getattr(config, name) for name in CONVERSION_OPTIONS}
+        longer, _ = with_linformer_options(model, **options, max_length=length)
         return longer.eval()
-    longer = AutoModel.from_config(AutoConfig.from_pretrained(path, max_position_embeddings=first + length))
-    state = model.state_dict()
-    state[POSITION_TABLE] = extend_position_table(state[POSITION_TABLE], first, length)
-    longer.load_state_dict(state, strict=False)  # buffers the config sizes (position_ids) are the new model's
+    longer_config = AutoConfig.from_pretrained(path, max_position_embeddings=position_rows(config, length))
+    longer = AutoModel.from_config(longer_config)
+    # buffers the config sizes (position_ids) are the new model's
+    longer.load_state_dict(with_positions_for(model.state_dict(), config, longer_config), strict=False)
     return longer.eval()
 
 
