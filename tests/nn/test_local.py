@@ -15,7 +15,7 @@ import torch
 from torch.testing import assert_close
 
 from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES, LinformerSelfAttention
-from linformer_kit.nn.local import banded_attention, dense_local_attention
+from linformer_kit.nn.local import banded_attention, dense_local_attention, sdpa_local_attention
 from tests.exported import exported, onnx_runner
 from tests.fixtures.batches import length_mask, padded_states
 
@@ -44,16 +44,18 @@ def _core_inputs(n: int = 50, s: int = 7) -> dict:
 # --- the fast core equals the dense reference -----------------------------------------------------
 
 
+@pytest.mark.parametrize("core", [banded_attention, sdpa_local_attention])
+@pytest.mark.parametrize("n", [50, 130])  # 130: more than two of sdpa's 64-row blocks, the last one cut
 @pytest.mark.parametrize("window", [None, 0, 1, 5, 33, 100])
 @pytest.mark.parametrize("global_tokens", [0, 2])
-def test_blocked_core_equals_the_dense_reference_with_gradients(
-    window: int | None, global_tokens: int
+def test_fast_cores_equal_the_dense_reference_with_gradients(
+    core, n: int, window: int | None, global_tokens: int
 ) -> None:
     torch.manual_seed(0)
-    inputs = _core_inputs()
+    inputs = _core_inputs(n)
     windowed = torch.tensor([True, False, True])  # row 1's slots hold its own tokens (short_inputs="exact")
     options = dict(window=window, global_tokens=global_tokens, scale=0.3)
-    fast = banded_attention(**inputs, windowed=windowed, **options)
+    fast = core(**inputs, windowed=windowed, **options)
     dense, weights = dense_local_attention(**inputs, windowed=windowed, **options)
     real = inputs["real"][:, None, :, None].expand_as(fast)
     assert_close(fast[real], dense[real], rtol=0, atol=1e-12)
@@ -106,11 +108,12 @@ def _loop_reference(layer: LinformerSelfAttention, x: torch.Tensor, w: int | Non
     return layer.dense(out.transpose(0, 1).reshape(1, n, h * d))
 
 
+@pytest.mark.parametrize("backend", ["auto", "blocked"])  # sdpa_local_attention, banded_attention
 @pytest.mark.parametrize(("window", "global_tokens"), [(0, 0), (2, 0), (3, 1), (None, 2), (N, 0), (100, 3)])
-def test_layer_equals_a_per_query_loop(window: int | None, global_tokens: int) -> None:
+def test_layer_equals_a_per_query_loop(window: int | None, global_tokens: int, backend: str) -> None:
     """w >= n - 1 is softmax over [k slots ; every key]: the contract's "window covering the whole input"."""
     torch.manual_seed(0)
-    layer = _layer(local_window=window, global_tokens=global_tokens)
+    layer = _layer(local_window=window, global_tokens=global_tokens, backend=backend)
     x = torch.randn(1, N, D, dtype=torch.float64)
     assert_close(layer(x), _loop_reference(layer, x, window, global_tokens))
 
@@ -170,7 +173,7 @@ def test_padded_batch_equals_one_by_one_and_pad_content_does_not_matter(
     assert not again[mask].isnan().any()
 
 
-@pytest.mark.parametrize("backend", ["auto", "eager"])
+@pytest.mark.parametrize("backend", ["auto", "blocked", "eager"])
 def test_no_nan_for_all_pad_rows(backend: str) -> None:
     layer = _layer(local_window=2, global_tokens=1, backend=backend)
     x, _ = padded_states([16, 16], N, D)
