@@ -41,7 +41,8 @@ import torch
 from torch.nn import functional as F
 
 MIN_BLOCK = 32  # queries per block when the window is narrower; 16-64 measured in docs/benchmarks.md
-SDPA_BLOCK = 64  # the same for `sdpa_local_attention`: 32 / 64 / 128 measured 70 / 26 / 25 ms (MiniLM, n = 512)
+# the same for `sdpa_local_attention`: 32 / 64 / 128 measured 70 / 26 / 25 ms (MiniLM's shape, n = 512)
+SDPA_BLOCK = 64
 
 
 def banded_attention(
@@ -171,7 +172,7 @@ def sdpa_local_attention(
     def by_block(t: torch.Tensor) -> torch.Tensor:  # (b, h, n, c) -> (b, nb, h, B, c)
         return F.pad(t, (0, 0, 0, pad)).view(b, h, blocks, block, t.shape[-1]).transpose(1, 2)
 
-    def per_block(t: torch.Tensor) -> torch.Tensor:  # the same rows for every block: (b, h, m, c) -> (b, nb, h, m, c)
+    def per_block(t: torch.Tensor) -> torch.Tensor:  # rows every block reads: (b, h, m, c) -> (b, nb, h, m, c)
         return t[:, None].expand(b, blocks, *t.shape[1:])
 
     keys, values = [per_block(slot_k)], [per_block(slot_v)]
@@ -203,7 +204,8 @@ def sdpa_local_attention(
     )  # (b nb, h, B, d)
     out = out.view(b, blocks, h, block, d).transpose(2, 3).reshape(b, blocks * block, h, d)[:, :n]
     if g:
-        out = torch.cat([_global_rows(q[:, :, :g], k, v, real, scale, dropout_p).transpose(1, 2), out[:, g:]], 1)
+        top = _global_rows(q[:, :, :g], k, v, real, scale, dropout_p).transpose(1, 2)  # (b, g, h, d)
+        out = torch.cat([top, out[:, g:]], dim=1)
     return out.transpose(1, 2)  # (b, h, n, d), a view of (b, n, h, d): merging the heads is free
 
 
