@@ -172,7 +172,7 @@ def sdpa_local_attention(
     def by_block(t: torch.Tensor) -> torch.Tensor:  # (b, h, n, c) -> (b, nb, h, B, c)
         return F.pad(t, (0, 0, 0, pad)).view(b, h, blocks, block, t.shape[-1]).transpose(1, 2)
 
-    def per_block(t: torch.Tensor) -> torch.Tensor:  # rows every block reads: (b, h, m, c) -> (b, nb, h, m, c)
+    def per_block(t: torch.Tensor) -> torch.Tensor:  # rows all blocks read: (b, h, m, c) -> (b, nb, h, m, c)
         return t[:, None].expand(b, blocks, *t.shape[1:])
 
     keys, values = [per_block(slot_k)], [per_block(slot_v)]
