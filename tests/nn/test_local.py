@@ -15,7 +15,7 @@ import torch
 from torch.testing import assert_close
 
 from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES, LinformerSelfAttention
-from linformer_kit.nn.local import banded_attention, dense_local_attention, sdpa_local_attention
+from linformer_kit.nn.local import banded_attention, dense_local_attention, local_core, sdpa_local_attention
 from tests.exported import exported, onnx_runner
 from tests.fixtures.batches import length_mask, padded_states
 
@@ -45,7 +45,9 @@ def _core_inputs(n: int = 50, s: int = 7) -> dict:
 
 
 @pytest.mark.parametrize("core", [banded_attention, sdpa_local_attention])
-@pytest.mark.parametrize("n", [50, 130])  # 130: more than two of sdpa's 64-row blocks, the last one cut
+@pytest.mark.parametrize(
+    "n", [50, 130]
+)  # 130: two of sdpa_local_attention's 128-row blocks, the last one cut
 @pytest.mark.parametrize("window", [None, 0, 1, 5, 33, 100])
 @pytest.mark.parametrize("global_tokens", [0, 2])
 def test_fast_cores_equal_the_dense_reference_with_gradients(
@@ -108,7 +110,7 @@ def _loop_reference(layer: LinformerSelfAttention, x: torch.Tensor, w: int | Non
     return layer.dense(out.transpose(0, 1).reshape(1, n, h * d))
 
 
-@pytest.mark.parametrize("backend", ["auto", "blocked"])  # sdpa_local_attention, banded_attention
+@pytest.mark.parametrize("backend", ["auto", "sdpa", "blocked"])  # local_core: sdpa, sdpa, banded
 @pytest.mark.parametrize(("window", "global_tokens"), [(0, 0), (2, 0), (3, 1), (None, 2), (N, 0), (100, 3)])
 def test_layer_equals_a_per_query_loop(window: int | None, global_tokens: int, backend: str) -> None:
     """w >= n - 1 is softmax over [k slots ; every key]: the contract's "window covering the whole input"."""
@@ -180,6 +182,20 @@ def test_no_nan_for_all_pad_rows(backend: str) -> None:
     mask = torch.zeros(2, N, dtype=torch.bool)
     mask[0] = True
     assert not layer(x, mask).isnan().any()
+
+
+def test_local_core_picks_what_its_docstring_says() -> None:
+    small, wide = torch.randn(1, 2, 8, 32), torch.randn(1, 2, 8, 64)
+    assert [local_core(b, small) for b in ("eager", "blocked", "sdpa", "auto")] == [
+        "dense",
+        "banded",
+        "sdpa",
+        "sdpa",
+    ]
+    with torch.no_grad():
+        assert local_core("auto", wide) == "banded"  # a CPU forward at d > 32
+        assert local_core("sdpa", wide) == "sdpa"
+    assert local_core("auto", wide.requires_grad_()) == "sdpa"  # a backward will run
 
 
 # --- readable weights --------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from linformer_kit.nn.backends import ATTENTION_BACKENDS, AttentionBackend, attention_function
-from linformer_kit.nn.local import banded_attention, dense_local_attention, sdpa_local_attention
+from linformer_kit.nn.local import banded_attention, dense_local_attention, local_core, sdpa_local_attention
 from linformer_kit.nn.options import (
     DEFAULT_LOCAL_WINDOW,
     DEFAULT_OPTIONS,
@@ -294,11 +294,12 @@ class LinformerSelfAttention(nn.Module):
         """Slots, window and global keys in one softmax (nn/local.py) -> (out (b, h, n, d), weights | None)."""
         args = (query, *tokens, slots.keys, slots.values, slots.keep, mask, slots.windowed)
         local = LocalOptions(window=self.local_window, global_tokens=self.global_tokens)
-        if need_weights or self.backend == "eager":  # the reference, which materialises the weights
+        core = local_core("eager" if need_weights else self.backend, query)
+        if core == "dense":  # the reference, which materialises the weights
             return dense_local_attention(*args, **local, **self._softmax_options())
-        if self.backend == "blocked" or not isinstance(query.shape[-2], int):  # explicit scores; a symbolic n
+        if core == "banded":
             return banded_attention(*args, **local, **self._softmax_options(), longest=self.max_seq_len), None
-        return sdpa_local_attention(*args, **local, **self._softmax_options()), None  # "auto", "sdpa"
+        return sdpa_local_attention(*args, **local, **self._softmax_options()), None
 
     def _softmax_options(self) -> SoftmaxOptions:
         return {"scale": 1.0 / math.sqrt(self.head_dim), "dropout_p": self.dropout if self.training else 0.0}

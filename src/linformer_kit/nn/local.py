@@ -15,11 +15,12 @@ mixed batch, `windowed` False) takes no window and no global key: its slots are 
 
 Three cores compute it:
 
-    `sdpa_local_attention`    the fast one (the layer's "auto" and "sdpa" backends at a concrete n): the
+    `sdpa_local_attention`    the fast one (the "sdpa" backend; "auto" as `local_core` says): the
                               same query blocks, each one problem of PyTorch's fused SDPA kernel over its
                               own keys [slots ; global keys ; neighbourhood] with a bool mask, so the
-                              scores are never written out. 2.8x / 3.5x faster than `banded_attention`
-                              at all-MiniLM-L6-v2's shape (12 heads of 32, k = 128, w = 16) at n = 512 / 4 096.
+                              scores are never written out. At all-MiniLM-L6-v2's shape (12 heads of
+                              32, k = 128, w = 16, n = 4 096) the core is 2.9x faster than
+                              `banded_attention` (29 / 85 ms).
     `banded_attention`        explicit scores (the "blocked" backend, and any symbolic n: export). Queries in blocks of B = max(32, w); block c attends to the
                               keys of [cB - w, cB + B + w), built from its own and its neighbouring key
                               blocks by slicing and concatenation (no unfold: one graph for export).
@@ -41,8 +42,11 @@ import torch
 from torch.nn import functional as F
 
 MIN_BLOCK = 32  # queries per block when the window is narrower; 16-64 measured in docs/benchmarks.md
-# the same for `sdpa_local_attention`: 32 / 64 / 128 measured 70 / 26 / 25 ms (MiniLM's shape, n = 512)
-SDPA_BLOCK = 64
+# the same for `sdpa_local_attention`. The core alone, k = 128, w = 16, 12 heads, one layer, ms for blocks of
+# 32 / 64 / 128 / 256 (banded_attention beside): d = 32, n = 4 096: 54 / 29 / 29 / 32 (85); d = 64, n = 4 096:
+# 123 / 92 / 76 / 71 (90); d = 64, n = 1 024: 13.5 / 12.0 / 12.1 / 14.1 (13.1). Larger blocks copy the slots
+# fewer times (it is memory-bound at d = 64) and waste more of the band (B + 2w keys for 2w + 1 used).
+SDPA_BLOCK = 128
 
 
 def banded_attention(
@@ -131,6 +135,27 @@ def banded_attention(
         top = _global_rows(q[:, :, :g], k, v, real, scale, dropout_p)  # (b, h, g, d)
         out = torch.cat([top, out[:, :, g:]], dim=2)
     return out[:, :, :n]  # (b, h, n, d)
+
+
+def local_core(backend: str, q: torch.Tensor) -> str:
+    """Which core computes the layer's window for `backend` ("auto", "sdpa", "blocked", "eager") and these queries.
+
+    "eager" -> "dense" (the reference); "blocked", or a symbolic n (export) -> "banded"; "sdpa" -> "sdpa".
+    "auto" -> "sdpa", except a forward without gradients at head dim > 32 on a CPU -> "banded". Measured,
+    one layer, k = 128, w = 16, one global token, n = 4 096, A/B in one process on 2 AVX512 cores (ms,
+    sdpa / banded): 12 heads of 32: forward 62.7 / 64.3, forward + backward 193 / 234; 12 heads of 64:
+    forward 194 / 161, forward + backward 507 / 558 (and at 12 heads of 32, n = 512 x 8: 194 / 259 with
+    backward). SDPA's kernel wins wherever a backward runs; its forward loses at d = 64, where copying the
+    slots per block costs more than writing the scores out.
+    """
+    if backend == "eager":
+        return "dense"
+    if backend == "blocked" or not isinstance(q.shape[-2], int):
+        return "banded"
+    if backend == "sdpa":
+        return "sdpa"
+    grad = torch.is_grad_enabled() and q.requires_grad
+    return "banded" if q.device.type == "cpu" and not grad and q.shape[-1] > 32 else "sdpa"
 
 
 def sdpa_local_attention(
