@@ -365,9 +365,15 @@ def test_a_window_on_a_full_or_peer_method_is_refused() -> None:
 @pytest.mark.parametrize(("n", "window"), [(16, 0), (16, 3), (16, 40), (100, 16), (100, 40)])
 @pytest.mark.parametrize("scope", ["layer", "encoder"])
 def test_window_flops_match_torch_flop_counter(method: str, n: int, window: int, scope: str) -> None:
-    # the banded core (nn/local.py) runs on matmuls the counter sees: no backend switch needed
+    # the formula is banded_attention's (nn/local.py), whose matmuls the counter sees: backend "blocked"
+    # selects it (local_core); the SDPA core does the same slot products and a wider band in one kernel
+    from linformer_kit.nn import LinformerSelfAttention
+
     case = dataclasses.replace(_case(method, scope, n=n), local_window=window)
     module = build_module(case).eval()
+    for layer in module.modules():
+        if isinstance(layer, LinformerSelfAttention):
+            layer.backend = "blocked"
     with FlopCounterMode(display=False) as counter:
         module(torch.randn(case.batch_size, case.n, case.hidden_size))
     assert counter.get_total_flops() == case.flops

@@ -16,8 +16,10 @@ b batch, n length, k projected length, D model dim, I FFN width, L layers.
                        K, V linears           4 b n D^2
                        E_i K_i, F_i V_i       4 b k n D
                        Q K~^T and P V~        4 b n k D
-    Linformer with a local window w (nn/local.py, every sharing: the paper order, then a banded core;
-    queries in blocks of B = max(32, w), n padded up to n' = a multiple of B, w capped at n)
+    Linformer with a local window w (nn/local.py, every sharing: the paper order, then `banded_attention`;
+    queries in blocks of B = max(32, w), n padded up to n' = a multiple of B, w capped at n; the SDPA core
+    that "auto" picks with a backward or at head dim <= 32 does the same slot products and a wider band,
+    B = max(128, w), inside one kernel: these counts are the banded core's)
                        K, V linears           4 b n D^2
                        E K, F V               4 b k n D
                        Q K~^T and P V~        4 b n' k D
