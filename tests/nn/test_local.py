@@ -196,6 +196,8 @@ def test_local_core_picks_what_its_docstring_says() -> None:
         assert local_core("auto", wide) == "banded"  # a CPU forward at d > 32
         assert local_core("sdpa", wide) == "sdpa"
     assert local_core("auto", wide.requires_grad_()) == "sdpa"  # a backward will run
+    assert local_core("auto", wide, dropout_p=0.1) == "banded"  # the fused CPU kernel has no dropout
+    assert local_core("sdpa", wide, dropout_p=0.1) == "sdpa"
 
 
 # --- readable weights --------------------------------------------------------------------------------

@@ -294,7 +294,9 @@ class LinformerSelfAttention(nn.Module):
         """Slots, window and global keys in one softmax (nn/local.py) -> (out (b, h, n, d), weights | None)."""
         args = (query, *tokens, slots.keys, slots.values, slots.keep, mask, slots.windowed)
         local = LocalOptions(window=self.local_window, global_tokens=self.global_tokens)
-        core = local_core("eager" if need_weights else self.backend, query)
+        core = local_core(
+            "eager" if need_weights else self.backend, query, self._softmax_options()["dropout_p"]
+        )
         if core == "dense":  # the reference, which materialises the weights
             return dense_local_attention(*args, **local, **self._softmax_options())
         if core == "banded":
