@@ -99,10 +99,7 @@ def banded_attention(
     near_k = _neighbourhood(blocked(k), w).to(dtype)  # (b, h, nb, B + 2w, d)
     near_v = _neighbourhood(blocked(v), w)  # (b, h, nb, B + 2w, d)
     near_ok = _neighbourhood(key_ok.view(b, 1, blocks, block, 1), w)[..., 0] > 0  # (b, 1, nb, B + 2w)
-    row = torch.arange(block, device=q.device)[:, None]  # query r of a block ...
-    col = torch.arange(block + 2 * w, device=q.device)[None, :]  # ... and key c of its neighbourhood
-    band = (col >= row) & (col <= row + 2 * w)  # (B, B + 2w): |i - j| <= w, j = i - r + c - w
-    near_keep = band & near_ok[:, :, :, None, :]  # (b, 1, nb, B, B + 2w)
+    near_keep = _band(block, w, q.device) & near_ok[:, :, :, None, :]  # (b, 1, nb, B, B + 2w)
 
     # Slots and global keys are the same for every query: one matmul over all queries, not one per block
     neg = float("-inf")
@@ -217,10 +214,7 @@ def sdpa_local_attention(
         position = torch.arange(blocks * block, device=q.device)
         near_ok = F.pad(key_ok & (position[:n] >= g), (0, pad)).view(b, 1, blocks, block, 1)
         near_ok = _neighbourhood(near_ok, w)[..., 0].transpose(1, 2)  # (b, nb, 1, B + 2w)
-        row = torch.arange(block, device=q.device)[:, None]  # query r of a block ...
-        col = torch.arange(block + 2 * w, device=q.device)[None, :]  # ... and key c of its neighbourhood
-        band = (col >= row) & (col <= row + 2 * w)  # (B, B + 2w): |i - j| <= w, j = i - r + c - w
-        keep.append(band & near_ok[..., None, :])  # (b, nb, 1, B, B + 2w)
+        keep.append(_band(block, w, q.device) & near_ok[..., None, :])  # (b, nb, 1, B, B + 2w)
     rows = (b, blocks, max(m.shape[2] for m in keep), block)  # heads: 1, or h where the slot mask is per head
     mask = torch.cat([m.expand(*rows, m.shape[-1]) for m in keep], dim=-1)  # (b, nb, 1|h, B, s + g + B + 2w)
     out = F.scaled_dot_product_attention(
@@ -306,6 +300,17 @@ def _global_rows(
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
     return torch.matmul(weights.to(v.dtype), v)
+
+
+def _band(block: int, w: int, device: torch.device) -> torch.Tensor:
+    """(B, B + 2w) bool: which keys of a block's neighbourhood (`_neighbourhood`) query r of the block may read.
+
+    Key c of the neighbourhood is token j = i - r + c - w for query i = cB + r, so |i - j| <= w is
+    r <= c <= r + 2w.
+    """
+    row = torch.arange(block, device=device)[:, None]  # query r of a block ...
+    col = torch.arange(block + 2 * w, device=device)[None, :]  # ... and key c of its neighbourhood
+    return (col >= row) & (col <= row + 2 * w)
 
 
 def _neighbourhood(blocks: torch.Tensor, w: int) -> torch.Tensor:
