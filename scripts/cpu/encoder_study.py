@@ -70,6 +70,9 @@ def main() -> None:
         default=[256, 512],
         help="the original also at these lengths (256: all-MiniLM-L6-v2's max_seq_length)",
     )
+    parser.add_argument(
+        "--fidelity-only", action="store_true", help="skip the probe and retrieval (a grid of many models)"
+    )
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
 
@@ -93,33 +96,41 @@ def main() -> None:
         if path == args.original:
             references[length] = test_e
         compared = length if length in references else args.length
-        train_e = embed(model, tokenizer, train, length)
-        correct = [
-            probe_correct(train_e, train_labels, test_e, test_labels, s, args.probe_subset)
-            for s in args.seeds
-        ]
-        accuracies = [float(c.mean()) for c in correct]
-        long_accuracies = [float(c[long.numpy()].mean()) for c in correct]
         row = {
             "length": length,
             "fidelity": fidelity(test_e, references[compared]) if compared in references else None,
             "fidelity_to": f"original@{compared}",
             "different_documents": different_documents(test_e),
-            "probe_accuracy": accuracies,
-            "probe_mean": sum(accuracies) / len(accuracies),
-            "probe_accuracy_long": long_accuracies,  # on the documents longer than 512 tokens
-            "probe_mean_long": sum(long_accuracies) / len(long_accuracies),
-            "recall_at_1": recall_at_1(
-                embed(model, tokenizer, first, 256), embed(model, tokenizer, second, 256)
-            ),
-            "seconds": time.perf_counter() - start,
         }
+        if not args.fidelity_only:
+            row |= _downstream(
+                model, tokenizer, length, args, test_e, test_labels, train, train_labels, long, (first, second)
+            )
+        row["seconds"] = time.perf_counter() - start
         results["models"][name] = row
         print(
             name, json.dumps({k: v for k, v in row.items() if not k.startswith("probe_accuracy")}), flush=True
         )
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+
+
+def _downstream(model, tokenizer, length, args, test_e, test_labels, train, train_labels, long, halves_) -> dict:
+    """The probe (one fit per seed; accuracy on the documents longer than 512 tokens apart) and retrieval."""
+    train_e = embed(model, tokenizer, train, length)
+    correct = [
+        probe_correct(train_e, train_labels, test_e, test_labels, s, args.probe_subset) for s in args.seeds
+    ]
+    accuracies = [float(c.mean()) for c in correct]
+    long_accuracies = [float(c[long.numpy()].mean()) for c in correct]
+    first, second = halves_
+    return {
+        "probe_accuracy": accuracies,
+        "probe_mean": sum(accuracies) / len(accuracies),
+        "probe_accuracy_long": long_accuracies,  # on the documents longer than 512 tokens
+        "probe_mean_long": sum(long_accuracies) / len(long_accuracies),
+        "recall_at_1": recall_at_1(embed(model, tokenizer, first, 256), embed(model, tokenizer, second, 256)),
+    }
 
 
 if __name__ == "__main__":

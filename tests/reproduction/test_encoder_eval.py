@@ -52,11 +52,12 @@ def test_embed_is_normalised_and_ignores_padding(tmp_path) -> None:
     model = tiny_source("bert", "Model")
     write_tokenizer(tmp_path)
     tokenizer = AutoTokenizer.from_pretrained(tmp_path)
-    texts = ["hello world hello", "world"]
+    texts = ["world", "hello world hello", "hello", "world world hello world"]  # batched longest first
     together = embed(model, tokenizer, texts, max_length=16, batch_size=2)
     alone = torch.cat([embed(model, tokenizer, [t], max_length=16) for t in texts])
-    torch.testing.assert_close(together, alone, rtol=1e-5, atol=1e-6)
-    torch.testing.assert_close(together.norm(dim=-1), torch.ones(2))
+    torch.testing.assert_close(together, alone, rtol=1e-5, atol=1e-6)  # in the texts' order
+    torch.testing.assert_close(together.norm(dim=-1), torch.ones(4))
+    assert not torch.allclose(together[0], together[1])  # distinct texts: a reordering would show
     first, second = halves(tokenizer, ["hello world hello world world"], 8)
     count = [len(tokenizer(half[0], add_special_tokens=False)["input_ids"]) for half in (first, second)]
     assert count == [2, 3]

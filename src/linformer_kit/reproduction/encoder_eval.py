@@ -54,15 +54,25 @@ def encoder_at(path: str, length: int) -> torch.nn.Module:
 def embed(
     model: torch.nn.Module, tokenizer, texts: list[str], max_length: int, batch_size: int = 16
 ) -> torch.Tensor:
-    """(N, D) normalised mean-pooled embeddings of `texts`, each truncated to `max_length` tokens."""
+    """(N, D) normalised mean-pooled embeddings of `texts`, each truncated to `max_length` tokens.
+
+    Batches are formed longest first (sentence-transformers' `encode` does the same) so a batch pads to
+    lengths close to its own: the result is in `texts`' order and does not depend on the batching, since
+    padding changes nothing (the test beside it)."""
     model.eval()
-    out = []
+    lengths = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
+    order = sorted(range(len(texts)), key=lambda i: -lengths[i])
+    out = torch.empty(0)
     for start in range(0, len(texts), batch_size):
-        batch = tokenizer(texts[start : start + batch_size], truncation=True, max_length=max_length,
+        chosen = order[start : start + batch_size]
+        batch = tokenizer([texts[i] for i in chosen], truncation=True, max_length=max_length,
                           padding=True, return_tensors="pt")  # fmt: skip
         hidden = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
-        out.append(sentence_embedding(hidden, batch["attention_mask"]))
-    return torch.cat(out)
+        pooled = sentence_embedding(hidden, batch["attention_mask"])
+        if out.numel() == 0:
+            out = pooled.new_empty(len(texts), pooled.shape[-1])
+        out[chosen] = pooled
+    return out
 
 
 def fidelity(student: torch.Tensor, original: torch.Tensor) -> float:
