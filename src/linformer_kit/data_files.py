@@ -151,7 +151,9 @@ def read_texts(path: str | Path, column: str = "text") -> Iterator[str]:
     except json.JSONDecodeError:
         records = None  # JSON lines in a .json file
     if not isinstance(records, list):
-        records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        # JSON Lines ends records at "\n" only: str.splitlines() would also cut at U+0085 / U+2028 inside a
+        # record's string (IMDB reviews hold U+0085), which JSON allows unescaped
+        records = [json.loads(line) for line in text.split("\n") if line.strip()]
     for number, record in enumerate(records, start=1):
         if not isinstance(record, dict) or column not in record:
             raise ValueError(f"{str(path)!r}: record {number} has no field {column!r}")
