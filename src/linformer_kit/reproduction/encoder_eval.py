@@ -60,19 +60,17 @@ def embed(
     lengths close to its own: the result is in `texts`' order and does not depend on the batching, since
     padding changes nothing (the test beside it)."""
     model.eval()
-    lengths = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
-    order = sorted(range(len(texts)), key=lambda i: -lengths[i])
-    out = torch.empty(0)
+    encoded = tokenizer(texts, truncation=True, max_length=max_length)  # once; each batch is padded below
+    ids, masks = encoded["input_ids"], encoded["attention_mask"]
+    order = sorted(range(len(texts)), key=lambda i: -len(ids[i]))
+    out = []
     for start in range(0, len(texts), batch_size):
         chosen = order[start : start + batch_size]
-        batch = tokenizer([texts[i] for i in chosen], truncation=True, max_length=max_length,
-                          padding=True, return_tensors="pt")  # fmt: skip
+        batch = tokenizer.pad({"input_ids": [ids[i] for i in chosen], "attention_mask": [masks[i] for i in chosen]},
+                              return_tensors="pt")  # fmt: skip
         hidden = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
-        pooled = sentence_embedding(hidden, batch["attention_mask"])
-        if out.numel() == 0:
-            out = pooled.new_empty(len(texts), pooled.shape[-1])
-        out[chosen] = pooled
-    return out
+        out.append(sentence_embedding(hidden, batch["attention_mask"]))
+    return torch.cat(out)[torch.tensor(order).argsort()]  # back to `texts`' order
 
 
 def fidelity(student: torch.Tensor, original: torch.Tensor) -> float:
