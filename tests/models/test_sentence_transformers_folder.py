@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 from tests.fixtures.models import tiny_source
 from tests.fixtures.tokenizers import write_tokenizer
 from torch.testing import assert_close
@@ -55,3 +56,22 @@ def test_a_longer_conversion_sets_max_seq_length(st_folder, tmp_path) -> None:
     assert main(["convert", str(st_folder), str(dst), "--projected-length", "8", "--max-length", "64"]) == 0
     assert json.loads((dst / "sentence_bert_config.json").read_text())["max_seq_length"] == 64
     assert st.SentenceTransformer(str(dst)).max_seq_length == 64
+
+
+def test_extend_keeps_the_pipeline_reading_the_new_length(st_folder, tmp_path) -> None:
+    linformer, longer = tmp_path / "linformer", tmp_path / "longer"
+    assert (
+        main(["convert", str(st_folder), str(linformer), "--projected-length", "8", "--local-window", "4"])
+        == 0
+    )
+    assert main(["extend", str(linformer), str(longer), "--max-length", "64"]) == 0
+    assert json.loads((longer / "sentence_bert_config.json").read_text())["max_seq_length"] == 64
+    model = st.SentenceTransformer(str(longer))
+    assert model.max_seq_length == 64
+    assert [type(m).__name__ for m in model] == [
+        type(m).__name__ for m in st.SentenceTransformer(str(linformer))
+    ]
+    long_text = " ".join(["hello world"] * 25)  # 50 words: past the source's 32 tokens
+    assert model.tokenize([long_text])["input_ids"].shape[1] > 32  # not cut at the source's length
+    embedding = model.encode([long_text], convert_to_tensor=True)
+    assert_close(embedding.norm(dim=-1), torch.ones(1), rtol=0, atol=1e-5)  # Normalize kept

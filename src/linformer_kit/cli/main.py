@@ -25,6 +25,7 @@ from linformer_kit.stopped import RunStopped
 
 VERBS: dict[str, str] = {
     "convert": "Convert a RoBERTa/BERT checkpoint into a Linformer model directory.",
+    "extend": "Write a saved Linformer sized for longer inputs, its weights and options kept.",
     "pretrain": "Pretrain a Linformer masked language model on raw text.",
     "finetune": "Finetune a Linformer model for sequence classification.",
     "distill": "Make a Linformer from a pretrained encoder, distilled from it (keeps its quality).",

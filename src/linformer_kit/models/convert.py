@@ -207,22 +207,17 @@ class ConvertConfig:
                 setattr(self, name, parse_per_layer(name, getattr(self, name)))
         check_model_dir(self.source, "source")
         model_type = read_config_json(self.source, "source")["model_type"]
+        if model_type == "linformer":  # (convert's options would replace its own: extend keeps them)
+            raise ValueError(
+                f"source {self.source!r} is a Linformer already: `linformer extend SRC DST --max-length N` reads "
+                "it at longer inputs with its own options (convert takes model_type "
+                f"{' / '.join(SOURCE_TYPES)})"
+            )
         if model_type not in SOURCE_TYPES:
             raise ValueError(f"source: can convert model_type {' / '.join(SOURCE_TYPES)}, got {model_type!r}")
         # the target config from the source config.json: the options checked before loading weights
         self.conversion().config_for(_load_source_config(self.source))
-        out = check_output_dir(self.output_dir, "output_dir")
-        if is_same_or_inside(self.source, out):
-            raise ValueError(
-                f"output_dir {self.output_dir!r} is (or contains) the source directory {self.source!r}: "
-                "writing there would overwrite or delete the model being converted; choose another output_dir"
-            )
-        if out.is_dir() and any(out.iterdir()) and not self.overwrite:
-            held = saved_files(out) or sorted(p.name for p in out.iterdir())[:5]
-            raise ValueError(
-                f"output_dir {self.output_dir!r} is not empty (it holds {', '.join(held)}): choose a new "
-                "directory, or pass --overwrite to replace all of it"
-            )
+        check_target_dir(self.source, self.output_dir, self.overwrite)
 
     def conversion(self) -> Conversion:
         """The options, longest input and new positions of this conversion."""
@@ -295,20 +290,46 @@ def converter(model_type: str) -> Callable[..., LinformerPreTrainedModel]:
 
 
 def convert_checkpoint(config: ConvertConfig) -> Path:
-    """Convert `config.source` (a RoBERTa or BERT directory) and write model + tokenizer to output_dir.
-
-    The directory appears complete or not at all: it is written next to output_dir and renamed.
-    """
+    """Convert `config.source` (a RoBERTa or BERT directory) and write model + tokenizer to output_dir
+    (`write_model_dir`: complete or not at all)."""
     model_type = _load_source_config(config.source).model_type
     model = _convert(config.source, SOURCE_TYPES[model_type][0], config.conversion())
-    with staged_output_dir(config.output_dir, replace=config.overwrite) as staging:
+    return write_model_dir(model, config.source, config.output_dir, config.overwrite, config.max_length)
+
+
+def check_target_dir(source: str, output_dir: str, overwrite: bool) -> None:
+    """ValueError unless `output_dir` may receive a model made from `source`: new or empty (or `overwrite`),
+    and neither the source directory nor one holding it (even with `overwrite`)."""
+    out = check_output_dir(output_dir, "output_dir")
+    if is_same_or_inside(source, out):
+        raise ValueError(
+            f"output_dir {output_dir!r} is (or contains) the source directory {source!r}: "
+            "writing there would overwrite or delete the model being converted; choose another output_dir"
+        )
+    if out.is_dir() and any(out.iterdir()) and not overwrite:
+        held = saved_files(out) or sorted(p.name for p in out.iterdir())[:5]
+        raise ValueError(
+            f"output_dir {output_dir!r} is not empty (it holds {', '.join(held)}): choose a new "
+            "directory, or pass --overwrite to replace all of it"
+        )
+
+
+def write_model_dir(
+    model: LinformerPreTrainedModel, source: str, output_dir: str, overwrite: bool, max_length: int | None
+) -> Path:
+    """`model` (safetensors), `source`'s tokenizer files and sentence-transformers pipeline -> output_dir.
+
+    The directory appears complete or not at all: it is written next to output_dir and renamed. The
+    saved tokenizer and pipeline read up to the model's longest input (exactly that with a `max_length`).
+    """
+    with staged_output_dir(output_dir, replace=overwrite) as staging:
         model.save_pretrained(staging)  # safetensors
         for name in TOKENIZER_FILES:
-            if (Path(config.source) / name).is_file():
-                shutil.copy2(Path(config.source) / name, staging / name)
-        _limit_saved_tokenizer(staging / "tokenizer_config.json", model.config.max_seq_len, config.max_length)
-        carry_sentence_transformers_files(config.source, staging, model.config.max_seq_len, config.max_length)
-    return Path(config.output_dir)
+            if (Path(source) / name).is_file():
+                shutil.copy2(Path(source) / name, staging / name)
+        _limit_saved_tokenizer(staging / "tokenizer_config.json", model.config.max_seq_len, max_length)
+        carry_sentence_transformers_files(source, staging, model.config.max_seq_len, max_length)
+    return Path(output_dir)
 
 
 def _limit_saved_tokenizer(path: Path, limit: int, max_length: int | None = None) -> None:
@@ -368,6 +389,7 @@ __all__ = [  # with the names of models/key_mapping.py and models/positions.py t
     "ConvertConfig",
     "NewPositions",
     "check_new_positions",
+    "check_target_dir",
     "convert_checkpoint",
     "converted_config",
     "converter",
@@ -378,4 +400,5 @@ __all__ = [  # with the names of models/key_mapping.py and models/positions.py t
     "is_projection_key",
     "new_positions_field",
     "with_linformer_options",
+    "write_model_dir",
 ]

@@ -11,7 +11,7 @@ hidden states over real tokens, normalised (`embed`). On documents the student d
                  second half among all second halves by cosine
 
 Torch, numpy and scikit-learn (the probe); the embedding is `sentence_embedding`'s; the models are any `AutoModel`-loadable encoders,
-read at a length above their own as `convert --max-length` would extend them (`encoder_at`).
+read at a length above their own as `convert --max-length` / `linformer extend` would extend them (`encoder_at`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from linformer_kit.models.convert import CONVERSION_OPTIONS, with_linformer_options
+from linformer_kit.models.extend import extended
 from linformer_kit.models.loading import longest_input, position_rows
 from linformer_kit.models.positions import with_positions_for
 from linformer_kit.models.sentence_transformers_folder import sentence_embedding
@@ -29,8 +29,8 @@ def encoder_at(path: str, length: int) -> torch.nn.Module:
     """The `AutoModel` at `path` reading up to `length` tokens, in eval mode.
 
     Above its longest input the position table is wrapped (position p takes the trained row of p mod
-    that length: `convert --max-length`'s "copy"): a Linformer through `with_linformer_options` (its
-    options kept, E and F sized for `length`, new ones at their start), any other encoder (BERT,
+    that length: `convert --max-length`'s "copy"): a Linformer as `linformer extend` writes it (its
+    options kept, E and F sized for `length`, new ones at their start: models/extend.py), any other encoder (BERT,
     RoBERTa) stays its own class and attention with the longer table (`with_positions_for`).
     """
     from transformers import AutoConfig, AutoModel
@@ -39,10 +39,8 @@ def encoder_at(path: str, length: int) -> torch.nn.Module:
     config = model.config
     if length <= longest_input(config):
         return model.eval()
-    if config.model_type == "linformer":
-        options = {name: getattr(config, name) for name in CONVERSION_OPTIONS}
-        longer, _ = with_linformer_options(model, **options, max_length=length)
-        return longer.eval()
+    if config.model_type == "linformer":  # what `linformer extend` writes
+        return extended(model, length)
     longer_config = AutoConfig.from_pretrained(path, max_position_embeddings=position_rows(config, length))
     longer = AutoModel.from_config(longer_config)
     # buffers the config sizes (position_ids) are the new model's

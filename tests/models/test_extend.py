@@ -1,0 +1,95 @@
+"""`linformer extend SRC DST --max-length N`: a saved Linformer read at longer inputs, its options kept."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from tests.fixtures.models import N, tiny_linformer_config, tiny_source
+from tests.fixtures.tokenizers import write_tokenizer
+from torch.testing import assert_close
+from transformers import AutoModelForSequenceClassification
+
+from linformer_kit.cli.main import main
+from linformer_kit.models import LinformerForSequenceClassification
+from linformer_kit.models.extend import ExtendConfig, extended
+from linformer_kit.models.loading import longest_input
+
+OPTIONS = {"projected_length": [8, 4], "sharing": "kv", "local_window": [4, None], "global_tokens": 1,
+           "short_inputs": "exact"}  # fmt: skip
+
+
+@pytest.fixture
+def saved(tmp_path):
+    """A tiny windowed Linformer classifier with its tokenizer, trained-looking E, F (not at their start)."""
+    torch.manual_seed(0)
+    model = LinformerForSequenceClassification(tiny_linformer_config(**OPTIONS)).eval()
+    with torch.no_grad():
+        for name, tensor in model.named_parameters():
+            if "projection" in name:
+                tensor.add_(0.1 * torch.randn_like(tensor))
+    model.save_pretrained(tmp_path / "src")
+    write_tokenizer(tmp_path / "src")
+    return model, tmp_path / "src"
+
+
+def test_extend_keeps_every_weight_and_option_and_wraps_the_positions(saved, tmp_path) -> None:
+    model, src = saved
+    assert main(["extend", str(src), str(tmp_path / "dst"), "--max-length", str(3 * N)]) == 0
+    longer = AutoModelForSequenceClassification.from_pretrained(tmp_path / "dst").eval()
+    assert type(longer) is LinformerForSequenceClassification  # the head kept
+    assert longest_input(longer.config) == 3 * N
+    for name, value in OPTIONS.items():
+        assert getattr(longer.config, name) == value, name
+    before, after = model.state_dict(), longer.state_dict()
+    kept = [name for name in before if "projection" not in name and "position_embeddings" not in name]
+    for name in kept:
+        assert_close(after[name], before[name], rtol=0, atol=0, msg=name)
+    table, first = before["linformer.embeddings.position_embeddings.weight"], 2  # RoBERTa numbering: pad + 1
+    rows = after["linformer.embeddings.position_embeddings.weight"]
+    assert_close(rows[first:], table[first + torch.arange(3 * N) % N], rtol=0, atol=0)
+    assert after["linformer.encoder.layer.0.attention.self.kv_projection.weight"].shape[-1] == 3 * N
+    # what was written is `extended` of the model (what the encoder study reads at 2 048), on a long input
+    ids = torch.randint(3, 64, (2, 3 * N))
+    mask = torch.ones_like(ids)
+    mask[1, 2 * N :] = 0
+    with torch.no_grad():
+        assert_close(longer(ids, attention_mask=mask).logits,
+                     extended(model, 3 * N)(ids, attention_mask=mask).logits)  # fmt: skip
+    assert json.loads((tmp_path / "dst" / "tokenizer_config.json").read_text())["model_max_length"] == 3 * N
+
+
+def test_extended_at_or_below_the_longest_input_is_the_model_itself(saved) -> None:
+    model, _ = saved
+    assert extended(model, N) is model
+
+
+@pytest.mark.parametrize("max_length", [N, N - 1, 64.5, True])
+def test_extend_refuses_a_length_it_cannot_extend_to(saved, tmp_path, max_length) -> None:
+    _, src = saved
+    message = rf"max_length must be an integer above the source's longest input \(32\), got {max_length}"
+    with pytest.raises(ValueError, match=message):
+        ExtendConfig(str(src), str(tmp_path / "dst"), max_length)
+    assert not (tmp_path / "dst").exists()
+
+
+def test_extend_refuses_a_roberta_source_and_convert_a_linformer_naming_the_other_verb(
+    saved, tmp_path, capsys
+) -> None:
+    _, linformer = saved
+    tiny_source("roberta", "ForMaskedLM").save_pretrained(tmp_path / "roberta")
+    assert main(["extend", str(tmp_path / "roberta"), str(tmp_path / "a"), "--max-length", "64"]) == 2
+    assert "is a 'roberta' model: `linformer convert SRC DST --max-length N`" in capsys.readouterr().err
+    assert main(["convert", str(linformer), str(tmp_path / "b"), "--max-length", "64"]) == 2
+    assert "is a Linformer already: `linformer extend SRC DST --max-length N`" in capsys.readouterr().err
+    assert not (tmp_path / "a").exists()
+    assert not (tmp_path / "b").exists()
+
+
+def test_extend_never_writes_into_its_source(saved, capsys) -> None:
+    _, src = saved
+    files = sorted(p.name for p in src.iterdir())
+    assert main(["extend", str(src), str(src), "--max-length", "64", "--overwrite"]) == 2
+    assert "is (or contains) the source directory" in capsys.readouterr().err
+    assert sorted(p.name for p in src.iterdir()) == files
