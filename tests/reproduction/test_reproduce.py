@@ -276,6 +276,27 @@ def test_dry_run_prints_every_command_and_runs_nothing(tmp_path, corpus, sentime
     assert not (tmp_path / "runs").exists()
 
 
+def test_dry_run_prints_what_only_selects(tmp_path, corpus, sentiment_csv, capsys) -> None:
+    recipe = _recipe(tmp_path, corpus, sentiment_csv)
+    argv = ["reproduce", str(recipe), "--data", str(corpus), "--dry-run", "--only"]
+    assert main([*argv, "k8"]) == 0  # the run and the finetunes that start from it
+    assert [line.split()[3].rsplit("/", 1)[1] for line in capsys.readouterr().out.splitlines()] == [
+        "k8", "toy-k8-s1", "toy-k8-s2"]  # fmt: skip
+    assert main([*argv, "toy-scratch-k8-s2"]) == 0
+    assert [line.split()[3].rsplit("/", 1)[1] for line in capsys.readouterr().out.splitlines()] == [
+        "toy-scratch-k8-s2"]  # fmt: skip
+
+
+def test_only_refuses_a_name_that_selects_nothing(tmp_path, corpus, sentiment_csv, capsys) -> None:
+    recipe = _recipe(tmp_path, corpus, sentiment_csv)
+    assert main(["reproduce", str(recipe), "--data", str(corpus), "--only", "k8", "k9"]) == 2
+    assert (
+        "only: 'k9' names no run of the recipe (tier 'smoke'); give run names (full, k8"
+        in capsys.readouterr().err
+    )
+    assert not (tmp_path / "runs" / "pretrain").exists()
+
+
 @pytest.mark.slow
 def test_a_committed_tokenizer_is_read_by_the_first_run_too(tmp_path, corpus, sentiment_csv, capsys) -> None:
     # a study continued on another machine, whose runs go in another order, never trains a second tokenizer

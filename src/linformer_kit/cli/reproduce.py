@@ -41,6 +41,7 @@ def build_parser() -> HfArgumentParser:
 
 def main(argv: list[str]) -> int:
     from linformer_kit.reproduction import collect, command, load_recipe, run_study, write_results
+    from linformer_kit.reproduction.recipe import check_only, selects
     from linformer_kit.reproduction.short_input_probe import probe_study
     from linformer_kit.reproduction.study import committed_probes, tokenizer_dir
 
@@ -49,11 +50,13 @@ def main(argv: list[str]) -> int:
         k: v for k, v in (("output_dir", config.output_dir), ("results_dir", config.results_dir)) if v
     }
     recipe = load_recipe(config.recipe, config.data, overrides)
+    only = list(config.only) if config.only is not None else None
+    check_only(recipe, only)
     if config.dry_run:
         for run in recipe.runs:
-            print(shlex.join(command(recipe, run, tokenizer_dir(recipe))))
+            if selects(run, only):
+                print(shlex.join(command(recipe, run, tokenizer_dir(recipe))))
         return 0
-    only = list(config.only) if config.only is not None else None
     outcomes = run_study(recipe, only=only, run=not config.collect_only)
     import torch
 

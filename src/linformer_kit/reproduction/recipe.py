@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,26 @@ class Recipe:
     @property
     def runs(self) -> list[Run]:
         return [*self.pretrain, *self.finetune]
+
+
+def selects(run: Run, only: Sequence[str] | None) -> bool:
+    """Whether `--only` names `run`: by its own name, or a finetuning run by what it starts from (a
+    pretraining run's name, `scratch:ARCH`). None selects every run."""
+    return only is None or run.name in only or (run.verb == "finetune" and run.classifier in only)
+
+
+def check_only(recipe: Recipe, only: Sequence[str] | None) -> None:
+    """ValueError naming the first of `only` that selects no run of the recipe (a typo would run nothing)."""
+    known = {run.name for run in recipe.runs} | {run.classifier for run in recipe.finetune}
+    unknown = [name for name in only or () if name not in known]
+    if unknown:
+        names = ", ".join(run.name for run in recipe.pretrain) or ", ".join(
+            sorted({r.classifier for r in recipe.finetune})
+        )
+        raise ValueError(
+            f"only: {unknown[0]!r} names no run of the recipe (tier {recipe.tier!r}); give run names "
+            f"({names}, ...) or finetuning runs as `linformer reproduce RECIPE --dry-run` lists them"
+        )
 
 
 def load_recipe(path: str | Path, data_dir: str | None = None, overrides: dict | None = None) -> Recipe:

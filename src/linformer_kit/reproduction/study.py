@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from linformer_kit.reproduction.branch import branch_equals_step_0, start_branch
-from linformer_kit.reproduction.recipe import PATH_FIELDS, Recipe, Run, trunk_steps
+from linformer_kit.reproduction.recipe import PATH_FIELDS, Recipe, Run, selects, trunk_steps
 from linformer_kit.train.checkpoints import TRUNK_PREFIX, checkpoint_problem, last_complete_checkpoint
 
 
@@ -184,7 +184,7 @@ def run_study(
     tokenizer = tokenizer_dir(recipe)
     outcomes = [
         Outcome(r, run_dir(recipe, r), command(recipe, r, tokenizer), record=records.get(r.name),
-                selected=only is None or r.name in only or (r.verb == "finetune" and r.classifier in only))
+                selected=selects(r, only))
         for r in recipe.runs
     ]  # fmt: skip
     for o in outcomes:  # finished here earlier, or elsewhere (committed): results without running
