@@ -217,8 +217,9 @@ TRAINING_VERBS: dict[str, tuple[str, str, str]] = {
     "distill": (
         "DistillConfig",
         "linformer distill --teacher DIR --train PATH [PATH ...] --output-dir DIR [--OPTION VALUE ...]",
-        "Convert a pretrained encoder to a Linformer and distil it from the original (attention "
-        "transfer, then end to end) with the Hugging Face Trainer; every Trainer option is a flag.",
+        "Convert a pretrained encoder to a Linformer and distil it from the original with the Hugging "
+        "Face Trainer: end to end by default (attention transfer first with --attention-steps N); every "
+        "Trainer option is a flag.",
     ),
 }
 

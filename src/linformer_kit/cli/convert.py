@@ -9,9 +9,13 @@ DST gets model.safetensors, config.json (model_type "linformer") and the tokeniz
 SRC must hold safetensors weights (pickled .bin checkpoints are refused).
 
 The flags are the fields of `ConvertConfig` (`--projected-length`, `--sharing`, `--projection`,
-`--projection-init`, `--max-length`, `--overwrite`, and `--config FILE`); SRC and DST are its `source`
-and `output_dir`. `--max-length N` above SRC's longest input extends the position table (position p
-takes the trained row of p mod that length) and prints one line saying so.
+`--projection-init`, `--local-window`, `--global-tokens`, `--max-length`, `--new-positions`,
+`--overwrite`, and `--config FILE`); SRC and DST are its `source` and `output_dir`. `--max-length N`
+above SRC's longest input extends the position table (position p takes the trained row of p mod that
+length, or a new row with `--new-positions random`) and prints one line saying so.
+
+A Linformer SRC (e.g. a distilled student) is refused: `linformer extend SRC DST --max-length N` reads it
+at longer inputs with its own weights and options.
 """
 
 from __future__ import annotations
