@@ -1,7 +1,7 @@
 """`linformer distill`: a Linformer made from a pretrained encoder, keeping its quality by distillation.
 
-    teacher  a model directory `convert` reads (BERT, RoBERTa, a sentence-transformers folder) or a
-             full-attention Linformer; run as a full-attention Linformer, which equals it exactly
+    teacher  a BERT / RoBERTa model directory (as `convert` reads it; a sentence-transformers folder too)
+             or a full-attention Linformer; run as a full-attention Linformer, which equals it exactly
              (models/convert.py), frozen
     student  the teacher converted with this run's Linformer options (k, sharing, window, global tokens)
 
@@ -180,7 +180,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             )
 
     def _check_inputs(self) -> None:
-        """The teacher's folder: a model `convert` reads, with a tokenizer (the student is saved with it); seq_len
+        """The teacher's folder: a BERT / RoBERTa (or full-attention Linformer) model, with a tokenizer (the student is saved with it); seq_len
         (default: the teacher's longest input) within its positions; the options against its config."""
         check_model_dir(self.teacher, "teacher")
         longest = longest_input(read_config_json(self.teacher, "teacher"))
@@ -189,7 +189,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         if self.seq_len > longest:
             raise ValueError(
                 f"seq_len={self.seq_len} is longer than the teacher's longest input {longest}: distil at "
-                f"<= {longest}, then extend the student (linformer convert --max-length)"
+                f"<= {longest}, then extend the student (linformer extend STUDENT DST --max-length {self.seq_len})"
             )
         self.student_config()  # the options against the teacher's architecture, before any weight is read
         check_model_dir(self.teacher, "teacher", tokenizer=True)  # the student is saved with it
