@@ -63,6 +63,17 @@ def test_embed_is_normalised_and_ignores_padding(tmp_path) -> None:
     assert count == [2, 3]
 
 
+def test_the_embedding_and_its_measures_are_the_models_ones() -> None:
+    """One implementation (models/embedding.py), which distill uses too; importable here for the scripts."""
+    from linformer_kit.models import embedding
+    from linformer_kit.reproduction import encoder_eval
+
+    for name in ("embed", "fidelity", "different_documents"):
+        assert getattr(encoder_eval, name) is getattr(embedding, name), name
+    with pytest.raises(ValueError, match="1 embedding"):  # no nan for a sample too small for its baseline
+        different_documents(_unit(1, 4, 0))
+
+
 def test_probe_seeds_draw_different_subsets_below_the_pool() -> None:
     torch.manual_seed(0)
     x = torch.randn(300, 4)

@@ -9,8 +9,8 @@ weights makes `SentenceTransformer(dst)` run the same pipeline as `SentenceTrans
 
 `max_seq_length` (what SentenceTransformer truncates to) becomes the converted model's longest input
 when the conversion was given one (`max_length`), and is otherwise kept, capped at the model's longest
-input. Reads and writes JSON only: sentence-transformers need not be installed. `sentence_embedding` is
-the pipeline's output for a mean-pooling model, in torch.
+input. Reads and writes JSON only: sentence-transformers need not be installed. `sentence_embedding`, the
+pipeline's output for a mean-pooling model in torch, lives in models/embedding.py (importable here too).
 """
 
 from __future__ import annotations
@@ -19,20 +19,11 @@ import json
 import shutil
 from pathlib import Path
 
-import torch
+# re-exported (its home is models/embedding.py): `from ...sentence_transformers_folder import sentence_embedding`
+from linformer_kit.models.embedding import sentence_embedding as sentence_embedding
 
 MODULES_FILE = "modules.json"
 SETTINGS_FILES = ("sentence_bert_config.json", "config_sentence_transformers.json")
-
-
-def sentence_embedding(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """(b, n, D) last hidden states, (b, n) mask -> (b, D): the mean over real tokens, normalised.
-
-    The pipeline of a mean-pooling sentence-transformers model (Pooling "mean", then Normalize), e.g.
-    all-MiniLM-L6-v2: what `distill` measures and matches, and what the encoder study compares.
-    """
-    weight = attention_mask[..., None].to(hidden.dtype)  # (b, n, 1)
-    return torch.nn.functional.normalize((hidden * weight).sum(1) / weight.sum(1), dim=-1)
 
 
 def is_sentence_transformers_folder(path: str | Path) -> bool:

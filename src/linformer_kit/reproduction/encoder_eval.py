@@ -1,7 +1,8 @@
 """Is a converted or distilled encoder as good as the original? Fidelity, a frozen-embedding probe, retrieval.
 
 Sentence embeddings are the sentence-transformers pipeline of all-MiniLM-L6-v2: the mean of the last
-hidden states over real tokens, normalised (`embed`). On documents the student did not see:
+hidden states over real tokens, normalised (`embed`, models/embedding.py). On documents the student did
+not see:
 
     fidelity     mean_i cos(e_i^student, e_i^original), the same document under both models; beside it
                  the original's mean cos(e_i, e_{i+1}) of two *different* documents (the no-information level)
@@ -10,7 +11,8 @@ hidden states over real tokens, normalised (`embed`). On documents the student d
     retrieval    each document cut into two halves (by tokens); recall@1 of finding a first half's own
                  second half among all second halves by cosine
 
-Torch, numpy and scikit-learn (the probe); the embedding is `sentence_embedding`'s; the models are any `AutoModel`-loadable encoders,
+Torch, numpy and scikit-learn (the probe); `embed`, `fidelity` and `different_documents` are
+models/embedding.py's (importable here too); the models are any `AutoModel`-loadable encoders,
 read at a length above their own as `convert --max-length` / `linformer extend` would extend them (`encoder_at`).
 """
 
@@ -19,10 +21,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+# re-exported (their home is models/embedding.py) for the study's scripts (scripts/cpu/encoder_study.py)
+from linformer_kit.models.embedding import different_documents as different_documents
+from linformer_kit.models.embedding import embed as embed
+from linformer_kit.models.embedding import fidelity as fidelity
 from linformer_kit.models.extend import extended
 from linformer_kit.models.loading import longest_input, position_rows
 from linformer_kit.models.positions import with_positions_for
-from linformer_kit.models.sentence_transformers_folder import sentence_embedding
 
 
 def encoder_at(path: str, length: int) -> torch.nn.Module:
@@ -46,39 +51,6 @@ def encoder_at(path: str, length: int) -> torch.nn.Module:
     # buffers the config sizes (position_ids) are the new model's
     longer.load_state_dict(with_positions_for(model.state_dict(), config, longer_config), strict=False)
     return longer.eval()
-
-
-@torch.no_grad()
-def embed(
-    model: torch.nn.Module, tokenizer, texts: list[str], max_length: int, batch_size: int = 16
-) -> torch.Tensor:
-    """(N, D) normalised mean-pooled embeddings of `texts`, each truncated to `max_length` tokens.
-
-    Batches are formed longest first (sentence-transformers' `encode` does the same) so a batch pads to
-    lengths close to its own: the result is in `texts`' order and does not depend on the batching, since
-    padding changes nothing (the test beside it)."""
-    model.eval()
-    encoded = tokenizer(texts, truncation=True, max_length=max_length)  # once; each batch is padded below
-    ids, masks = encoded["input_ids"], encoded["attention_mask"]
-    order = sorted(range(len(texts)), key=lambda i: -len(ids[i]))
-    out = []
-    for start in range(0, len(texts), batch_size):
-        chosen = order[start : start + batch_size]
-        batch = tokenizer.pad({"input_ids": [ids[i] for i in chosen], "attention_mask": [masks[i] for i in chosen]},
-                              return_tensors="pt")  # fmt: skip
-        hidden = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
-        out.append(sentence_embedding(hidden, batch["attention_mask"]))
-    return torch.cat(out)[torch.tensor(order).argsort()]  # back to `texts`' order
-
-
-def fidelity(student: torch.Tensor, original: torch.Tensor) -> float:
-    """Mean cosine of two models' (N, D) normalised embeddings of the same N documents."""
-    return float((student * original).sum(-1).mean())
-
-
-def different_documents(embeddings: torch.Tensor) -> float:
-    """Mean cosine of consecutive *different* documents under one model: the no-information level."""
-    return float((embeddings[:-1] * embeddings[1:]).sum(-1).mean())
 
 
 def probe_correct(
