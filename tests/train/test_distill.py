@@ -132,6 +132,7 @@ def test_a_teacher_convert_cannot_read_is_refused(tmp_path, text) -> None:
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_positions": 32}))
     save_file({"wte.weight": torch.zeros(2, 2)}, folder / "model.safetensors")
+    write_tokenizer(folder)  # a model folder in every other respect: the type is what is refused
     with pytest.raises(ValueError, match=r"teacher: .* is a 'gpt2' model; expected linformer, roberta"):
         _config(folder, text, tmp_path / "out").preflight()
 

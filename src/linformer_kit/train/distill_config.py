@@ -1,0 +1,147 @@
+"""`DistillConfig`: what `linformer distill` takes, with the checks of its values.
+
+The flags of `linformer distill` are generated from this class (cli/arguments.py). Its constructor
+checks values only and reads no file; `preflight()` (called by `distill` before any work) checks the
+teacher's folder and the output_dir (train/distill_preflight.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from linformer_kit.models import LinformerConfig
+from linformer_kit.nn import ShortInputs
+from linformer_kit.nn.options import option_field
+from linformer_kit.train.distill_preflight import check_fresh_run, check_teacher, student_config
+from linformer_kit.train.model_fields import ConversionFields
+from linformer_kit.train.training_arguments import (
+    LinformerTrainingArguments,
+    check_number,
+    post_init_field,
+    trainer_default,
+)
+
+# A stage's loss and what trains under it (train/distill_losses.py, train/distill_trainer.py); each
+# stage runs in output_dir/<stage>/
+Stage = Literal["attention", "end-to-end"]
+STAGES: tuple[Stage, ...] = ("attention", "end-to-end")
+Tune = Literal["all", "lora"]
+Examples = Literal["documents", "blocks"]
+# fidelity's baseline, the teacher's mean cosine of two different held-out documents, needs two of them
+MIN_EVAL_DOCUMENTS = 2
+
+
+@dataclass
+class DistillConfig(ConversionFields, LinformerTrainingArguments):
+    """Everything `distill` needs: the teacher, the text, the student's Linformer options (`ConversionFields`,
+    train/model_fields.py), the stages.
+
+    A `TrainingArguments` subclass, as `pretrain`'s: every Trainer field is a flag; `learning_rate` is the
+    end-to-end stage's, `attention_learning_rate` the attention-transfer stage's, and each stage runs its
+    own number of steps (`max_steps` is not used); `per_device_eval_batch_size` is the batch of the
+    fidelity's embeddings. ValueError names a bad value, before any work.
+    """
+
+    learning_rate: float = trainer_default("learning_rate", 1e-4)
+    per_device_train_batch_size: int = trainer_default("per_device_train_batch_size", 8)
+    warmup_steps: float = trainer_default("warmup_steps", 0.1)
+    weight_decay: float = trainer_default("weight_decay", 0.0)
+    teacher: str = post_init_field(
+        "the model to distil from: a local BERT / RoBERTa / sentence-transformers folder, or a "
+        "full-attention Linformer"
+    )
+    train: list[str] = field(
+        default_factory=list,
+        metadata={"help": "unlabeled text: .txt / .jsonl / .jsonl.gz files or folders, or a Hub dataset"},
+    )
+    validation: list[str] | None = field(
+        default=None,
+        metadata={"help": "held-out documents for fidelity (default: the last train documents, held out)"},
+    )
+    text_column: str = field(default="text", metadata={"help": "field holding the text in JSON lines"})
+    max_train_documents: int | None = field(
+        default=None, metadata={"help": "use the first N train documents"}
+    )
+    max_eval_documents: int = field(
+        default=256, metadata={"help": "fidelity on the first N held-out documents (at least 2)"}
+    )
+    seq_len: int | None = field(
+        default=None, metadata={"help": "block length n (default: the teacher's longest input)"}
+    )
+    short_inputs: ShortInputs = option_field(
+        "short_inputs", default="exact", note="inputs of at most k tokens attend exactly, as the teacher"
+    )
+    # 0 by default: on all-MiniLM-L6-v2 attention transfer lowered the embedding fidelity it should raise
+    # (0.920 drop-in -> 0.893; docs/reproduction/distill-minilm/), where end to end alone reached 0.959
+    attention_steps: int = field(default=0, metadata={"help": "attention-transfer steps (0: skip the stage)"})
+    attention_learning_rate: float = field(
+        default=1e-3, metadata={"help": "learning rate of attention transfer"}
+    )
+    end_to_end_steps: int = field(default=150, metadata={"help": "end-to-end steps (0: skip the stage)"})
+    examples: Examples = field(
+        default="documents",
+        metadata={
+            "help": "'documents' (one per document, truncated to seq_len: every length the model will "
+            "see) or 'blocks' (documents packed into blocks of exactly seq_len tokens)"
+        },
+    )
+    tune: Tune = field(
+        default="all", metadata={"help": "end to end: 'all' weights, or 'lora' adapters (+ E, F) via PEFT"}
+    )
+    lora_rank: int = field(default=16, metadata={"help": "LoRA rank (tune='lora')"})
+    embedding_weight: float = field(
+        default=1.0,
+        metadata={
+            "help": "weight of 1 - cos(mean-pooled student, teacher) at the last layer: the sentence "
+            "embedding the fidelity measures (0: hidden states only)"
+        },
+    )
+    logits_weight: float = field(
+        default=1.0, metadata={"help": "weight of KL on masked-LM logits (teachers with a masked-LM head)"}
+    )
+
+    def _check_fields(self) -> None:
+        """Values only; the teacher's files (and the defaults they give) are the preflight's (`_check_inputs`)."""
+        if self.teacher is None:
+            raise ValueError("teacher: missing; give the model directory to distil from (--teacher)")
+        if not self.train:
+            raise ValueError("train: missing; give unlabeled text to distil on (--train)")
+        self._parse_option_text()
+        for name in ("attention_steps", "end_to_end_steps"):
+            check_number(name, getattr(self, name), 0, integer=True)
+        if self.attention_steps + self.end_to_end_steps == 0:
+            raise ValueError("attention_steps and end_to_end_steps are both 0: nothing to distil")
+        check_number("attention_learning_rate", self.attention_learning_rate, 0, exclusive=True)
+        check_number("lora_rank", self.lora_rank, 1, integer=True)
+        check_number("logits_weight", self.logits_weight, 0)
+        check_number("embedding_weight", self.embedding_weight, 0)
+        check_number(
+            "max_eval_documents", self.max_eval_documents, MIN_EVAL_DOCUMENTS, integer=True,
+            why="fidelity's baseline is the mean cosine of two different held-out documents",
+        )  # fmt: skip
+        check_number("max_train_documents", self.max_train_documents, 1, integer=True, optional=True)
+        check_number("seq_len", self.seq_len, 2, integer=True, optional=True)
+        if self.attention_steps and (
+            self.projected_length is None or self.projection in ("mean", "max", "random")
+        ):
+            raise ValueError(
+                f"attention_steps={self.attention_steps}: attention transfer trains E and F, and "
+                f"projection={self.projection!r} (projected_length={self.projected_length}) has none to train; "
+                "set --attention-steps 0"
+            )
+
+    def _check_inputs(self) -> None:
+        """The preflight's part (train/distill_preflight.py): the teacher's folder, a BERT / RoBERTa (or
+        full-attention Linformer) model with a tokenizer (the student is saved with it); seq_len (default:
+        the teacher's longest input) within its positions; the options against its config."""
+        self.seq_len = check_teacher(self.teacher, self.seq_len)
+        self.student_config()  # the options against the teacher's architecture, before any weight is read
+
+    def _check_checkpoints(self) -> None:
+        """Stages keep their checkpoints in output_dir/<stage>/; a new run needs an empty output_dir."""
+        check_fresh_run(self.output_dir, STAGES, self.resume)
+
+    def student_config(self) -> LinformerConfig:
+        """The student's LinformerConfig, from the teacher's config.json alone (ValueError names a bad option)."""
+        return student_config(self.teacher, self.conversion_options())

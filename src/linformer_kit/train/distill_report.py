@@ -1,0 +1,83 @@
+"""What a distillation run says: the student it starts from, its result, and the folder it saves.
+
+DistillResult     the fidelity after each stage, its baseline, each stage's loss and time
+describe_student  the student's options and size, for the run's first line
+save_student      the final student into output_dir: weights, tokenizer, a sentence-transformers
+                  teacher's pipeline files, metrics.json and a model card (`model_card`)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from transformers import PreTrainedTokenizerBase
+
+from linformer_kit.models import LinformerPreTrainedModel
+from linformer_kit.models.sentence_transformers_folder import carry_sentence_transformers_files
+from linformer_kit.nn.options import LinformerOptions
+from linformer_kit.train.distill_config import DistillConfig
+from linformer_kit.train.publish import portable
+
+
+@dataclass
+class DistillResult:
+    output_dir: str
+    # mean cosine of student and teacher embeddings: {"drop-in": c0, "attention": c1, "end-to-end": c2}
+    fidelity: dict[str, float]
+    different_documents: float  # the teacher's mean cosine between two different held-out documents
+    stage_losses: dict[str, float]  # the last logged training loss of each stage
+    stage_seconds: dict[str, float]
+    eval_documents: int
+    # train examples: documents truncated to seq_len, or blocks of seq_len tokens (`examples`); this field
+    # was `train_blocks` in the metrics.json of runs before it counted documents too
+    train_examples: int
+    num_parameters: int
+
+
+def describe_student(model: LinformerPreTrainedModel) -> str:
+    """ "student k=... window=... global_tokens=... <sharing> (N M parameters)"."""
+    c = model.config
+    options = LinformerOptions(projected_length=c.projected_length, local_window=c.local_window)
+    return (
+        f"student k={options.projected_length} window={options.local_window} global_tokens={c.global_tokens} "
+        f"{c.sharing} ({model.num_parameters() / 1e6:.2f} M parameters)"
+    )
+
+
+def save_student(
+    config: DistillConfig,
+    student: LinformerPreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    result: DistillResult,
+) -> None:
+    """The student into output_dir with its tokenizer (truncating to the student's longest input), the
+    teacher's sentence-transformers files (if it is such a folder), metrics.json and README.md."""
+    out = Path(config.output_dir)
+    student.save_pretrained(out)
+    tokenizer.model_max_length = min(tokenizer.model_max_length, student.config.max_seq_len)
+    tokenizer.save_pretrained(out)
+    carry_sentence_transformers_files(config.teacher, out, student.config.max_seq_len, None)
+    metrics = portable({**dataclasses.asdict(result), "config": config.to_dict()})
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+    (out / "README.md").write_text(model_card(config, result), encoding="utf-8")
+
+
+def model_card(config: DistillConfig, result: DistillResult) -> str:
+    """README.md of the student: how it was made, its fidelity after each stage, how to load it."""
+    rows = "".join(f"| {stage} | {score:.4f} |\n" for stage, score in result.fidelity.items())
+    return (
+        "---\nlibrary_name: transformers\npipeline_tag: feature-extraction\ntags:\n- linformer\n"
+        "- linformer-kit\n- distillation\n---\n"
+        f"# Linformer distilled from `{Path(config.teacher).name}`\n\n"
+        f"Made by `linformer distill` (linformer-kit): k = {config.projected_length}, local window "
+        f"{config.local_window}, global tokens {config.global_tokens}, sharing {config.sharing!r}, "
+        f"{'blocks of' if config.examples == 'blocks' else 'documents of at most'} {config.seq_len} tokens.\n\n"
+        "Fidelity (mean cosine of this model's and the teacher's sentence embeddings, held-out documents):\n\n"
+        f"| stage | fidelity |\n|---|---|\n{rows}\n"
+        f"Two different documents under the teacher: {result.different_documents:.4f}.\n\n"
+        "Load with `SentenceTransformer(path)` (a sentence-transformers teacher's pipeline is carried) or\n"
+        "`AutoModel.from_pretrained(path, trust_remote_code=True)`; every setting is in `metrics.json`.\n"
+    )

@@ -1,0 +1,198 @@
+"""The pieces of a distillation run's Trainers: teacher, student, the stages, what trains, the Trainer.
+
+load_teacher / student_from  the frozen full-attention teacher; the student, its copy with this run's
+                             Linformer options
+StagePlan                    one stage: its folder, loss, steps, learning rate, the options a resume checks
+attention_stage / end_to_end_stage  the two stages of `distill`, as the config sets them
+run_stage                    one stage, one Trainer of its own in output_dir/<stage>/ (a finished one is
+                             reused on resume)
+DistillTrainer               `Trainer` whose loss is a stage's (train/distill_losses.py)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import datasets
+import torch
+from torch import nn
+from transformers import DataCollatorWithPadding, PreTrainedTokenizerBase, TrainingArguments
+
+from linformer_kit.models import LinformerForMaskedLM, LinformerModel, LinformerPreTrainedModel
+from linformer_kit.models.convert import converter, is_projection_key, with_linformer_options
+from linformer_kit.models.loading import read_config_json
+from linformer_kit.train.distill_config import DistillConfig, Stage
+from linformer_kit.train.distill_losses import attention_layers, attention_transfer_loss, end_to_end_loss
+from linformer_kit.train.guards import GuardedTrainer
+
+# --- teacher and student ---------------------------------------------------------------------------
+
+
+def load_teacher(path: str) -> LinformerPreTrainedModel:
+    """The teacher as a full-attention Linformer (equal to it: models/convert.py), eval mode, frozen."""
+    config = read_config_json(path, "teacher")
+    model: LinformerPreTrainedModel
+    if config["model_type"] == "linformer":
+        masked_lm = any(a.endswith("ForMaskedLM") for a in config.get("architectures") or [])
+        model = (LinformerForMaskedLM if masked_lm else LinformerModel).from_pretrained(path)
+    else:
+        model = converter(config["model_type"])(path, projected_length=None)
+    model.eval().requires_grad_(False)
+    return model
+
+
+def student_from(teacher: LinformerPreTrainedModel, config: DistillConfig) -> LinformerPreTrainedModel:
+    """The teacher with this run's Linformer options: every weight copied, E and F new (window start)."""
+    student, _ = with_linformer_options(teacher, **config.conversion_options())
+    if student is teacher:  # the options were the teacher's own: a copy to train
+        student = type(teacher)(teacher.config)
+        student.load_state_dict(teacher.state_dict())
+    student.config.short_inputs = config.short_inputs
+    for layer in attention_layers(student):
+        layer.short_inputs = config.short_inputs
+    return student.train().requires_grad_(True)
+
+
+# --- the stages ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """One stage of a run: a Trainer of its own in output_dir/<name>/ (checkpoints, resume, SIGTERM:
+    train/guards.py), its loss, steps and learning rate."""
+
+    name: str  # its folder under output_dir and its key in DistillResult's fidelity, losses and seconds
+    loss: Stage  # "attention": L_att, E and F train; "end-to-end": L_e2e, what `tune` names trains
+    steps: int  # 0: the stage is skipped
+    learning_rate: float
+    options: dict[str, Any]  # what a finished stage must have run with for a resume to reuse it (JSON)
+
+
+def attention_stage(config: DistillConfig) -> StagePlan:
+    """Attention transfer as configured (`attention_steps`, `attention_learning_rate`)."""
+    steps, rate = config.attention_steps, config.attention_learning_rate
+    return StagePlan(
+        "attention", "attention", steps, rate, {**_run_options(config, steps), "learning_rate": rate}
+    )
+
+
+def end_to_end_stage(config: DistillConfig) -> StagePlan:
+    """End to end as configured (`end_to_end_steps`, `learning_rate`, `tune`, the loss weights)."""
+    steps, rate = config.end_to_end_steps, config.learning_rate
+    options = {**_run_options(config, steps), "learning_rate": rate, "tune": config.tune,
+               "embedding_weight": config.embedding_weight, "logits_weight": config.logits_weight}  # fmt: skip
+    return StagePlan("end-to-end", "end-to-end", steps, rate, options)
+
+
+def _run_options(config: DistillConfig, steps: int) -> dict[str, Any]:
+    """The options every stage's resume compares: the student's, its steps and examples."""
+    return {**config.conversion_options(), "steps": steps, "short_inputs": config.short_inputs,
+            "examples": config.examples, "seq_len": config.seq_len}  # fmt: skip
+
+
+def run_stage(
+    config: DistillConfig,
+    stage: StagePlan,
+    student: LinformerPreTrainedModel,
+    teacher: LinformerPreTrainedModel,
+    train: datasets.Dataset,
+    tokenizer: PreTrainedTokenizerBase,
+) -> tuple[LinformerPreTrainedModel, float]:
+    """One stage in output_dir/<stage>/: the trained student and the stage's last logged loss (a finished
+    stage's saved student and loss on resume, if it ran with these options)."""
+    folder = Path(config.output_dir) / stage.name
+    marker = folder / "stage.json"  # written last: a stage without it did not finish
+    if marker.is_file():  # finished before a resume: reused only if it ran with these options
+        done = json.loads(marker.read_text())
+        if done.get("options") != stage.options:
+            raise ValueError(
+                f"resume: {folder} finished with other options ({done.get('options')}) than this run's "
+                f"({stage.options}); choose another --output-dir"
+            )
+        student.load_state_dict(type(student).from_pretrained(folder).state_dict())
+        return student, done["loss"]
+    model = trainable(student, stage.loss, config)
+    trainer = DistillTrainer(
+        model=model, args=stage_arguments(config, stage, folder), train_dataset=train,
+        data_collator=DataCollatorWithPadding(tokenizer), teacher=teacher, stage=stage.loss,
+        logits_weight=config.logits_weight, embedding_weight=config.embedding_weight,
+    )  # fmt: skip
+    resume = last_checkpoint(folder) if config.resume else None
+    output = trainer.train(resume_from_checkpoint=resume)
+    merge = getattr(model, "merge_and_unload", None)  # LoRA: the adapters merged into the weights
+    trained = cast(LinformerPreTrainedModel, merge() if merge is not None else model)
+    losses = [log["loss"] for log in trainer.state.log_history if "loss" in log]
+    loss = losses[-1] if losses else output.training_loss
+    trained.save_pretrained(folder)
+    marker.write_text(json.dumps({"loss": loss, "steps": stage.steps, "options": stage.options}))
+    return trained, loss
+
+
+def trainable(student: LinformerPreTrainedModel, stage: Stage, config: DistillConfig) -> nn.Module:
+    """What trains: E and F only (attention transfer), every weight, or LoRA adapters plus E and F."""
+    if stage == "attention":
+        for name, parameter in student.named_parameters():
+            parameter.requires_grad_(is_projection_key(name))
+        return student
+    student.requires_grad_(True)
+    if config.tune == "all":
+        return student
+    import peft  # the lora extra
+
+    # E and F train whole and are saved in PEFT's checkpoints (modules_to_save), so a resume keeps them
+    projections = sorted(
+        {name.rsplit(".", 2)[-2] for name, _ in student.named_parameters() if is_projection_key(name)}
+    )
+    lora = peft.LoraConfig(r=config.lora_rank, lora_alpha=2 * config.lora_rank, modules_to_save=projections,
+                           target_modules=["query", "key", "value", "dense"])  # fmt: skip
+    return peft.get_peft_model(student, lora)
+
+
+def stage_arguments(config: DistillConfig, stage: StagePlan, folder: Path) -> TrainingArguments:
+    """The Trainer's arguments of one stage: this run's, with the stage's steps, learning rate and folder."""
+    names = {f.name for f in dataclasses.fields(TrainingArguments) if f.init}
+    values = {name: getattr(config, name) for name in names}
+    values.update(
+        output_dir=str(folder), max_steps=stage.steps, remove_unused_columns=False, eval_strategy="no",
+        learning_rate=stage.learning_rate, resume_from_checkpoint=None, report_to=[],
+    )  # fmt: skip
+    return TrainingArguments(**values)
+
+
+def last_checkpoint(folder: Path) -> str | None:
+    """The newest complete checkpoint-* of a stage's folder (None: none, or no folder yet)."""
+    from linformer_kit.train.checkpoints import last_complete_checkpoint
+
+    if not folder.is_dir():
+        return None
+    checkpoint, _ = last_complete_checkpoint(folder)
+    return None if checkpoint is None else str(checkpoint)
+
+
+class DistillTrainer(GuardedTrainer):
+    """`Trainer` whose loss is one stage's distillation loss against a frozen teacher (not saved with it)."""
+
+    def __init__(
+        self, *args: Any, teacher: nn.Module, stage: Stage, logits_weight: float, embedding_weight: float = 0.0,
+        **kwargs: Any,
+    ) -> None:  # fmt: skip
+        super().__init__(*args, **kwargs)
+        self.teacher, self.stage, self.logits_weight = teacher.to(self.args.device), stage, logits_weight
+        self.embedding_weight = embedding_weight
+
+    def compute_loss(
+        self,
+        model: nn.Module,
+        inputs: dict[str, torch.Tensor | Any],
+        return_outputs: bool = False,
+        num_items_in_batch: torch.Tensor | int | None = None,
+    ) -> torch.Tensor | tuple[torch.Tensor, Any]:
+        if self.stage == "attention":
+            loss = attention_transfer_loss(model, self.teacher, inputs)
+        else:
+            loss = end_to_end_loss(model, self.teacher, inputs, self.logits_weight, self.embedding_weight)
+        return (loss, None) if return_outputs else loss
