@@ -39,8 +39,6 @@ The conversion calls (`from_roberta`, `from_bert`, `with_linformer_options`, `co
 from __future__ import annotations
 
 import copy
-import json
-import shutil
 from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass, field, fields
 from pathlib import Path
@@ -50,6 +48,7 @@ import transformers
 from transformers import PreTrainedConfig, PreTrainedModel
 
 from linformer_kit.models.configuration_linformer import LinformerConfig
+from linformer_kit.models.folder import TOKENIZER_FILES, check_target_dir, write_model_dir
 from linformer_kit.models.key_mapping import (
     SOURCE_TYPES,
     TARGETS,
@@ -60,6 +59,7 @@ from linformer_kit.models.key_mapping import (
     mapped_state,
 )
 from linformer_kit.models.loading import (
+    auto_class_of,
     check_model_dir,
     first_position_row,
     load_pretrained,
@@ -73,7 +73,6 @@ from linformer_kit.models.positions import (
     extended_rows,
     with_positions_for,
 )
-from linformer_kit.models.sentence_transformers_folder import carry_sentence_transformers_files
 from linformer_kit.nn.options import (
     DEFAULT_LOCAL_WINDOW,
     DEFAULT_OPTIONS,
@@ -85,20 +84,8 @@ from linformer_kit.nn.options import (
     option_field,
     parse_per_layer,
 )
-from linformer_kit.output_dir import check_output_dir, is_same_or_inside, saved_files, staged_output_dir
 
 LinformerModelT = TypeVar("LinformerModelT", bound=LinformerPreTrainedModel)
-TOKENIZER_FILES = (
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "added_tokens.json",
-    "vocab.json",
-    "merges.txt",
-    "vocab.txt",
-    "sentencepiece.bpe.model",
-    "spiece.model",
-)
 
 
 @dataclass(frozen=True)
@@ -290,57 +277,12 @@ def converter(model_type: str) -> Callable[..., LinformerPreTrainedModel]:
 
 
 def convert_checkpoint(config: ConvertConfig) -> Path:
-    """Convert `config.source` (a RoBERTa or BERT directory) and write model + tokenizer to output_dir
-    (`write_model_dir`: complete or not at all)."""
+    """Convert `config.source` (a RoBERTa or BERT directory) and write model + tokenizer (+ a
+    sentence-transformers pipeline) to output_dir (`write_model_dir`, models/folder.py: complete or not at all)."""
     model_type = _load_source_config(config.source).model_type
     model = _convert(config.source, SOURCE_TYPES[model_type][0], config.conversion())
-    return write_model_dir(model, config.source, config.output_dir, config.overwrite, config.max_length)
-
-
-def check_target_dir(source: str, output_dir: str, overwrite: bool) -> None:
-    """ValueError unless `output_dir` may receive a model made from `source`: new or empty (or `overwrite`),
-    and neither the source directory nor one holding it (even with `overwrite`)."""
-    out = check_output_dir(output_dir, "output_dir")
-    if is_same_or_inside(source, out):
-        raise ValueError(
-            f"output_dir {output_dir!r} is (or contains) the source directory {source!r}: "
-            "writing there would overwrite or delete the model being converted; choose another output_dir"
-        )
-    if out.is_dir() and any(out.iterdir()) and not overwrite:
-        held = saved_files(out) or sorted(p.name for p in out.iterdir())[:5]
-        raise ValueError(
-            f"output_dir {output_dir!r} is not empty (it holds {', '.join(held)}): choose a new "
-            "directory, or pass --overwrite to replace all of it"
-        )
-
-
-def write_model_dir(
-    model: LinformerPreTrainedModel, source: str, output_dir: str, overwrite: bool, max_length: int | None
-) -> Path:
-    """`model` (safetensors), `source`'s tokenizer files and sentence-transformers pipeline -> output_dir.
-
-    The directory appears complete or not at all: it is written next to output_dir and renamed. The
-    saved tokenizer and pipeline read up to the model's longest input (exactly that with a `max_length`).
-    """
-    with staged_output_dir(output_dir, replace=overwrite) as staging:
-        model.save_pretrained(staging)  # safetensors
-        for name in TOKENIZER_FILES:
-            if (Path(source) / name).is_file():
-                shutil.copy2(Path(source) / name, staging / name)
-        _limit_saved_tokenizer(staging / "tokenizer_config.json", model.config.max_seq_len, max_length)
-        carry_sentence_transformers_files(source, staging, model.config.max_seq_len, max_length)
-    return Path(output_dir)
-
-
-def _limit_saved_tokenizer(path: Path, limit: int, max_length: int | None = None) -> None:
-    """model_max_length = the model's longest input at most, so `truncation=True` truncates to what runs;
-    exactly `limit` when the conversion was given a `max_length` (an extended model reads that long)."""
-    if not path.is_file():
-        return
-    settings = json.loads(path.read_text())
-    given = settings.get("model_max_length", limit)
-    settings["model_max_length"] = limit if max_length is not None else min(given, limit)
-    path.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+    return write_model_dir(model, config.output_dir, source=config.source, max_length=config.max_length,
+                           overwrite=config.overwrite)  # fmt: skip
 
 
 # --- the steps -------------------------------------------------------------------------------------
@@ -369,22 +311,17 @@ def _load_source_config(path: str | Path) -> PreTrainedConfig:
 
 
 def _load_source(path: str | Path) -> PreTrainedModel:
-    """Load a local RoBERTa/BERT with the class its config names; safetensors only (no unpickling)."""
+    """Load a local RoBERTa/BERT with the head its config names (`head_of`: its class follows the model
+    type); safetensors only (no unpickling), weights that fit config.json."""
     check_model_dir(path, "source")
-    config = _load_source_config(path)
-    architectures = config.architectures or []
-    name = next(
-        (a for a in architectures if a in TARGETS),
-        {"roberta": "RobertaModel", "roberta-prelayernorm": "RobertaPreLayerNormModel"}.get(
-            config.model_type, "BertModel"
-        ),
-    )
-    return load_pretrained(getattr(transformers, name), path, "source")  # weights that fit config.json
+    return load_pretrained(auto_class_of(_load_source_config(path)), path, "source")
 
 
-__all__ = [  # with the names of models/key_mapping.py and models/positions.py that callers import from here
+__all__ = [  # with the names of models/key_mapping.py, models/positions.py and models/folder.py that callers
+    # import from here
     "CONVERSION_OPTIONS",
     "SOURCE_TYPES",
+    "TOKENIZER_FILES",
     "Conversion",
     "ConvertConfig",
     "NewPositions",

@@ -25,18 +25,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-import transformers
-
-import linformer_kit.models.modeling_linformer as modeling
 from linformer_kit.models.convert import (
     CONVERSION_OPTIONS,
     NewPositions,
-    check_target_dir,
     new_positions_field,
     with_linformer_options,
-    write_model_dir,
 )
-from linformer_kit.models.loading import check_model_dir, load_pretrained, longest_input, read_config_json
+from linformer_kit.models.folder import check_target_dir, write_model_dir
+from linformer_kit.models.loading import (
+    auto_class_of,
+    check_model_dir,
+    load_pretrained,
+    longest_input,
+    read_config_json,
+)
 from linformer_kit.models.modeling_linformer import LinformerPreTrainedModel
 from linformer_kit.models.positions import check_new_positions
 
@@ -94,10 +96,11 @@ def extended(
 
 
 def extend_checkpoint(config: ExtendConfig) -> Path:
-    """Read `config.source` with the class its config.json names, write it extended (with its tokenizer
-    files and sentence-transformers pipeline, which then read max_length tokens) to output_dir."""
-    saved = transformers.AutoConfig.from_pretrained(config.source)
-    name = next((a for a in saved.architectures or [] if hasattr(modeling, a)), "LinformerModel")
-    model = cast(LinformerPreTrainedModel, load_pretrained(getattr(modeling, name), config.source, "source"))
+    """Read `config.source` with the head its config.json names (`head_of`), write it extended (with its
+    tokenizer files and sentence-transformers pipeline, which then read max_length tokens) to output_dir
+    (`write_model_dir`, models/folder.py)."""
+    auto_class = auto_class_of(read_config_json(config.source, "source"))
+    model = cast(LinformerPreTrainedModel, load_pretrained(auto_class, config.source, "source"))
     longer = extended(model, config.max_length, config.new_positions)
-    return write_model_dir(longer, config.source, config.output_dir, config.overwrite, config.max_length)
+    return write_model_dir(longer, config.output_dir, source=config.source, max_length=config.max_length,
+                           overwrite=config.overwrite)  # fmt: skip

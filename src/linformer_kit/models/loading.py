@@ -11,7 +11,8 @@ The file policy of the Linformer classes lives here too, so `modeling_linformer.
 code: their `from_pretrained` reads safetensors only and names the Linformer options a call changes
 (`strict_from_pretrained`), their `save_pretrained` gives the weights the mode of the other saved
 files (`share_saved_weights`). It also holds the one rule for a model's longest input
-(`longest_input`, and its inverse `position_rows`). This module is part of the code a saved
+(`longest_input`, and its inverse `position_rows`), for what a tokenizer or pipeline saved with it
+reads (`input_limit`), and for which task head a saved model holds (`head_of`). This module is part of the code a saved
 directory carries (models/remote_code.py), so it imports only transformers, safetensors and the
 standard library.
 """
@@ -26,7 +27,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from safetensors import SafetensorError
 from transformers import PreTrainedConfig, PreTrainedModel
@@ -145,6 +146,44 @@ def position_rows(config: Mapping[str, Any] | PreTrainedConfig, longest: int) ->
     """max_position_embeddings for inputs up to `longest` tokens in `config`'s numbering: `longest_input`'s
     inverse, for a model built or extended to a length."""
     return first_position_row(config) + longest
+
+
+def input_limit(own: int | None, longest: int, exact: bool = False) -> int:
+    """What a tokenizer (`model_max_length`) or sentence-transformers pipeline (`max_seq_length`) saved
+    with a model reads up to, given its own limit and the model's longest input.
+
+    `exact` (the model was made for a length: `convert` / `extend --max-length`): the longest input, so
+    an extended model reads that long. Otherwise its own limit capped at the longest input, so that
+    `truncation=True` truncates to a length that runs; no limit of its own (None, 0) is the longest input.
+    """
+    return longest if exact or not own else min(own, longest)
+
+
+# the task heads a saved model can hold, as the suffix of its class name ("Model": the bare encoder)
+Head = Literal["Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification"]
+HEAD_NAMES: tuple[Head, ...] = get_args(Head)
+
+
+def head_of(config: Mapping[str, Any] | PreTrainedConfig) -> Head:
+    """The task head of the model a config (or config.json as a dict) was saved from: the suffix of the
+    first class in its `architectures` that ends in one ("BertForMaskedLM" -> "ForMaskedLM"), else
+    "Model" (no architectures, or only other heads: the bare encoder). The one rule of every reader of
+    a model folder (convert's source, extend's Linformer, distill's teacher)."""
+    for name in _setting(config, "architectures") or []:
+        for head in HEAD_NAMES[1:]:
+            if name.endswith(head):
+                return head
+    return "Model"
+
+
+def auto_class_of(config: Mapping[str, Any] | PreTrainedConfig) -> Any:
+    """The transformers Auto class that loads the model of `config` with the head it holds (`head_of`):
+    `AutoModel`, `AutoModelForMaskedLM`, `AutoModelForSequenceClassification` or
+    `AutoModelForTokenClassification` (the class within it follows the config's model_type)."""
+    import transformers
+
+    head = head_of(config)
+    return getattr(transformers, "AutoModel" if head == "Model" else f"AutoModel{head}")
 
 
 def _setting(config: Mapping[str, Any] | PreTrainedConfig, name: str, default: Any = None) -> Any:

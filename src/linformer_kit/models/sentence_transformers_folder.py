@@ -21,6 +21,7 @@ from pathlib import Path
 
 # re-exported (its home is models/embedding.py): `from ...sentence_transformers_folder import sentence_embedding`
 from linformer_kit.models.embedding import sentence_embedding as sentence_embedding
+from linformer_kit.models.loading import input_limit
 
 MODULES_FILE = "modules.json"
 SETTINGS_FILES = ("sentence_bert_config.json", "config_sentence_transformers.json")
@@ -52,8 +53,7 @@ def carry_sentence_transformers_files(
         if (source / name).is_file():
             shutil.copy2(source / name, target / name)
     settings = target / "sentence_bert_config.json"
-    if settings.is_file():
+    if settings.is_file():  # the tokenizer's rule (`input_limit`): exactly the longest input when given one
         values = json.loads(settings.read_text(encoding="utf-8"))
-        kept = values.get("max_seq_length") or longest
-        values["max_seq_length"] = longest if given is not None else min(kept, longest)
+        values["max_seq_length"] = input_limit(values.get("max_seq_length"), longest, exact=given is not None)
         settings.write_text(json.dumps(values, indent=2) + "\n", encoding="utf-8")

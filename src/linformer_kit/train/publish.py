@@ -4,23 +4,28 @@
                  tokenizer files (model_max_length = the model's longest input),
                  metrics.json (results + the run's config), README.md (the model card)
 
+That is the layout of every model folder (models/folder.py): the Trainer's `save_model` writes the
+model and its tokenizer (limited by `limit_tokenizer` before training), `publish` the rest with the
+folder's `write_metrics_and_card`.
+
 Checkpoints (`checkpoint-*/`) keep everything `Trainer` needs to resume. The final directory does
 not keep `training_args.bin`, a pickle nobody should have to unpickle to use the model; the run's
 settings are in metrics.json and the card. Local paths are written as given when relative, relative
-to the working directory when under it, and as their last component otherwise: a published
-directory carries no absolute path of the machine it was trained on.
+to the working directory when under it, and as their last component otherwise (`portable`): a
+published directory carries no absolute path of the machine it was trained on.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any, Literal
 
-from transformers import PreTrainedConfig, PreTrainedTokenizerBase, Trainer
+from transformers import PreTrainedConfig, Trainer
 from transformers.trainer import TRAINING_ARGS_NAME
 
+# limit_tokenizer and portable: importable from here too (pretrain, finetune and distill use them)
+from linformer_kit.models.folder import limit_tokenizer as limit_tokenizer
+from linformer_kit.models.folder import portable, write_metrics_and_card
 from linformer_kit.train.guards import output_dir_of, trained_model
 
 Task = Literal["fill-mask", "text-classification"]
@@ -36,46 +41,14 @@ METRICS = {
 }
 
 
-def limit_tokenizer(tokenizer: PreTrainedTokenizerBase, model_config: PreTrainedConfig) -> None:
-    """Give the tokenizer the model's longest input, so `truncation=True` truncates to a length that runs.
-
-    A freshly trained tokenizer has no limit (`model_max_length` ~1e30): pipelines and
-    sentence-transformers then pass over-long inputs through and the model raises. Models without
-    a `max_seq_len` (not Linformer) keep their tokenizer's own limit.
-    """
-    limit = getattr(model_config, "max_seq_len", None)
-    if limit is not None:
-        tokenizer.model_max_length = min(tokenizer.model_max_length, limit)
-
-
 def publish(trainer: Trainer, task: Task, result: dict[str, Any], config: dict[str, Any]) -> None:
     """After `trainer.save_model()`: make its output directory the one to share (main process only)."""
     if not trainer.is_world_process_zero():
         return
     out = Path(output_dir_of(trainer))
     (out / TRAINING_ARGS_NAME).unlink(missing_ok=True)
-    result, config = portable(result), portable(config)
-    with open(out / "metrics.json", "w") as f:
-        json.dump({**result, "config": config}, f, indent=2)
-    (out / "README.md").write_text(model_card(trainer, task, result, config), encoding="utf-8")
-
-
-def portable(value: Any) -> Any:
-    """A JSON-ready copy of `value` with no absolute path in it (see the module docstring)."""
-    if isinstance(value, dict):
-        return {str(key): portable(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [portable(item) for item in value]
-    if isinstance(value, str):
-        return _portable_path(value) if os.path.isabs(value) else value
-    if value is None or isinstance(value, (bool, int, float)):
-        return value
-    return type(value).__name__  # callbacks and other objects: by name, not by memory address
-
-
-def _portable_path(path: str) -> str:
-    relative = os.path.relpath(path, os.getcwd())
-    return Path(path).name if relative.startswith("..") else relative
+    result, config = portable(result), portable(config)  # the card shows them as metrics.json holds them
+    write_metrics_and_card(out, {**result, "config": config}, model_card(trainer, task, result, config))
 
 
 # --- the model card --------------------------------------------------------------------------------
