@@ -108,3 +108,35 @@ def test_encoder_at_a_longer_length_wraps_positions_and_keeps_short_inputs(tmp_p
         )
         assert longer(input_ids=torch.randint(5, 99, (1, 80))).last_hidden_state.shape == (1, 80, 32)
     assert encoder_at(str(tmp_path), 32).embeddings.position_embeddings.weight.shape[0] == 32  # no change
+
+
+@pytest.mark.parametrize("length", [32, 80])
+def test_encoder_at_refuses_weights_that_do_not_fit_the_config(tmp_path, length) -> None:
+    import json
+
+    tiny_source("bert", "Model").save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 3}))  # weights: 2 layers
+    with pytest.raises(
+        ValueError, match=r"encoder: the weights in .* do not fit a BertModel.*randomly initialised"
+    ):
+        encoder_at(str(tmp_path), length)
+
+
+def test_encoder_at_copies_every_tensor_or_raises(tmp_path, monkeypatch) -> None:
+    """The longer model takes the original's state whole (strict): only the buffers its config sizes are its own."""
+    import linformer_kit.reproduction.encoder_eval as encoder_eval
+
+    tiny_source("bert", "Model").save_pretrained(tmp_path)
+    longer = encoder_at(str(tmp_path), 80)
+    assert longer.embeddings.position_ids.shape[-1] == 80  # the longer model's own buffer
+    extend = encoder_eval.with_positions_for
+
+    def losing_a_weight(state, source, target):
+        state = dict(extend(state, source, target))
+        del state["encoder.layer.1.output.dense.weight"]
+        return state
+
+    monkeypatch.setattr(encoder_eval, "with_positions_for", losing_a_weight)
+    with pytest.raises(RuntimeError, match=r"Missing key\(s\).*encoder\.layer\.1\.output\.dense\.weight"):
+        encoder_at(str(tmp_path), 80)
