@@ -17,8 +17,9 @@ from types import SimpleNamespace
 import pytest
 from transformers import HfArgumentParser
 
-from linformer_kit.cli.arguments import config_parser, parse_config, run_training_verb
+from linformer_kit.cli.arguments import run_training_verb
 from linformer_kit.cli.main import VERBS, main
+from linformer_kit.config_parser import config_parser, parse_config
 from linformer_kit.nn import DEFAULT_OPTIONS
 from linformer_kit.nn.options import CHOICES
 

@@ -14,8 +14,8 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from transformers import TrainerCallback, TrainingArguments
 
-from linformer_kit.cli.arguments import parse_config
 from linformer_kit.cli.main import main
+from linformer_kit.config_parser import parse_config
 from linformer_kit.train import FinetuneConfig, PretrainConfig, finetune
 
 TRAINER_FIELDS = [field.name for field in dataclasses.fields(TrainingArguments) if field.init]

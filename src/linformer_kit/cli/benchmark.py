@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from transformers import HfArgumentParser
 
-from linformer_kit.cli.arguments import config_parser, parse_config
+from linformer_kit.config_parser import config_parser, parse_config
 
 if TYPE_CHECKING:
     from linformer_kit.bench.config import Preset

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from transformers import HfArgumentParser
 
-from linformer_kit.cli.arguments import config_parser, parse_config
 from linformer_kit.cli.positionals import positional
+from linformer_kit.config_parser import config_parser, parse_config
 
 
 def build_parser() -> HfArgumentParser:

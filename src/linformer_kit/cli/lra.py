@@ -18,7 +18,7 @@ import argparse
 
 from transformers import HfArgumentParser
 
-from linformer_kit.cli.arguments import config_parser, parse_config
+from linformer_kit.config_parser import config_parser, parse_config
 
 COMMANDS = ("prepare",)
 TASKS = ("listops", "text")

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from transformers import HfArgumentParser
 
-from linformer_kit.cli.arguments import config_parser, parse_config
 from linformer_kit.cli.positionals import positional
+from linformer_kit.config_parser import config_parser, parse_config
 
 if TYPE_CHECKING:
     from linformer_kit.analysis.spectrum import SpectrumResult
