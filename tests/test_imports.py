@@ -1,11 +1,15 @@
-"""What importing each part of the package pulls in, each case in a fresh interpreter."""
+"""What importing each part of the package pulls in (each case in a fresh interpreter), and what imports the CLI."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+import linformer_kit
 
 
 def run_python(code: str) -> None:
@@ -82,3 +86,62 @@ def test_help_and_argument_errors_of_a_verb_load_no_torch(verb: str) -> None:
             "heavy = sorted(m for m in ('torch', 'transformers.training_args', 'linformer_kit.models') if m in sys.modules)\n"
             "assert not heavy, heavy\n"
         )
+
+
+def cli_imports(source: str, module: str) -> list[int]:
+    """The lines of `source` (the module named `module`) that import linformer_kit.cli or a module in it:
+    `import`, `from ... import` (relative too) and `importlib.import_module` / `__import__` of a constant."""
+    package = module.split(".")[:-1]  # what `.` stands for (a package's own module: `pkg.__init__`)
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            target = ".".join([*base, *([node.module] if node.module else [])])
+            names = [target, *(f"{target}.{alias.name}" for alias in node.names)]
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in (
+            "import_module", "__import__"
+        ) and node.args and isinstance(node.args[0], ast.Constant):  # fmt: skip
+            names = [str(node.args[0].value)]
+        else:
+            continue
+        if any(name == "linformer_kit.cli" or name.startswith("linformer_kit.cli.") for name in names):
+            found.append(node.lineno)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("source", "module", "imports"),
+    [
+        ("import linformer_kit.cli.main", "linformer_kit.train.x", True),
+        ("from linformer_kit.cli import arguments", "linformer_kit.train.x", True),
+        ("from linformer_kit import cli", "linformer_kit.x", True),
+        ("from ..cli.pretrain import build_parser", "linformer_kit.reproduction.study", True),
+        ("from .. import cli", "linformer_kit.reproduction.__init__", True),  # a package's `.` is itself
+        ("from . import cli", "linformer_kit.__init__", True),
+        ("from .cli import main", "linformer_kit.x", True),
+        ("def f():\n    import importlib\n    importlib.import_module('linformer_kit.cli.main')", "linformer_kit.x", True),
+        ("from linformer_kit.config_parser import parse_config", "linformer_kit.x", False),
+        ("from . import client", "linformer_kit.x", False),
+        ("argv = ['-m', 'linformer_kit.cli.main']", "linformer_kit.x", False),  # runs it in another process
+    ],
+)  # fmt: skip
+def test_cli_imports_finds_every_spelling(source: str, module: str, imports: bool) -> None:
+    assert bool(cli_imports(source, module)) is imports
+
+
+def test_nothing_outside_the_cli_imports_it() -> None:
+    """`cli/` is the top, thin shell (docs/design.md, "Layers"): no module of the library imports it, by
+    absolute or relative name, at the top of a module or inside a function."""
+    root = Path(linformer_kit.__file__).parent.parent
+    found, cli = [], 0
+    for path in sorted((root / "linformer_kit").rglob("*.py")):
+        module = ".".join(path.relative_to(root).with_suffix("").parts)
+        lines = cli_imports(path.read_text(), module)
+        if module.startswith("linformer_kit.cli."):
+            cli += len(lines)
+        else:
+            found += [f"{module}:{line}" for line in lines]
+    assert found == []
+    assert cli > 0  # the scan sees the imports there are (cli/ imports cli/)

@@ -599,7 +599,35 @@ def test_a_random_start_branch_without_its_trunk_is_skipped_not_run_from_step_0(
         in capsys.readouterr().out
     )
     assert outcome.returncode is None
+    assert not outcome.resume
     assert not (tmp_path / "runs" / "logs" / "pretrain-k16-random.log").exists()
+
+
+def test_a_pretraining_run_with_a_complete_checkpoint_is_decided_a_resume(
+    tmp_path, corpus, sentiment_csv, monkeypatch
+) -> None:
+    """Where the study decides to run a run, it decides whether that run resumes: `Outcome.resume`, and its
+    command ends `--resume true`; a run with no complete checkpoint starts again, its debris deleted."""
+    from linformer_kit.reproduction import study
+
+    recipe = load_recipe(_recipe(tmp_path, corpus, sentiment_csv), str(corpus))
+    full, k8 = (study.run_dir(recipe, run) for run in recipe.pretrain)
+    (full / "tokenizer_config.json").parent.mkdir(parents=True)
+    (full / "tokenizer_config.json").write_text("{}")  # the shared tokenizer k8 reads
+    (k8 / "checkpoint-2").mkdir(parents=True)  # an incomplete one: debris
+    monkeypatch.setattr(
+        study, "last_complete_checkpoint", lambda d: (d / "checkpoint-4", {}) if d == full else (None, {})
+    )
+    outcomes = [
+        study.Outcome(run, study.run_dir(recipe, run), study.command(recipe, run, full))
+        for run in recipe.pretrain
+    ]
+    assert [study._needs_running(o, recipe) for o in outcomes] == [True, True]
+    assert [o.resume for o in outcomes] == [True, False]
+    assert outcomes[0].command == [*study.command(recipe, recipe.pretrain[0], full), "--resume", "true"]
+    assert outcomes[1].command == study.command(recipe, recipe.pretrain[1], full)
+    assert full.is_dir()
+    assert not k8.exists()
 
 
 COMMITTED_RECIPES = sorted(RECIPES.rglob("*.yaml"))
@@ -609,11 +637,11 @@ COMMITTED_RECIPES = sorted(RECIPES.rglob("*.yaml"))
 def test_every_committed_recipe_passes_the_checks_a_run_makes_first(tmp_path: Path, path: Path) -> None:
     """A recipe that names an unknown option, run or trunk fails `load_recipe` before its first run: checked here,
     not hours into a study. The data files it names are stand-ins (load_recipe checks only that they exist)."""
-    recipe = _load_with_stand_in_data(path, tmp_path)
+    recipe = load_with_stand_in_data(path, tmp_path)
     assert recipe.pretrain or recipe.finetune
 
 
-def _load_with_stand_in_data(path: Path, data: Path):
+def load_with_stand_in_data(path: Path, data: Path):
     """load_recipe(path) with an empty file at every {data}/... path it names (it checks only that they exist)."""
     for relative in re.findall(r"\{data\}/([^'\"\s]+)", path.read_text()):
         (data / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -624,7 +652,7 @@ def _load_with_stand_in_data(path: Path, data: Path):
 def test_runs_sharing_options_through_a_yaml_merge_key_get_them_all(tmp_path: Path) -> None:
     """cpu-paper-more's k128-30000 runs are k128-24000's options (`<<: *k128-long`) with only the steps,
     schedule and seed changed: a merge key the loader ignored would start them as new, different models."""
-    recipe = _load_with_stand_in_data(RECIPES / "reproduction" / "cpu-paper-more.yaml", tmp_path)
+    recipe = load_with_stand_in_data(RECIPES / "reproduction" / "cpu-paper-more.yaml", tmp_path)
     runs = {r.name: r.options for r in recipe.pretrain}
     base, longer, other_seed = runs["k128-24000"], runs["k128-30000"], runs["k128-30000-s43"]
 

@@ -39,6 +39,7 @@ from io import TextIOWrapper
 from pathlib import Path
 from typing import Any
 
+from linformer_kit.config_parser import config_parser, parse_config, render_options
 from linformer_kit.reproduction.branch import branch_equals_step_0, start_branch
 from linformer_kit.reproduction.recipe import PATH_FIELDS, Recipe, Run, selects, trunk_steps
 from linformer_kit.train.checkpoints import TRUNK_PREFIX, checkpoint_problem, last_complete_checkpoint
@@ -54,6 +55,7 @@ class Outcome:
     reused: bool = False  # finished in an earlier invocation
     record: dict[str, Any] | None = None  # its committed record, when it finished on another machine
     selected: bool = True  # asked for in this invocation (`--only`)
+    resume: bool = False  # it continues the checkpoint in its directory (a cut run's, or its branch's start)
 
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
@@ -136,7 +138,14 @@ def run_dir(recipe: Recipe, run: Run) -> Path:
 
 
 def command(recipe: Recipe, run: Run, tokenizer: Path | None) -> list[str]:
-    """`linformer <verb> --output_dir DIR --option value ...`, the options in recipe order.
+    """`linformer <verb> --output_dir DIR --option value ...`: `command_options` in recipe order, rendered
+    by `render_options` (so parsing it builds the config `command_options` gives)."""
+    return ["linformer", run.verb, *render_options(command_options(recipe, run, tokenizer))]
+
+
+def command_options(recipe: Recipe, run: Run, tokenizer: Path | None) -> dict[str, Any]:
+    """The run's options and those the driver sets (output_dir, the model or shared tokenizer, a trunk's
+    kept step): the fields of the config the run's command builds.
 
     `tokenizer`: the study's shared tokenizer, for every pretraining run but the one that trains it (the
     first, unless results_dir/tokenizer is committed: then every run reads that, whichever runs first).
@@ -157,18 +166,7 @@ def command(recipe: Recipe, run: Run, tokenizer: Path | None) -> list[str]:
     keep = trunk_steps(recipe).get(run.name)
     if keep is not None:  # a trunk: its branches start from its checkpoint at that step
         options["keep_checkpoint"] = keep
-    argv = ["linformer", run.verb]
-    for key, value in options.items():
-        argv.append(f"--{key}")
-        if isinstance(value, list | tuple):
-            argv += [str(v) for v in value]
-        elif value is None:
-            argv.append("none")
-        elif isinstance(value, bool):
-            argv.append("true" if value else "false")
-        else:
-            argv.append(str(value))
-    return argv
+    return options
 
 
 def run_study(
@@ -222,7 +220,7 @@ def _needs_running(outcome: Outcome, recipe: Recipe) -> bool:
         return False  # a run it depends on failed, or finished on another machine: skipped
     checkpoint, _ = last_complete_checkpoint(outcome.output_dir)
     if checkpoint is not None and outcome.run.verb == "pretrain":
-        outcome.command = [*outcome.command, "--resume", "true"]  # continue the cut run
+        _resume(outcome)  # continue the cut run
     elif outcome.output_dir.exists():
         shutil.rmtree(outcome.output_dir)  # debris of a failed or killed run
     return True
@@ -253,10 +251,9 @@ def _run_parallel(outcomes: list[Outcome], recipe: Recipe, echo: bool) -> None:
         while pending and len(running) < recipe.max_parallel:
             outcome = pending.pop(0)
             # decided at launch (its trunk may have just run); a cut run, a branch too, resumes its own
-            resumed = "--resume" in outcome.command
-            kept = None if resumed else branch_point(recipe, outcome.run)
+            kept = None if outcome.resume else branch_point(recipe, outcome.run)
             trunk = outcome.run.trunk  # (set where it needs its trunk)
-            if kept is None and trunk is not None and needs_its_trunk(outcome.run) and not resumed:
+            if kept is None and trunk is not None and needs_its_trunk(outcome.run) and not outcome.resume:
                 _say(echo, f"skipped  {outcome.run.verb} {outcome.run.name}: it starts from its trunk "
                            f"{trunk[0]}'s checkpoint at step {trunk[1]}, not on this "
                            "machine (run the trunk here first)")  # fmt: skip
@@ -291,12 +288,12 @@ def _run_parallel(outcomes: list[Outcome], recipe: Recipe, echo: bool) -> None:
 def _branch(outcome: Outcome, kept: Path, root: Path, log_path: Path) -> bool:
     """Write the branch's checkpoint-N from its trunk's `kept` (reproduction/branch.py) and make its command
     a resume of it; False (the refusal in its log, exit status 2) when the trunk cannot be branched."""
-    from linformer_kit.cli.arguments import parse_config
-    from linformer_kit.cli.pretrain import build_parser
+    from linformer_kit.train.pretrain import PretrainConfig
 
-    outcome.command = [*outcome.command, "--resume", "true"]
+    _resume(outcome)
+    parser = config_parser(PretrainConfig, prog="linformer pretrain", usage=None, description="")
     try:  # the config the run's command builds: the branch's model is the one it will build
-        step = start_branch(parse_config(build_parser(), outcome.command[2:]), kept)
+        step = start_branch(parse_config(parser, outcome.command[2:]), kept)
     except ValueError as error:
         log_path.write_text(f"linformer {outcome.run.verb}: error: {error}\n")
         outcome.returncode = 2
@@ -304,6 +301,12 @@ def _branch(outcome: Outcome, kept: Path, root: Path, log_path: Path) -> bool:
     with open(root / "commands.sh", "a") as log:  # the resume below continues what this wrote
         log.write(f"# {outcome.run.name}: checkpoint-{step} written from {kept} (reproduction/branch.py)\n")
     return True
+
+
+def _resume(outcome: Outcome) -> None:
+    """Make the run a resume of the newest complete checkpoint in its directory (`--resume true`)."""
+    outcome.resume = True
+    outcome.command = [*outcome.command, *render_options({"resume": True})]
 
 
 def _say(echo: bool, line: str) -> None:
