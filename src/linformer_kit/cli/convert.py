@@ -22,24 +22,21 @@ from __future__ import annotations
 
 from transformers import HfArgumentParser
 
-from linformer_kit.cli.positionals import positional
-from linformer_kit.config_parser import config_parser, parse_config
+from linformer_kit.cli.positionals import source_and_destination
+from linformer_kit.config_parser import parse_config
 
 
 def build_parser() -> HfArgumentParser:
     """Flags, defaults, choices and help are `ConvertConfig`'s fields; SRC and DST are positional."""
     from linformer_kit.models import ConvertConfig
 
-    parser = config_parser(
+    return source_and_destination(
         ConvertConfig,
-        prog="linformer convert",
+        "convert",
         usage="linformer convert SRC DST [--projected-length K] [--config FILE] [--OPTION VALUE ...]",
         description="Copy every weight of a local RoBERTa or BERT model (safetensors) into a Linformer with "
         "the same head, add the E/F projections, and write model, config and tokenizer files to DST.",
     )
-    positional(parser, "source", "SRC")
-    positional(parser, "output_dir", "DST")
-    return parser
 
 
 def main(argv: list[str]) -> int:

@@ -12,24 +12,21 @@ from __future__ import annotations
 
 from transformers import HfArgumentParser
 
-from linformer_kit.cli.positionals import positional
-from linformer_kit.config_parser import config_parser, parse_config
+from linformer_kit.cli.positionals import source_and_destination
+from linformer_kit.config_parser import parse_config
 
 
 def build_parser() -> HfArgumentParser:
     """Flags, defaults, choices and help are `ExtendConfig`'s fields; SRC and DST are positional."""
     from linformer_kit.models.extend import ExtendConfig
 
-    parser = config_parser(
+    return source_and_destination(
         ExtendConfig,
-        prog="linformer extend",
+        "extend",
         usage="linformer extend SRC DST --max-length N [--new-positions copy|random] [--overwrite]",
         description="Write the Linformer at SRC, every weight and option kept, sized for inputs of up to N "
         "tokens (longer position table, E and F sized for N) to DST, with its tokenizer files.",
     )
-    positional(parser, "source", "SRC")
-    positional(parser, "output_dir", "DST")
-    return parser
 
 
 def main(argv: list[str]) -> int:

@@ -1,14 +1,20 @@
 """A field of a config as a positional argument of the parser `config_parser` generated from it.
 
-    positional(parser, "source", "SRC")     # `linformer convert SRC DST`, not `--source SRC`
+    positional(parser, "model", "MODEL_DIR_OR_NAME")    # `linformer spectrum MODEL`, not `--model MODEL`
+    source_and_destination(ConvertConfig, "convert", usage, description)    # `linformer convert SRC DST`
 
 `HfArgumentParser` makes every field a flag; a verb whose documented form takes some of them by
-position (convert's SRC DST, spectrum's MODEL) turns those flags into positional arguments here.
+position (convert's and extend's SRC DST, spectrum's MODEL, reproduce's RECIPE) turns those flags
+into positional arguments here.
 """
 
 from __future__ import annotations
 
 import argparse
+
+from transformers import HfArgumentParser
+
+from linformer_kit.config_parser import config_parser
 
 
 def positional(parser: argparse.ArgumentParser, dest: str, metavar: str) -> None:
@@ -23,3 +29,12 @@ def positional(parser: argparse.ArgumentParser, dest: str, metavar: str) -> None
         del parser._option_string_actions[option]
     # type None reads the text as it is, as str does
     parser.add_argument(dest, metavar=metavar, type=action.type or str, help=action.help)
+
+
+def source_and_destination(config_class: type, verb: str, usage: str, description: str) -> HfArgumentParser:
+    """The parser of `linformer <verb> SRC DST`, a verb that reads the model at SRC and writes one to DST
+    (`convert`, `extend`): every field of `config_class` a flag, but `source` and `output_dir`, given first."""
+    parser = config_parser(config_class, prog=f"linformer {verb}", usage=usage, description=description)
+    positional(parser, "source", "SRC")
+    positional(parser, "output_dir", "DST")
+    return parser
