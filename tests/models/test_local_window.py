@@ -52,8 +52,15 @@ def test_output_attentions_are_slots_then_tokens() -> None:
     with torch.no_grad():
         out = model(input_ids, attention_mask=attention_mask, output_attentions=True)
     assert [a.shape for a in out.attentions] == [(3, 4, 20, 8 + 20)] * 2
-    sums = out.attentions[0].sum(-1)  # every query's weights over [slots ; tokens]
-    assert_close(sums, torch.ones_like(sums))
+    real = attention_mask.bool()
+    queries = real[:, None, :].expand(-1, 4, -1)  # (b, h, n): the real queries (a pad query is never read)
+    near = (torch.arange(20)[:, None] - torch.arange(20)[None, :]).abs() <= 2  # (n, n): |i - j| <= w
+    readable = torch.cat([torch.ones(3, 1, 20, 8, dtype=torch.bool), near & real[:, None, None, :]], dim=-1)
+    for weights in out.attentions:  # a real query's weight is on the slots and its window's real tokens only
+        mass = torch.where(readable, weights, 0.0).sum(-1)[queries]
+        assert_close(mass, torch.ones_like(mass))
+        own = weights[..., 8:].diagonal(dim1=-2, dim2=-1)  # (b, h, n): each query's weight on its own token
+        assert (own[queries] > 0).all()
 
 
 def test_from_bert_takes_the_window() -> None:

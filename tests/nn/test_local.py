@@ -1,9 +1,11 @@
-"""The local window and global tokens beside the projection (nn/local.py, DESIGN.md "Local window").
+"""The local window and global tokens beside the projection (nn/local.py; docs/models.md, "A local window
+beside the projection").
 
-The fast core (query blocks) against the dense reference ((n x (k + n)) scores with a band mask) and
-against a plainly written per-query loop; padding; the special cases the contract names (k = None is
-full attention whatever the window, a window over the whole input is softmax over [slots ; all keys],
-no window is the paper's layer bit for bit); readable weights; compile, export and ONNX; bad values.
+Every window core of the one table (`LOCAL_CORES`) against the dense reference ((n x (k + n)) scores with
+a band mask), and the layer against a plainly written per-query loop; padding; the special cases the
+contract names (k = None is full attention whatever the window, a window over the whole input is softmax
+over [slots ; all keys], no window is the paper's layer bit for bit); readable weights; half precision;
+compile, export and ONNX; bad values.
 """
 
 from __future__ import annotations
@@ -14,13 +16,22 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from linformer_kit.nn import PROJECTION_KINDS, SHARING_MODES, LinformerSelfAttention
-from linformer_kit.nn.local import banded_attention, dense_local_attention, local_core, sdpa_local_attention
+from linformer_kit.nn import ATTENTION_BACKENDS, PROJECTION_KINDS, SHARING_MODES, LinformerSelfAttention
+from linformer_kit.nn.local import (
+    LOCAL_CORES,
+    KeySet,
+    Slots,
+    banded_attention,
+    dense_local_attention,
+    local_attention_function,
+    sdpa_local_attention,
+)
 from tests.exported import exported, onnx_runner
 from tests.fixtures.batches import length_mask, padded_states
 
 D, H, N, K = 32, 4, 16, 4
 LENGTHS = [16, 11, 4, 1]
+FAST_CORES = [name for name, core in LOCAL_CORES.items() if core is not dense_local_attention]
 
 
 def _layer(k: int | None = K, **kwargs) -> LinformerSelfAttention:
@@ -31,59 +42,120 @@ def _layer(k: int | None = K, **kwargs) -> LinformerSelfAttention:
     return layer.eval()
 
 
-def _core_inputs(n: int = 50, s: int = 7) -> dict:
+def _slot_keep(kind: str, b: int, h: int, s: int) -> torch.Tensor | None:
+    """None (every slot), one mask per row (b, 1, 1, s), or one per row and head (b, h, 1, s)."""
+    if kind == "none":
+        return None
+    keep = torch.rand(b, h if kind == "per-head" else 1, 1, s) > 0.4
+    keep[..., 0] = True  # every row keeps a slot (the projection's contract)
+    return keep
+
+
+def _core_inputs(n: int = 50, s: int = 7, slot_keep: str = "rows", dtype: torch.dtype = torch.float64):
+    """q, k, v (b, h, n, d) that require grad, slot keys / values that do too, their mask, the padding mask."""
     b, h, d = 3, 2, 8
-    q, k, v = (torch.randn(b, h, n, d, dtype=torch.float64, requires_grad=True) for _ in range(3))
-    slot_k, slot_v = (torch.randn(b, h, s, d, dtype=torch.float64) for _ in range(2))
+    q, k, v = (torch.randn(b, h, n, d, dtype=dtype, requires_grad=True) for _ in range(3))
+    slot_k, slot_v = (torch.randn(b, h, s, d, dtype=dtype, requires_grad=True) for _ in range(2))
     real = length_mask([n, 30, 1], n)
-    slot_keep = torch.rand(b, 1, 1, s) > 0.3
-    slot_keep[..., 0] = True  # every row keeps a slot (the projection's contract)
-    return dict(q=q, k=k, v=v, slot_k=slot_k, slot_v=slot_v, slot_keep=slot_keep, real=real)
+    return q, k, v, slot_k, slot_v, _slot_keep(slot_keep, b, h, s), real
 
 
-# --- the fast core equals the dense reference -----------------------------------------------------
+def _keyset(inputs, windowed: torch.Tensor | None, window: int | None, global_tokens: int) -> KeySet:
+    _, _, _, slot_k, slot_v, slot_keep, real = inputs
+    return KeySet(Slots(slot_k, slot_v, slot_keep, windowed), real, window, global_tokens)
 
 
-@pytest.mark.parametrize("core", [banded_attention, sdpa_local_attention])
+def test_the_table_has_a_core_for_every_backend() -> None:
+    """ "auto" picks among them; every other backend names one, and "eager" the reference."""
+    assert set(LOCAL_CORES) == set(ATTENTION_BACKENDS) - {"auto"}
+    assert LOCAL_CORES["eager"] is dense_local_attention
+
+
+# --- every core equals the dense reference ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("core", FAST_CORES)
 @pytest.mark.parametrize(
     "n", [50, 130]
 )  # 130: two of sdpa_local_attention's 128-row blocks, the last one cut
 @pytest.mark.parametrize("window", [None, 0, 1, 5, 33, 100])
 @pytest.mark.parametrize("global_tokens", [0, 2])
-def test_fast_cores_equal_the_dense_reference_with_gradients(
-    core, n: int, window: int | None, global_tokens: int
+@pytest.mark.parametrize("slot_keep", ["none", "rows", "per-head"])
+def test_every_core_equals_the_dense_reference_with_gradients(
+    core: str, n: int, window: int | None, global_tokens: int, slot_keep: str
 ) -> None:
     torch.manual_seed(0)
-    inputs = _core_inputs(n)
+    inputs = _core_inputs(n, slot_keep=slot_keep)
+    q, k, v, slot_k, slot_v, _, real = inputs
     windowed = torch.tensor([True, False, True])  # row 1's slots hold its own tokens (short_inputs="exact")
-    options = dict(window=window, global_tokens=global_tokens, scale=0.3)
-    fast = core(**inputs, windowed=windowed, **options)
-    dense, weights = dense_local_attention(**inputs, windowed=windowed, **options)
-    real = inputs["real"][:, None, :, None].expand_as(fast)
-    assert_close(fast[real], dense[real], rtol=0, atol=1e-12)
-    assert_close(weights.sum(-1), torch.ones_like(weights[..., 0]))
+    keyset = _keyset(inputs, windowed, window, global_tokens)
+    fast, fast_weights = LOCAL_CORES[core](q, k, v, keyset, scale=0.3)
+    dense, weights = dense_local_attention(q, k, v, keyset, scale=0.3)
+    assert fast_weights is None  # only the reference writes the weights out
+    assert fast.shape == dense.shape == q.shape
+    rows = real[:, None, :, None].expand_as(fast)  # real queries (a pad query's output is never read)
+    assert_close(fast[rows], dense[rows], rtol=0, atol=1e-12)
+    assert_close(dense, torch.matmul(weights, torch.cat([slot_v, v.masked_fill(~rows, 0)], dim=-2)))
     grads = [
-        torch.autograd.grad(out[real].square().sum(), [inputs[x] for x in "qkv"], materialize_grads=True)
+        torch.autograd.grad(out[rows].square().sum(), [q, k, v, slot_k, slot_v], materialize_grads=True)
         for out in (fast, dense)
     ]
     for fast_grad, dense_grad in zip(*grads):
         assert_close(fast_grad, dense_grad, rtol=0, atol=1e-12)
 
 
+def _allowed(
+    real: torch.Tensor, slot_keep: torch.Tensor, windowed: torch.Tensor, w: int, g: int
+) -> torch.Tensor:
+    """(b, h, n, s + n) bool, written from the contract one query at a time: what query i may read."""
+    b, n = real.shape
+    h, s = slot_keep.shape[1], slot_keep.shape[-1]
+    allowed = torch.zeros(b, h, n, s + n, dtype=torch.bool)
+    for row in range(b):
+        for i in range(n):
+            for j in range(n):
+                if i < g:  # a global query: every real key, no slot
+                    allowed[row, :, i, s + j] = bool(real[row, j]) or not real[row].any()
+                elif windowed[row]:
+                    allowed[row, :, i, s + j] = bool(real[row, j]) and (j < g or abs(i - j) <= w)
+            if i >= g:
+                allowed[row, :, i, :s] = slot_keep[row, :, 0]
+    return allowed
+
+
 def test_dense_reference_masks_what_the_contract_says() -> None:
-    """Weights of query i >= g: zero on keys past the window, on pad keys; rows i < g: no slot, every real key."""
+    """Each query's weights on what it may read sum to 1 (so none is left for anything else), and every
+    real key it may read gets some."""
     torch.manual_seed(0)
-    inputs = _core_inputs(n=20, s=3)
-    _, weights = dense_local_attention(**inputs, windowed=None, window=2, global_tokens=1, scale=1.0)
-    s = 3
-    on_keys = weights[..., s:]  # (b, h, n, n)
-    i, j = torch.arange(20)[:, None], torch.arange(20)[None, :]
-    outside = ((i - j).abs() > 2) & (j >= 1) & (i >= 1)
-    assert on_keys[:, :, outside].abs().max() == 0
-    pad = ~inputs["real"][2]  # row 2 has one real token
-    assert on_keys[2][:, :, pad].abs().max() == 0
-    assert weights[:, :, 0, :s].abs().max() == 0  # the global query takes no slot
-    assert (on_keys[0, :, 0] > 0).all()  # ... and every key of a full row
+    inputs = _core_inputs(n=20, s=3, slot_keep="per-head")
+    windowed = torch.tensor([True, False, True])
+    w, g = 2, 1
+    _, weights = dense_local_attention(*inputs[:3], _keyset(inputs, windowed, w, g), scale=1.0)
+    allowed = _allowed(inputs[-1], inputs[-2], windowed, w, g)
+    on_allowed = torch.where(allowed, weights, 0.0).sum(-1)  # (b, h, n)
+    assert_close(on_allowed, torch.ones_like(on_allowed), rtol=0, atol=1e-12)
+    assert (weights[allowed] > 0).all()
+
+
+# --- half precision ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("core", list(LOCAL_CORES))
+@pytest.mark.parametrize(("dtype", "tolerance"), [(torch.bfloat16, 2e-2), (torch.float16, 3e-3)])
+def test_every_core_in_half_precision_is_close_to_float32(
+    core: str, dtype: torch.dtype, tolerance: float
+) -> None:
+    """On a CPU, per-head slot masks and global tokens included: the output keeps the input's dtype, and is
+    within the half type's rounding of the float32 reference on the same (rounded) inputs."""
+    torch.manual_seed(0)
+    inputs = _core_inputs(n=140, slot_keep="per-head", dtype=dtype)
+    windowed = torch.tensor([True, False, True])
+    half, _ = LOCAL_CORES[core](*inputs[:3], _keyset(inputs, windowed, 5, 2), scale=0.3)
+    wide = [t.float() if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in inputs]
+    want, _ = dense_local_attention(*wide[:3], _keyset(wide, windowed, 5, 2), scale=0.3)
+    assert half.dtype == dtype
+    rows = inputs[-1][:, None, :, None].expand_as(want)
+    assert_close(half.float()[rows], want[rows], rtol=tolerance, atol=tolerance)
 
 
 # --- the layer against a plain per-query loop ------------------------------------------------------
@@ -175,7 +247,7 @@ def test_padded_batch_equals_one_by_one_and_pad_content_does_not_matter(
     assert not again[mask].isnan().any()
 
 
-@pytest.mark.parametrize("backend", ["auto", "blocked", "eager"])
+@pytest.mark.parametrize("backend", ["auto", "sdpa", "blocked", "eager"])
 def test_no_nan_for_all_pad_rows(backend: str) -> None:
     layer = _layer(local_window=2, global_tokens=1, backend=backend)
     x, _ = padded_states([16, 16], N, D)
@@ -184,20 +256,21 @@ def test_no_nan_for_all_pad_rows(backend: str) -> None:
     assert not layer(x, mask).isnan().any()
 
 
-def test_local_core_picks_what_its_docstring_says() -> None:
+def test_local_attention_function_picks_what_its_docstring_says() -> None:
     small, wide = torch.randn(1, 2, 8, 32), torch.randn(1, 2, 8, 64)
-    assert [local_core(b, small) for b in ("eager", "blocked", "sdpa", "auto")] == [
-        "dense",
-        "banded",
-        "sdpa",
-        "sdpa",
+    pick = local_attention_function
+    assert [pick(b, small) for b in ("eager", "blocked", "sdpa", "auto")] == [
+        dense_local_attention,
+        banded_attention,
+        sdpa_local_attention,
+        sdpa_local_attention,
     ]
     with torch.no_grad():
-        assert local_core("auto", wide) == "banded"  # a CPU forward at d > 32
-        assert local_core("sdpa", wide) == "sdpa"
-    assert local_core("auto", wide.requires_grad_()) == "sdpa"  # a backward will run
-    assert local_core("auto", wide, dropout_p=0.1) == "banded"  # the fused CPU kernel has no dropout
-    assert local_core("sdpa", wide, dropout_p=0.1) == "sdpa"
+        assert pick("auto", wide) is banded_attention  # a CPU forward at d > 32
+        assert pick("sdpa", wide) is sdpa_local_attention
+    assert pick("auto", wide.requires_grad_()) is sdpa_local_attention  # a backward will run
+    assert pick("auto", wide, dropout_p=0.1) is banded_attention  # the fused CPU kernel has no dropout
+    assert pick("sdpa", wide, dropout_p=0.1) is sdpa_local_attention
 
 
 # --- readable weights --------------------------------------------------------------------------------

@@ -28,13 +28,18 @@ global keys are inside what they attend to already.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, TypedDict
+from typing import TypedDict
 
 import torch
 from torch import nn
 
-from linformer_kit.nn.backends import ATTENTION_BACKENDS, AttentionBackend, attention_function
-from linformer_kit.nn.local import banded_attention, dense_local_attention, local_core, sdpa_local_attention
+from linformer_kit.nn.backends import (
+    ATTENTION_BACKENDS,
+    AttentionBackend,
+    attention_function,
+    fill_empty_rows,
+)
+from linformer_kit.nn.local import KeySet, Slots, local_attention_function
 from linformer_kit.nn.options import (
     DEFAULT_LOCAL_WINDOW,
     DEFAULT_OPTIONS,
@@ -131,13 +136,13 @@ class LinformerSelfAttention(nn.Module):
         self.head_dim = hidden_size // num_heads
         self.max_seq_len = max_seq_len
         self.projected_length = projected_length
-        self.sharing = sharing
-        self.projection = projection
         self.dropout = dropout
         self.backend = backend
-        self.projection_order = projection_order
         self.causal = causal
-        self.short_inputs = short_inputs
+        self.sharing = options.sharing  # the Linformer options, as checked
+        self.projection = options.projection
+        self.projection_order = options.projection_order
+        self.short_inputs = options.short_inputs
         self.local_window = window
         self.global_tokens = options.global_tokens
 
@@ -292,16 +297,12 @@ class LinformerSelfAttention(nn.Module):
         need_weights: bool,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Slots, window and global keys in one softmax (nn/local.py) -> (out (b, h, n, d), weights | None)."""
-        args = (query, *tokens, slots.keys, slots.values, slots.keep, mask, slots.windowed)
-        local = LocalOptions(window=self.local_window, global_tokens=self.global_tokens)
-        core = local_core(
-            "eager" if need_weights else self.backend, query, self._softmax_options()["dropout_p"]
+        options = self._softmax_options()
+        attend = local_attention_function(
+            "eager" if need_weights else self.backend, query, options["dropout_p"]
         )
-        if core == "dense":  # the reference, which materialises the weights
-            return dense_local_attention(*args, **local, **self._softmax_options())
-        if core == "banded":
-            return banded_attention(*args, **local, **self._softmax_options(), longest=self.max_seq_len), None
-        return sdpa_local_attention(*args, **local, **self._softmax_options()), None
+        keyset = KeySet(slots, mask, self.local_window, self.global_tokens, longest=self.max_seq_len)
+        return attend(query, *tokens, keyset, **options)
 
     def _softmax_options(self) -> SoftmaxOptions:
         return {"scale": 1.0 / math.sqrt(self.head_dim), "dropout_p": self.dropout if self.training else 0.0}
@@ -332,7 +333,7 @@ class LinformerSelfAttention(nn.Module):
             attn_mask = attn_mask & past  # (b, 1, n, n)
         # A query that may see no real key (all-pad row, left padding under causal) attends to
         # everything it is allowed positionally instead of to nothing, which would be NaN.
-        attn_mask = attn_mask | ~attn_mask.any(-1, keepdim=True)
+        attn_mask = fill_empty_rows(attn_mask)
         if past is not None:
             attn_mask = attn_mask & past
         return keys, values, attn_mask, False
@@ -408,20 +409,6 @@ class LinformerSelfAttention(nn.Module):
 class SoftmaxOptions(TypedDict):
     scale: float
     dropout_p: float
-
-
-class LocalOptions(TypedDict):
-    window: int | None
-    global_tokens: int
-
-
-class Slots(NamedTuple):
-    """The k projected slots a query attends to."""
-
-    keys: torch.Tensor  # E K (b, h, k, d)
-    values: torch.Tensor  # F V (b, h, k, d)
-    keep: torch.Tensor | None  # which slots count, broadcastable to (b, h, n, k); None: all of them
-    windowed: torch.Tensor | None  # (b,) which rows take the local window and global keys; None: all
 
 
 def _slot_attention_mask(slot_mask: torch.Tensor | None) -> torch.Tensor | None:

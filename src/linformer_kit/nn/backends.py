@@ -4,7 +4,7 @@
         -> (out (b, h, n, d), weights (b, h, n, m) | None)
 
 `mask` is a bool tensor broadcastable to (b, h, n, m), True = attend, or None. Callers guarantee
-that no row is fully masked (a fully masked softmax row is NaN in every backend).
+that no row is fully masked (a fully masked softmax row is NaN in every backend): `fill_empty_rows`.
 m is k for Linformer (projected keys/values) and n for full attention.
 
 "auto" (the layer's default) picks per call: `blocked_attention` for bfloat16 on a CPU, where
@@ -30,15 +30,9 @@ AttentionFn = Callable[..., tuple[torch.Tensor, torch.Tensor | None]]
 
 
 def eager_attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    mask: torch.Tensor | None,
-    *,
-    scale: float,
-    dropout_p: float = 0.0,
-    causal: bool = False,
-) -> tuple[torch.Tensor, torch.Tensor]:
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, *, scale: float,
+    dropout_p: float = 0.0, causal: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
     """Explicit softmax(q kᵀ * scale) v with scores and softmax in fp32 or wider; returns the weights too."""
     # Half precision is promoted to fp32 for the scores and softmax, even under autocast (which would
     # otherwise run the matmul in bf16/fp16); fp32 and fp64 keep their precision.
@@ -59,15 +53,9 @@ def eager_attention(
 
 
 def sdpa_attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    mask: torch.Tensor | None,
-    *,
-    scale: float,
-    dropout_p: float = 0.0,
-    causal: bool = False,
-) -> tuple[torch.Tensor, None]:
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, *, scale: float,
+    dropout_p: float = 0.0, causal: bool = False,
+) -> tuple[torch.Tensor, None]:  # fmt: skip
     """`F.scaled_dot_product_attention` (Flash / memory-efficient kernels where available)."""
     if causal and mask is not None:  # SDPA takes either is_causal or a mask, not both
         n, m = q.shape[-2], k.shape[-2]
@@ -80,15 +68,9 @@ def sdpa_attention(
 
 
 def blocked_attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    mask: torch.Tensor | None,
-    *,
-    scale: float,
-    dropout_p: float = 0.0,
-    causal: bool = False,
-) -> tuple[torch.Tensor, None]:
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, *, scale: float,
+    dropout_p: float = 0.0, causal: bool = False,
+) -> tuple[torch.Tensor, None]:  # fmt: skip
     """Exact softmax(q kᵀ * scale) v, a block of queries at a time, in the input dtype.
 
     The fast path for bf16 on CPU: each block's scores (b, h, rows, m) are one bf16 GEMM (fp32
@@ -133,6 +115,13 @@ def _block_mask(
         return mask
     past = torch.arange(start, stop, device=device)[:, None] >= torch.arange(m, device=device)[None, :]
     return past if mask is None else mask & past
+
+
+def fill_empty_rows(keep: torch.Tensor) -> torch.Tensor:
+    """A row with no real key: `keep` (..., m) bool, True = the key counts, with every key of a row that has
+    none counting. Such a row (an all-pad sequence, whose keys and values the callers zero) then gives a
+    finite output that nothing reads, where a softmax over no key would be NaN (and NaN gradients)."""
+    return keep | ~keep.any(-1, keepdim=True)
 
 
 BACKENDS: dict[str, AttentionFn] = {

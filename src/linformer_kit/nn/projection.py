@@ -41,6 +41,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
+from linformer_kit.nn.backends import fill_empty_rows
 from linformer_kit.nn.options import (
     PROJECTION_INITS,
     PROJECTION_KINDS,
@@ -222,7 +223,7 @@ class SequenceProjection(nn.Module):
         count = mw.sum(-2)  # (b, *, k, 1) real tokens per window
         slot_mask = nn.functional.pad(mask, (0, pad)).view(mask.shape[0], k, w).any(-1)  # (b, k)
         # A row with no real token at all keeps every slot: its (zero) keys then give finite output, not NaN.
-        slot_mask = slot_mask | ~slot_mask.any(-1, keepdim=True)
+        slot_mask = fill_empty_rows(slot_mask)
 
         if self.kind == "mean":
             values = xw.sum(-2) / count.clamp(min=1)
@@ -267,7 +268,7 @@ def dense_slot_mask(weight: torch.Tensor, mask: torch.Tensor | None, max_seq_len
     )
     reach = torch.einsum("...kn,bn->b...k", weight.detach().abs(), real)  # (b, *h, k)
     slot_mask = reach > 0
-    return slot_mask | ~slot_mask.any(-1, keepdim=True)  # a row with no real token keeps every slot
+    return fill_empty_rows(slot_mask)  # a row with no real token keeps every slot
 
 
 def length_scaled(

@@ -40,6 +40,8 @@ from collections.abc import Callable
 
 import torch
 
+from linformer_kit.nn.backends import fill_empty_rows
+
 KeysValues = Callable[
     [torch.Tensor], tuple[torch.Tensor, torch.Tensor]
 ]  # rows (b, m, D) -> K, V (b, h, m, d)
@@ -82,7 +84,7 @@ def own_tokens_in_short_rows(
     )
     if slot_mask is None:
         slot_mask = torch.ones_like(filled)
-    filled = filled | ~filled.any(-1, keepdim=True)  # a row without a real token keeps every slot
+    filled = fill_empty_rows(filled)  # a row without a real token keeps every slot
     picked = short
     if slot_mask.dim() == 3:  # per-head slots (b, h, k)
         filled, picked = filled[:, None, :], picked[:, None]
