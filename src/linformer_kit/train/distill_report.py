@@ -9,17 +9,15 @@ save_student      the final student into output_dir: weights, tokenizer, a sente
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from transformers import PreTrainedTokenizerBase
 
 from linformer_kit.models import LinformerPreTrainedModel
-from linformer_kit.models.sentence_transformers_folder import carry_sentence_transformers_files
+from linformer_kit.models.folder import write_model_dir
 from linformer_kit.nn.options import LinformerOptions
 from linformer_kit.train.distill_config import DistillConfig
-from linformer_kit.train.publish import portable
 
 
 @dataclass
@@ -55,14 +53,9 @@ def save_student(
 ) -> None:
     """The student into output_dir with its tokenizer (truncating to the student's longest input), the
     teacher's sentence-transformers files (if it is such a folder), metrics.json and README.md."""
-    out = Path(config.output_dir)
-    student.save_pretrained(out)
-    tokenizer.model_max_length = min(tokenizer.model_max_length, student.config.max_seq_len)
-    tokenizer.save_pretrained(out)
-    carry_sentence_transformers_files(config.teacher, out, student.config.max_seq_len, None)
-    metrics = portable({**dataclasses.asdict(result), "config": config.to_dict()})
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
-    (out / "README.md").write_text(model_card(config, result), encoding="utf-8")
+    metrics = {**dataclasses.asdict(result), "config": config.to_dict()}
+    write_model_dir(student, config.output_dir, source=config.teacher, tokenizer=tokenizer, metrics=metrics,
+                    card=model_card(config, result), staged=False)  # fmt: skip
 
 
 def model_card(config: DistillConfig, result: DistillResult) -> str:

@@ -24,7 +24,7 @@ from transformers import DataCollatorWithPadding, PreTrainedTokenizerBase, Train
 
 from linformer_kit.models import LinformerForMaskedLM, LinformerModel, LinformerPreTrainedModel
 from linformer_kit.models.convert import converter, is_projection_key, with_linformer_options
-from linformer_kit.models.loading import read_config_json
+from linformer_kit.models.loading import head_of, read_config_json
 from linformer_kit.train.distill_config import DistillConfig, Stage
 from linformer_kit.train.distill_losses import attention_layers, attention_transfer_loss, end_to_end_loss
 from linformer_kit.train.guards import GuardedTrainer
@@ -37,7 +37,7 @@ def load_teacher(path: str) -> LinformerPreTrainedModel:
     config = read_config_json(path, "teacher")
     model: LinformerPreTrainedModel
     if config["model_type"] == "linformer":
-        masked_lm = any(a.endswith("ForMaskedLM") for a in config.get("architectures") or [])
+        masked_lm = head_of(config) == "ForMaskedLM"
         model = (LinformerForMaskedLM if masked_lm else LinformerModel).from_pretrained(path)
     else:
         model = converter(config["model_type"])(path, projected_length=None)
