@@ -30,6 +30,7 @@ VERBS: dict[str, str] = {
     "finetune": "Finetune a Linformer model for sequence classification.",
     "distill": "Make a Linformer from a pretrained encoder, distilled from it (keeps its quality).",
     "benchmark": "Speed and memory of Linformer vs full attention (the paper's Table 3).",
+    "longdocs": "Long documents: a long encoder against truncation and 512-token chunks, each timed.",
     "spectrum": "Singular-value spectrum of attention maps (the paper's Figure 1) and a k recommender.",
     "reproduce": "Run a reproduction study: a recipe of pretrain / finetune runs, tables and plots.",
     "lra": "Prepare Long Range Arena data (ListOps, byte-level IMDB text) as TSV files.",

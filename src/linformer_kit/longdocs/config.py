@@ -1,0 +1,122 @@
+"""What `linformer longdocs` measures and how: one typed config, its values checked once, before any model loads.
+
+`linformer longdocs`'s flags are the fields of `LongDocsConfig` (cli/longdocs.py); the help of each is
+its `metadata["help"]`. `check_files` reads the file system (the model folders, the data files); the
+constructor reads none, so a config can be built where its paths do not exist yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from linformer_kit.longdocs.methods import METHODS, Method
+from linformer_kit.longdocs.sources import TASK_FILES
+from linformer_kit.output_dir import check_output_dir
+
+Task = Literal["passkey", "needle", "imdb", "books", "wikitext"]
+TASKS: tuple[Task, ...] = ("passkey", "needle", "imdb", "books", "wikitext")
+RESULT_FILES = ("longdocs.json", "longdocs.md", "longdocs.png")
+
+
+@dataclass
+class LongDocsConfig:
+    """The encoder under test, the 512-token original the baselines run, the tasks, lengths and methods."""
+
+    model: str = field(
+        default="",
+        metadata={"help": "the encoder under test (a Linformer, or a BERT / RoBERTa / sentence-transformers "
+                  "folder): `whole` and `late-chunking-512` read with it", "metavar": "DIR"},
+    )  # fmt: skip
+    original: str | None = field(
+        default=None,
+        metadata={"help": "the encoder the baselines run (truncate, chunks, full-extended), e.g. the one a "
+                  "student was distilled from; default: --model", "metavar": "DIR"},
+    )  # fmt: skip
+    data: str = field(
+        default="../shared/data",
+        metadata={"help": "data folder laid out as ../shared/data", "metavar": "DIR"},
+    )
+    output_dir: str = field(
+        default="",
+        metadata={"help": "where longdocs.json, longdocs.md and longdocs.png go", "metavar": "DIR"},
+    )
+    tasks: tuple[Task, ...] = field(default=TASKS, metadata={"help": "the tasks to run"})
+    methods: tuple[Method, ...] = field(default=METHODS, metadata={"help": "the methods to compare"})
+    lengths: tuple[int, ...] = field(
+        default=(256, 512, 1024, 2048, 4096),
+        metadata={"help": "document lengths in tokens (special tokens included) of passkey, needle, books "
+                  "and wikitext; IMDB reads its reviews whole, up to the longest", "metavar": "N"},
+    )  # fmt: skip
+    seeds: tuple[int, ...] = field(
+        default=(1,),
+        metadata={"help": "each seed draws new synthetic documents and probe subsets", "metavar": "S"},
+    )
+    candidates: int = field(default=100, metadata={"help": "passkey / needle documents per length"})
+    queries: int = field(default=50, metadata={"help": "passkey / needle queries per length (<= candidates)"})
+    pairs: int = field(default=100, metadata={"help": "books / wikitext halves per length"})
+    probe_train: int = field(default=400, metadata={"help": "IMDB train reviews above 512 tokens (the pool)"})
+    probe_subset: int = field(default=300, metadata={"help": "reviews of the pool each seed's probe fits on"})
+    probe_test: int = field(default=400, metadata={"help": "IMDB test reviews above 512 tokens scored"})
+    chunk_length: int = field(default=512, metadata={"help": "tokens per chunk (special tokens included)"})
+    full_extended_max: int = field(
+        default=2048,
+        metadata={"help": "full-extended (quadratic) runs at lengths up to this one only", "metavar": "N"},
+    )
+    tokens_per_batch: int = field(default=16384, metadata={"help": "padded tokens per forward pass"})
+    device: str = field(default="cpu", metadata={"help": "torch device, e.g. cpu or cuda"})
+
+    def __post_init__(self) -> None:
+        self.tasks, self.methods = tuple(self.tasks), tuple(self.methods)
+        self.lengths, self.seeds = tuple(sorted(set(self.lengths))), tuple(self.seeds)
+        for name, values, allowed in (("tasks", self.tasks, TASKS), ("methods", self.methods, METHODS)):
+            bad = [v for v in values if v not in allowed]
+            if bad or not values:
+                raise ValueError(f"{name}={list(values)}: expected one or more of {', '.join(allowed)}")
+        if not self.seeds:
+            raise ValueError("seeds=[]: give at least one seed")
+        for name, low in (("candidates", 2), ("queries", 1), ("pairs", 2), ("probe_train", 4),
+                          ("probe_subset", 2), ("probe_test", 2), ("chunk_length", 8), ("tokens_per_batch", 1)):  # fmt: skip
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < low:
+                raise ValueError(f"{name}={value!r}: expected a whole number >= {low}")
+        if self.queries > self.candidates:
+            raise ValueError(f"queries={self.queries}: at most candidates={self.candidates}")
+        if self.probe_subset > self.probe_train:
+            raise ValueError(f"probe_subset={self.probe_subset}: at most probe_train={self.probe_train}")
+        if not self.lengths or self.lengths[0] < 64:
+            raise ValueError(
+                f"lengths={list(self.lengths)}: expected lengths >= 64 tokens (a key sentence fits)"
+            )
+
+    @property
+    def original_dir(self) -> str:
+        return self.original or self.model
+
+    def check_files(self) -> None:
+        """The model folders, the data files the tasks read, and the output folder; before any model loads."""
+        from linformer_kit.models.loading import check_model_dir, longest_input, read_config_json
+
+        if not self.model:
+            raise ValueError("model: missing; give the encoder directory to evaluate")
+        if not self.output_dir:
+            raise ValueError("output_dir: missing; give a folder for the results (--output-dir)")
+        out = check_output_dir(self.output_dir)
+        held = [name for name in RESULT_FILES if (out / name).exists()]
+        if held:
+            raise ValueError(
+                f"output_dir {self.output_dir!r} already holds {', '.join(held)}; choose another"
+            )
+        for what, path in (("model", self.model), ("original", self.original_dir)):
+            check_model_dir(path, what, tokenizer=True)
+        longest = longest_input(read_config_json(self.original_dir, "original"))
+        if self.chunk_length > longest:
+            raise ValueError(
+                f"chunk_length={self.chunk_length}: longer than the original's longest input {longest}"
+            )
+        missing = [f for task in self.tasks for f in TASK_FILES[task] if not (Path(self.data) / f).is_file()]
+        if missing:
+            raise ValueError(
+                f"data: {self.data!r} lacks {', '.join(sorted(set(missing)))} (the tasks' files)"
+            )

@@ -1,0 +1,128 @@
+"""How a long text becomes vectors: the model reading it whole, and what a 512-token encoder's users do.
+
+Every method turns each text into *rows*: unit vectors, one per piece it kept (m_i × D). A document
+is scored by its rows: a classifier reads their normalised mean, retrieval the best row (max cosine),
+so "averaged" and "best chunk" are two readings of the same chunk rows.
+
+    whole              the model reads the whole text (up to the longest input it reads); one row
+    truncate-512       the original reads the first 512 tokens; one row
+    chunks-mean-512    the original reads consecutive 512-token chunks (special tokens included in the
+                       512); their mean, normalised: one row
+    chunks-best-512    the same chunks, every chunk a row: retrieval keeps the best chunk
+    late-chunking-512  the model reads the whole text once; the token states of each 512-token span are
+                       mean-pooled (Günther et al. 2024): a row per span
+    full-extended      the original with its position table wrapped (row p mod 512) and full attention,
+                       reading the whole text: quadratic in n (`encoder_at`)
+
+A row is sentence-transformers' pipeline (mean of the last hidden states over real tokens, normalised:
+`sentence_embedding`). Batches are formed longest first under a token budget, so memory stays bounded
+at every length; padding changes nothing (the models' padding is exact), so the rows do not depend on
+the batching.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch.nn import functional as F
+
+from linformer_kit.models.sentence_transformers_folder import sentence_embedding
+
+Method = Literal[
+    "whole", "truncate-512", "chunks-mean-512", "chunks-best-512", "late-chunking-512", "full-extended"
+]
+METHODS: tuple[Method, ...] = (
+    "whole", "truncate-512", "chunks-mean-512", "chunks-best-512", "late-chunking-512", "full-extended"
+)  # fmt: skip
+# the methods that read with the model under test; the others read with the original
+MODEL_METHODS: tuple[Method, ...] = ("whole", "late-chunking-512")
+# methods that read the same pass: computed once, timed once
+SAME_PASS: dict[Method, Method] = {"chunks-best-512": "chunks-mean-512", "late-chunking-512": "whole"}
+
+
+@dataclass
+class Reader:
+    """An encoder, its tokenizer and the longest input it reads (special tokens included)."""
+
+    model: torch.nn.Module
+    tokenizer: object
+    max_length: int
+    tokens_per_batch: int = 16384
+
+    def ids(self, texts: list[str]) -> list[list[int]]:
+        """Each text's token ids without special tokens, whole."""
+        return self.tokenizer(texts, add_special_tokens=False)["input_ids"]  # type: ignore[operator]
+
+    def with_specials(self, ids: list[int]) -> list[int]:
+        """`ids` between the tokenizer's own special tokens ([CLS] ... [SEP], <s> ... </s>)."""
+        empty = self.tokenizer("")["input_ids"]  # type: ignore[operator]
+        return empty[:1] + ids + empty[1:]
+
+    @torch.no_grad()
+    def states(self, inputs: list[list[int]]) -> list[torch.Tensor]:
+        """The last hidden states (n_i, D) of each input (ids with special tokens), longest first in
+        batches of at most `tokens_per_batch` padded tokens."""
+        pad = self.tokenizer.pad_token_id  # type: ignore[attr-defined]
+        device = next(self.model.parameters()).device
+        order = sorted(range(len(inputs)), key=lambda i: -len(inputs[i]))
+        out: list[torch.Tensor | None] = [None] * len(inputs)
+        start = 0
+        while start < len(order):
+            width = len(inputs[order[start]])
+            chosen = order[start : start + max(1, self.tokens_per_batch // max(width, 1))]
+            ids = torch.full((len(chosen), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(chosen), width), dtype=torch.long)
+            for row, i in enumerate(chosen):
+                ids[row, : len(inputs[i])] = torch.tensor(inputs[i])
+                mask[row, : len(inputs[i])] = 1
+            hidden = self.model(input_ids=ids.to(device), attention_mask=mask.to(device)).last_hidden_state
+            for row, i in enumerate(chosen):
+                out[i] = hidden[row, : len(inputs[i])].float().cpu()
+            start += len(chosen)
+        return [s for s in out if s is not None]
+
+
+def rows(method: Method, reader: Reader, texts: list[str], chunk: int = 512) -> list[torch.Tensor]:
+    """Each text's rows (m_i, D), unit vectors, as `method` makes them (the module docstring)."""
+    ids = reader.ids(texts)
+    if method in ("whole", "truncate-512", "full-extended"):
+        limit = chunk if method == "truncate-512" else reader.max_length
+        states = reader.states([reader.with_specials(x[: limit - 2]) for x in ids])
+        return [_pooled(s) for s in states]
+    if method in ("chunks-mean-512", "chunks-best-512"):
+        pieces = [_pieces(x, chunk - 2) for x in ids]
+        flat = reader.states([reader.with_specials(p) for doc in pieces for p in doc])
+        per_doc, at = [], 0
+        for doc in pieces:
+            per_doc.append(torch.cat([_pooled(s) for s in flat[at : at + len(doc)]]))
+            at += len(doc)
+        if method == "chunks-best-512":
+            return per_doc
+        return [F.normalize(r.mean(0, keepdim=True), dim=-1) for r in per_doc]
+    if method == "late-chunking-512":
+        states = reader.states([reader.with_specials(x[: reader.max_length - 2]) for x in ids])
+        # the special tokens (first and last state) stay out of the spans: each span is text tokens only
+        return [_spans(s[1:-1], chunk) if len(s) > 2 else _pooled(s) for s in states]
+    raise ValueError(f"method={method!r}: expected one of {', '.join(METHODS)}")
+
+
+def document_vector(document_rows: torch.Tensor) -> torch.Tensor:
+    """(D,) the normalised mean of a document's rows: what a classifier or a query reads."""
+    return F.normalize(document_rows.mean(0), dim=-1)
+
+
+def _pooled(states: torch.Tensor) -> torch.Tensor:
+    """(1, D): mean of (n, D) states, normalised (`sentence_embedding` of one unpadded input)."""
+    return sentence_embedding(states[None], torch.ones(1, len(states), dtype=torch.long))
+
+
+def _spans(states: torch.Tensor, size: int) -> torch.Tensor:
+    """(m, D): each consecutive span of `size` token states mean-pooled."""
+    return torch.cat([_pooled(states[a : a + size]) for a in range(0, len(states), size)])
+
+
+def _pieces(ids: list[int], size: int) -> list[list[int]]:
+    """Consecutive pieces of at most `size` ids (at least one, empty for an empty text)."""
+    return [ids[a : a + size] for a in range(0, len(ids), size)] or [[]]

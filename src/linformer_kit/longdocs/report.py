@@ -1,0 +1,105 @@
+"""The suite's records as a Markdown table (mean over seeds, ± their spread) and a plot of score against length.
+
+Plotting apart from measuring: `table` needs the records only; `plot` imports matplotlib when called.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+from linformer_kit.longdocs.methods import METHODS
+
+
+def summary(records: list[dict]) -> dict[tuple[str, int], dict[str, tuple[float, float, float]]]:
+    """{(task, length): {method: (mean score, spread over seeds, seconds per document)}} (depth records
+    left out; spread is the standard deviation over seeds, 0 for one seed)."""
+    grouped: dict[tuple[str, int, str], list[dict]] = defaultdict(list)
+    for r in records:
+        if r.get("depth") is None:
+            grouped[(r["task"], r["length"], r["method"])].append(r)
+    out: dict[tuple[str, int], dict[str, tuple[float, float, float]]] = defaultdict(dict)
+    for (task, length, method), group in grouped.items():
+        scores = [r["score"] for r in group]
+        spread = statistics.stdev(scores) if len(scores) > 1 else 0.0
+        seconds = statistics.mean(r["seconds_per_document"] for r in group)
+        out[(task, length)][method] = (statistics.mean(scores), spread, seconds)
+    return out
+
+
+def table(records: list[dict]) -> str:
+    """A Markdown table: a row per task and length, a column per method ("score ± spread"), the best
+    score of each row in bold, then seconds per document of every method."""
+    rows = summary(records)
+    methods = [m for m in METHODS if any(m in cells for cells in rows.values())]
+    head = "| task | length | " + " | ".join(methods) + " |\n|---|---|" + "---|" * len(methods) + "\n"
+    body = []
+    for (task, length), cells in sorted(rows.items()):
+        best = max(cell[0] for cell in cells.values())
+        shown = []
+        for m in methods:
+            if m not in cells:
+                shown.append("–")
+                continue
+            mean, spread, _ = cells[m]
+            text = f"{mean:.1f}" + (f" ± {spread:.1f}" if spread else "")
+            shown.append(f"**{text}**" if mean == best else text)
+        body.append(f"| {task} | {length} | " + " | ".join(shown) + " |")
+    speed = ["| task | length | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
+    for (task, length), cells in sorted(rows.items()):
+        speed.append(
+            f"| {task} | {length} | "
+            + " | ".join(f"{cells[m][2]:.3f}" if m in cells else "–" for m in methods)
+            + " |"
+        )
+    return (
+        head
+        + "\n".join(body)
+        + "\n\nSeconds per document (A/B in one process):\n\n"
+        + "\n".join(speed)
+        + "\n"
+    )
+
+
+def plot(records: list[dict], path: str | Path) -> Path:
+    """Score against length, one panel per task, one line per method (log-2 length axis)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = summary(records)
+    tasks = sorted({task for task, _ in rows})
+    fig, axes = plt.subplots(1, len(tasks), figsize=(4 * len(tasks), 3.4), squeeze=False)
+    for ax, task in zip(axes[0], tasks, strict=True):
+        for method in METHODS:
+            points = sorted(
+                (length, cells[method][0])
+                for (t, length), cells in rows.items()
+                if t == task and method in cells
+            )
+            if points:
+                ax.plot(*zip(*points, strict=True), marker="o", label=method)
+        ax.set_xscale("log", base=2)
+        ax.set_title(task)
+        ax.set_xlabel("tokens")
+        ax.set_ylabel("score (%)")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return Path(path)
+
+
+def write_report(output_dir: str | Path) -> dict[str, Path]:
+    """longdocs.md and longdocs.png from the folder's longdocs.json."""
+    out = Path(output_dir)
+    records = json.loads((out / "longdocs.json").read_text(encoding="utf-8"))["records"]
+    (out / "longdocs.md").write_text(table(records), encoding="utf-8")
+    return {
+        "json": out / "longdocs.json",
+        "table": out / "longdocs.md",
+        "plot": plot(records, out / "longdocs.png"),
+    }

@@ -1,0 +1,234 @@
+"""The long-document suite: every task at every length, every method, every seed, each record as it ends.
+
+    retrieval       passkey, needle (50 queries against 100 documents), books, wikitext (first half ->
+                    its second half among every second half): accuracy@1 in %, a document ranked by
+                    its best row (max cosine; one row but for chunks-best-512 and late-chunking-512),
+                    a query by the normalised mean of its rows
+    classification  imdb: a logistic-regression probe on frozen vectors of long train reviews, one
+                    subset per seed (MTEB's protocol), accuracy in % on long test reviews
+
+A record: {"task", "length", "method", "score", "model", "seed", "seconds_per_document", "depth"}.
+Passkey and needle add records per key depth (quarters of the document; `depth` "0.00-0.25", ...):
+a model that truncates finds only shallow keys. `seconds_per_document` is the time of encoding the
+task's documents with the method divided by their number, measured in this process one method after
+the other (A/B in one run); methods that read the same pass (chunks-best with chunks-mean, late
+chunking with whole) carry that pass's time. `length` is the documents' length in tokens; IMDB's
+reviews are read whole (up to the model's longest input, its `length`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from linformer_kit.longdocs import sources, texts
+from linformer_kit.longdocs.config import LongDocsConfig
+from linformer_kit.longdocs.methods import MODEL_METHODS, SAME_PASS, Method, Reader, document_vector, rows
+
+logger = logging.getLogger(__name__)
+DEPTHS = ((0.0, 0.25), (0.25, 0.5), (0.5, 0.75), (0.75, 1.0))
+
+
+@dataclass
+class Record:
+    task: str
+    length: int
+    method: str
+    score: float
+    model: str
+    seed: int
+    seconds_per_document: float
+    depth: str | None = None
+
+
+def retrieval_hits(
+    queries: list[torch.Tensor], documents: list[torch.Tensor], targets: list[int]
+) -> torch.Tensor:
+    """(Q,) bool: whether query i's best-scoring document is `targets[i]`; a document scores the max
+    cosine of its rows with the query's vector."""
+    q = torch.stack([document_vector(r) for r in queries])  # (Q, D)
+    scores = torch.stack([(q @ d.T).max(-1).values for d in documents], dim=1)  # (Q, N)
+    return scores.argmax(-1) == torch.tensor(targets)
+
+
+class Suite:
+    """One run of the suite: the readers (loaded once each), the records so far, written as they come."""
+
+    def __init__(self, config: LongDocsConfig, load: Callable[[str, int], torch.nn.Module]) -> None:
+        from transformers import AutoTokenizer
+
+        self.config = config
+        self.load = load  # (path, longest input) -> the encoder, eval mode (`encoder_at`)
+        # the methods cut texts themselves: no length limit (and no warning) when tokenizing a whole text
+        self.tokenizer = AutoTokenizer.from_pretrained(config.original_dir, model_max_length=10**9)
+        self.model_tokenizer = AutoTokenizer.from_pretrained(config.model, model_max_length=10**9)
+        self.records: list[Record] = []
+        self._readers: dict[tuple[str, int], Reader] = {}
+
+    def reader(self, method: Method, length: int) -> Reader | None:
+        """The reader of `method` for documents of `length` tokens (None: full-extended above its limit)."""
+        config = self.config
+        if method in MODEL_METHODS:
+            key, tokenizer = (config.model, max(config.lengths)), self.model_tokenizer
+        elif method == "full-extended":
+            if length > config.full_extended_max:
+                return None
+            key, tokenizer = (config.original_dir, max(length, config.chunk_length)), self.tokenizer
+        else:
+            key, tokenizer = (config.original_dir, config.chunk_length), self.tokenizer
+        if key not in self._readers:
+            model = self.load(*key).to(config.device)
+            self._readers[key] = Reader(model, tokenizer, key[1], config.tokens_per_batch)
+        return self._readers[key]
+
+    def encode(
+        self, length: int, texts_: list[str], methods=None
+    ) -> dict[str, tuple[list[torch.Tensor], float]]:
+        """Each method's rows of `texts_` and its seconds per text (a shared pass timed once)."""
+        out: dict[str, tuple[list[torch.Tensor], float]] = {}
+        for method in methods or self.config.methods:
+            reader = self.reader(method, length)
+            if reader is None:
+                continue
+            shared = SAME_PASS.get(method)
+            if shared in out:  # the same pass read differently: its time, rows made again (cheap)
+                out[method] = (rows(method, reader, texts_, self.config.chunk_length), out[shared][1])
+                continue
+            start = time.perf_counter()
+            out[method] = (rows(method, reader, texts_, self.config.chunk_length), 0.0)
+            out[method] = (out[method][0], (time.perf_counter() - start) / max(len(texts_), 1))
+        return out
+
+    def add(
+        self, task: str, length: int, method: str, score: float, seed: int, seconds: float, depth=None
+    ) -> None:
+        model = Path(self.config.model if method in MODEL_METHODS else self.config.original_dir).name
+        self.records.append(
+            Record(task, length, method, round(score, 2), model, seed, round(seconds, 5), depth)
+        )
+
+    def write(self) -> Path:
+        out = Path(self.config.output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "longdocs.json"
+        body = {"config": asdict(self.config), "records": [asdict(r) for r in self.records]}
+        path.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+        return path
+
+    # --- tasks ------------------------------------------------------------------------------------
+
+    def keyed(self, task: str, length: int, seed: int) -> None:
+        """Passkey or needle at one length: accuracy@1 overall and by key depth."""
+        config, rng = self.config, random.Random(f"{task}-{length}-{seed}")
+        if task == "passkey":
+            docs = texts.passkey_documents(self.tokenizer, length, config.candidates, config.queries, rng)
+        else:
+            docs = texts.needle_documents(
+                self.tokenizer, length, config.candidates, config.queries, self.haystack, rng
+            )
+        asked = [i for i, d in enumerate(docs) if d.query is not None]
+        queries = [docs[i].query or "" for i in asked]
+        encoded = self.encode(length, [d.text for d in docs])
+        for method, (doc_rows, seconds) in encoded.items():
+            query_rows = self.encode(length, queries, [method])[method][0]
+            hits = retrieval_hits(query_rows, doc_rows, asked)
+            self.add(task, length, method, 100 * float(hits.float().mean()), seed, seconds)
+            for low, high in DEPTHS:
+                chosen = [j for j, i in enumerate(asked) if low <= (docs[i].depth or 0.0) < high]
+                if chosen:
+                    score = 100 * float(hits[chosen].float().mean())
+                    self.add(task, length, method, score, seed, seconds, f"{low:.2f}-{high:.2f}")
+
+    def halves(self, task: str, length: int, seed: int) -> None:
+        """Books or wikitext at one length: a first half finds its own second half (accuracy@1)."""
+        rng = random.Random(f"{task}-{length}-{seed}")
+        corpus = self.books if task == "books" else self.articles
+        firsts, seconds_ = texts.halves(self.tokenizer, length, self.config.pairs, corpus, rng)
+        encoded = self.encode(length, seconds_)
+        for method, (doc_rows, seconds) in encoded.items():
+            query_rows = self.encode(length, firsts, [method])[method][0]
+            hits = retrieval_hits(query_rows, doc_rows, list(range(len(firsts))))
+            self.add(task, length, method, 100 * float(hits.float().mean()), seed, seconds)
+
+    def imdb(self) -> None:
+        """Long IMDB reviews: one probe per seed on each method's frozen vectors."""
+        from linformer_kit.reproduction.encoder_eval import probe_correct
+
+        config, data = self.config, Path(self.config.data) / "imdb"
+        above = config.chunk_length
+        train, train_labels = sources.long_reviews(
+            data / "train.jsonl.gz", self.tokenizer, config.probe_train, above
+        )
+        test, test_labels = sources.long_reviews(
+            data / "test.jsonl.gz", self.tokenizer, config.probe_test, above
+        )
+        length = max(config.lengths)
+        for method, (test_rows, seconds) in self.encode(length, test).items():
+            if method == "chunks-best-512":
+                continue  # the best chunk is a retrieval reading; a classifier reads the mean (chunks-mean)
+            train_rows = self.encode(length, train, [method])[method][0]
+            x_train = torch.stack([document_vector(r) for r in train_rows])
+            x_test = torch.stack([document_vector(r) for r in test_rows])
+            for seed in config.seeds:
+                correct = probe_correct(x_train, train_labels, x_test, test_labels, seed, config.probe_subset)
+                self.add("imdb", length, method, 100 * float(correct.mean()), seed, seconds)
+
+    # --- data, loaded once --------------------------------------------------------------------------
+
+    @property
+    def haystack(self) -> list[str]:
+        return self.books
+
+    @property
+    def books(self) -> list[str]:
+        if not hasattr(self, "_books"):
+            self._books = sources.books(Path(self.config.data))
+        return self._books
+
+    @property
+    def articles(self) -> list[str]:
+        if not hasattr(self, "_articles"):
+            self._articles = sources.wikitext_articles(Path(self.config.data))
+        return self._articles
+
+
+def run_suite(
+    config: LongDocsConfig, load: Callable[[str, int], torch.nn.Module] | None = None
+) -> list[Record]:
+    """Every task of `config` at every length and seed; longdocs.json rewritten after each task and length."""
+    config.check_files()
+    if load is None:
+        from linformer_kit.reproduction.encoder_eval import encoder_at
+
+        load = encoder_at
+    suite = Suite(config, load)
+    torch.manual_seed(0)
+    if "imdb" in config.tasks:
+        suite.imdb()
+        suite.write()
+    for seed in config.seeds:
+        for task in config.tasks:
+            if task == "imdb":
+                continue
+            for length in config.lengths:
+                start = time.perf_counter()
+                try:
+                    if task in ("passkey", "needle"):
+                        suite.keyed(task, length, seed)
+                    else:
+                        suite.halves(task, length, seed)
+                except texts.TooShort as error:  # e.g. WikiText holds no two articles of 2 x 4 096 tokens
+                    logger.info(f"longdocs: {task} at {length} skipped: {error}")
+                    continue
+                suite.write()
+                logger.info(
+                    f"longdocs: {task} at {length} (seed {seed}) in {time.perf_counter() - start:.0f} s"
+                )
+    return suite.records

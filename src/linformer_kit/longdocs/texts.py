@@ -1,0 +1,161 @@
+"""The documents of the long-document suite: generated (passkey, needle) and cut from real prose (halves).
+
+Every document is text, sized in tokens of one tokenizer (the original's): a task at length L holds
+documents of at most L tokens, special tokens included, so each method tokenizes the same text itself.
+Everything is drawn from a `random.Random(seed)`: the same seed gives the same documents.
+
+    passkey  LongEmbed's construction (Zhu et al. 2024): the filler "The grass is green. The sky is
+             blue. ..." repeated, one "{Name}'s pass key is {digits}. Remember it. {digits} is the pass
+             key for {Name}." at a random depth; query "what is the passkey for {Name}?"
+    needle   one made-up fact ("{Name} hid the {colour} {thing} in {place}.") at a random depth of
+             real prose (a span of a held-out book or article); query "where did {Name} hide the
+             {colour} {thing}?". The facts are ours, the haystack differs per document.
+    halves   a span of 2 (L - 2) tokens of held-out prose cut in two: the first half is the query,
+             the second its document (the others' second halves are the candidates)
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+FILLER = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again. "
+FIRST_NAMES = (
+    "Ada", "Boris", "Chloe", "Dmitri", "Elena", "Farid", "Greta", "Hiro", "Ines", "Jonas", "Kira", "Lars",
+    "Mira", "Nikolai", "Olga", "Pavel", "Quinn", "Rosa", "Sven", "Tara", "Umar", "Vera", "Wim", "Xenia",
+    "Yusuf", "Zora", "Anton", "Bianca", "Carlos", "Daria",
+)  # fmt: skip
+LAST_NAMES = (
+    "Abbott", "Barros", "Castell", "Dunmore", "Eriksen", "Falk", "Gould", "Hartley", "Ivanov", "Jansen",
+    "Kowal", "Lindqvist", "Moreau", "Novak", "Oakes", "Petrov", "Quade", "Ramos", "Sato", "Thorne",
+)  # fmt: skip
+COLOURS = ("red", "green", "blue", "golden", "silver", "purple", "orange", "black", "white", "crimson")
+THINGS = ("key", "lantern", "violin", "compass", "teapot", "ring", "map", "clock", "kite", "statue")
+PLACES = (
+    "the old well", "the bakery cellar", "a hollow oak", "the lighthouse", "the train station",
+    "the chapel tower", "a fishing boat", "the library attic", "the greenhouse", "the stone bridge",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Document:
+    """One candidate document, the query that names it (None: a distractor) and where its key sits."""
+
+    text: str
+    query: str | None
+    depth: float | None  # the key's position as a share of the document (passkey, needle); None for halves
+
+
+def names(count: int, rng: random.Random) -> list[str]:
+    """`count` distinct "First Last" names (at most 600)."""
+    pool = [f"{first} {last}" for first in FIRST_NAMES for last in LAST_NAMES]
+    if count > len(pool):
+        raise ValueError(f"count={count}: at most {len(pool)} distinct names")
+    return rng.sample(pool, count)
+
+
+def token_count(tokenizer, text: str) -> int:
+    return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def fill_to(tokenizer, key: str, filler, budget: int, depth: float) -> str:
+    """`key` at `depth` of filler text, the whole at most `budget` tokens. `filler(offset, tokens)` gives
+    the filler's text of at most `tokens` tokens from token `offset` on (head: offset 0; tail: after it)."""
+    room = budget - token_count(tokenizer, key)
+    if room < 0:
+        raise ValueError(f"length: {budget} tokens cannot hold the key sentence ({budget - room} tokens)")
+    before = int(room * depth)
+    text = " ".join(part for part in (filler(0, before), key, filler(before, room - before)) if part)
+    while token_count(tokenizer, text) > budget:  # joins may tokenize a few tokens longer: trim the tail
+        text = text[: text.rindex(" ")]
+    return text
+
+
+def passkey_documents(tokenizer, length: int, count: int, queries: int, rng: random.Random) -> list[Document]:
+    """`count` passkey documents of at most `length` tokens (special tokens included); the first
+    `queries` of them are asked for."""
+    sentences = [s.strip() + "." for s in FILLER.split(".") if s.strip()]
+    sizes = [token_count(tokenizer, s) for s in sentences]
+
+    def filler(offset: int, tokens: int) -> str:  # whole filler sentences, cycling
+        out, used, i = [], 0, 0
+        while used + sizes[i % len(sizes)] <= tokens:
+            out.append(sentences[i % len(sizes)])
+            used, i = used + sizes[i % len(sizes)], i + 1
+        return " ".join(out)
+
+    documents = []
+    for i, name in enumerate(names(count, rng)):
+        digits = f"{rng.randrange(10**5):05d}"
+        key = f"{name}'s pass key is {digits}. Remember it. {digits} is the pass key for {name}."
+        depth = rng.random()
+        text = fill_to(tokenizer, key, filler, length - 2, depth)
+        documents.append(Document(text, f"what is the passkey for {name}?" if i < queries else None, depth))
+    return documents
+
+
+def needle_documents(
+    tokenizer, length: int, count: int, queries: int, haystack: list[str], rng: random.Random
+) -> list[Document]:
+    """`count` documents of real prose (a random span of a `haystack` text each) holding one fact."""
+    spans = Spans(tokenizer, haystack)
+    documents = []
+    for i, name in enumerate(names(count, rng)):
+        colour, thing, place = rng.choice(COLOURS), rng.choice(THINGS), rng.choice(PLACES)
+        key = f"{name} hid the {colour} {thing} in {place}."
+        text_index, first = spans.start(length, rng)
+
+        def filler(offset: int, tokens: int, text_index=text_index, first=first) -> str:
+            return spans.text((text_index, first + offset), tokens)
+
+        depth = rng.random()
+        text = fill_to(tokenizer, key, filler, length - 2, depth)
+        query = f"where did {name} hide the {colour} {thing}?" if i < queries else None
+        documents.append(Document(text, query, depth))
+    return documents
+
+
+def halves(
+    tokenizer, length: int, count: int, texts: list[str], rng: random.Random
+) -> tuple[list[str], list[str]]:
+    """Up to `count` (first half, second half) pairs, each half at most `length` tokens with special
+    tokens, from non-overlapping spans of `texts` (so no pair shares text with another); `TooShort`
+    when the texts hold fewer than two."""
+    spans = Spans(tokenizer, texts)
+    half = length - 2
+    windows = [(i, a) for i, o in enumerate(spans.offsets) for a in range(0, len(o) - 2 * half + 1, 2 * half)]
+    if len(windows) < 2:
+        raise TooShort(f"length={length}: the texts hold {len(windows)} spans of {2 * half} tokens, need 2")
+    chosen = rng.sample(windows, min(count, len(windows)))
+    return [spans.text(w, half) for w in chosen], [spans.text((w[0], w[1] + half), half) for w in chosen]
+
+
+class TooShort(ValueError):
+    """The texts hold no span of the length asked for: that length is skipped, not an error of the input."""
+
+
+class Spans:
+    """Token spans of a list of texts, cut back to text at token boundaries (the original characters kept)."""
+
+    def __init__(self, tokenizer, texts: list[str]) -> None:
+        self.texts = texts
+        encoded = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+        self.offsets: list[list[tuple[int, int]]] = encoded["offset_mapping"]
+
+    def start(self, tokens: int, rng: random.Random) -> tuple[int, int]:
+        """(text index, token index) of a random span of `tokens` tokens, from a text that holds one."""
+        long_enough = [i for i, o in enumerate(self.offsets) if len(o) >= tokens]
+        if not long_enough:
+            longest = max((len(o) for o in self.offsets), default=0)
+            raise TooShort(f"length: no text holds {tokens} tokens (the longest has {longest})")
+        i = rng.choice(long_enough)
+        return i, rng.randrange(len(self.offsets[i]) - tokens + 1)
+
+    def text(self, start: tuple[int, int], tokens: int) -> str:
+        """The text of `tokens` tokens from `start` (fewer where the text ends); re-tokenized it gives
+        at most `tokens` tokens for a WordPiece / BPE tokenizer (the same boundaries)."""
+        i, first = start
+        offsets = self.offsets[i][first : first + tokens]
+        if not offsets:
+            return ""
+        return self.texts[i][offsets[0][0] : offsets[-1][1]]

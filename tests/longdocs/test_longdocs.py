@@ -1,0 +1,184 @@
+"""The long-document suite (linformer_kit.longdocs) on a tiny BERT and a tiny data folder."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoModel, AutoTokenizer
+
+from linformer_kit.longdocs import texts
+from linformer_kit.longdocs.config import LongDocsConfig
+from linformer_kit.longdocs.methods import Reader, rows
+from linformer_kit.longdocs.report import table, write_report
+from linformer_kit.longdocs.sources import wikitext_articles
+from linformer_kit.longdocs.suite import retrieval_hits, run_suite
+from tests.longdocs.conftest import prose, word_tokenizer
+
+
+def count(tokenizer, text: str) -> int:
+    return len(tokenizer(text)["input_ids"])
+
+
+@pytest.mark.parametrize("length", [64, 200])
+def test_passkey_documents_fit_their_length_and_hold_their_key(length: int) -> None:
+    tokenizer = word_tokenizer()
+    docs = texts.passkey_documents(tokenizer, length, count=12, queries=5, rng=random.Random(0))
+    assert [d.query is not None for d in docs] == [True] * 5 + [False] * 7
+    for doc in docs:
+        assert length - 20 <= count(tokenizer, doc.text) <= length  # filled close to the length, never over
+        assert "pass key is" in doc.text
+    asked = docs[0].query.removeprefix("what is the passkey for ").removesuffix("?")
+    assert f"{asked}'s pass key" in docs[0].text
+    again = texts.passkey_documents(tokenizer, length, count=12, queries=5, rng=random.Random(0))
+    assert again == docs  # seeded
+    assert len({d.text for d in docs}) == 12
+
+
+def test_the_key_sits_at_its_depth() -> None:
+    tokenizer = word_tokenizer()
+    for doc in texts.passkey_documents(tokenizer, 400, count=20, queries=20, rng=random.Random(1)):
+        where = doc.text.index("pass key is") / len(doc.text)
+        assert abs(where - doc.depth) < 0.1
+
+
+def test_needle_documents_are_prose_holding_one_fact() -> None:
+    tokenizer = word_tokenizer()
+    haystack = [prose(i, 500) for i in range(3)]
+    docs = texts.needle_documents(
+        tokenizer, 128, count=10, queries=4, haystack=haystack, rng=random.Random(0)
+    )
+    for doc in docs:
+        assert count(tokenizer, doc.text) <= 128
+        assert doc.text.count(" hid the ") == 1
+    name = docs[0].query.removeprefix("where did ").split(" hide ")[0]
+    assert docs[0].text.count(name) == 1
+
+
+def test_halves_do_not_overlap_and_fit() -> None:
+    tokenizer = word_tokenizer()
+    corpus = [prose(i, 400) for i in range(2)]
+    firsts, seconds = texts.halves(tokenizer, 40, count=50, texts=corpus, rng=random.Random(0))
+    assert len(firsts) == len(seconds) >= 2
+    assert all(count(tokenizer, t) <= 40 for t in firsts + seconds)
+    assert len(set(firsts + seconds)) == 2 * len(firsts)
+    with pytest.raises(texts.TooShort, match="need 2"):
+        texts.halves(tokenizer, 4000, count=5, texts=corpus, rng=random.Random(0))
+
+
+def test_wikitext_articles_split_at_titles(tiny_data: Path) -> None:
+    articles = wikitext_articles(tiny_data)
+    assert len(articles) == 3
+    assert articles[1].startswith("= Title 1 =")
+    assert "= = Part = =" in articles[1]
+
+
+def _reader(tiny_bert_dir: Path, tokens_per_batch: int = 10_000) -> Reader:
+    model = AutoModel.from_pretrained(tiny_bert_dir).eval()
+    return Reader(model, AutoTokenizer.from_pretrained(tiny_bert_dir), 64, tokens_per_batch)
+
+
+def test_rows_do_not_depend_on_batching(tiny_bert_dir: Path) -> None:
+    docs = [prose(i, 10 + 9 * i) for i in range(6)]
+    for method in ("whole", "chunks-best-512", "late-chunking-512"):
+        big, one = (
+            rows(method, _reader(tiny_bert_dir), docs, 16),
+            rows(method, _reader(tiny_bert_dir, 1), docs, 16),
+        )
+        for a, b in zip(big, one, strict=True):
+            torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+
+
+def test_the_methods_agree_on_a_text_of_one_chunk_and_split_a_long_one(tiny_bert_dir: Path) -> None:
+    reader = _reader(tiny_bert_dir)
+    short, long = prose(0, 8), prose(1, 100)
+    assert count(reader.tokenizer, short) <= 16 < count(reader.tokenizer, long) - 2 * 14
+    one = {
+        m: rows(m, reader, [short], 16)[0]
+        for m in ("whole", "truncate-512", "chunks-mean-512", "chunks-best-512")
+    }
+    for m, r in one.items():
+        torch.testing.assert_close(r, one["whole"], msg=m)
+    pieces = -(-(count(reader.tokenizer, long) - 2) // 14)  # chunks of 16 tokens hold 14 of the text
+    assert rows("chunks-best-512", reader, [long], 16)[0].shape == (pieces, 32)
+    mean = rows("chunks-mean-512", reader, [long], 16)[0]
+    assert mean.shape == (1, 32)
+    torch.testing.assert_close(mean.norm(dim=-1), torch.ones(1))
+    late = rows("late-chunking-512", reader, [long], 16)[0]
+    assert late.shape[0] == -(-min(count(reader.tokenizer, long) - 2, 62) // 16)
+    assert not torch.allclose(
+        rows("truncate-512", reader, [long], 16)[0], rows("whole", reader, [long], 16)[0]
+    )
+
+
+def test_retrieval_takes_the_best_row_of_each_document() -> None:
+    e = torch.eye(3)
+    documents = [e[[0]], torch.stack([e[2], e[1]]), e[[2]] * 0.5 + e[[0]] * 0.5]
+    hits = retrieval_hits([e[[1]], e[[2]], e[[0]]], documents, [1, 1, 0])
+    assert hits.tolist() == [True, True, True]
+    assert retrieval_hits([e[[1]]], documents, [0]).tolist() == [False]
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"queries": 200}, "queries=200: at most candidates=100"),
+        ({"methods": ("whole", "chunks")}, "methods=.*expected one or more of whole"),
+        ({"tasks": ()}, "tasks=\\[\\]"),
+        ({"lengths": (32, 128)}, "lengths=\\[32, 128\\]: expected lengths >= 64"),
+        ({"probe_subset": 500}, "probe_subset=500: at most probe_train=400"),
+        ({"pairs": 1}, "pairs=1: expected a whole number >= 2"),
+    ],
+)
+def test_bad_values_are_named(change: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        LongDocsConfig(model="m", output_dir="out", **change)
+
+
+def test_bad_files_are_named_before_any_model_loads(
+    tmp_path: Path, tiny_bert_dir: Path, tiny_data: Path
+) -> None:
+    config = LongDocsConfig(model=str(tiny_bert_dir), data=str(tiny_data), output_dir=str(tmp_path / "out"))
+    with pytest.raises(ValueError, match="chunk_length=512: longer than the original's longest input 64"):
+        config.check_files()
+    config = replace(config, chunk_length=32, data=str(tmp_path))
+    with pytest.raises(ValueError, match=r"lacks gutenberg/test\.jsonl\.gz"):
+        config.check_files()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "longdocs.json").write_text("{}")
+    with pytest.raises(ValueError, match=r"already holds longdocs\.json"):
+        replace(config, data=str(tiny_data)).check_files()
+    assert (tmp_path / "out" / "longdocs.json").read_text() == "{}"  # untouched
+
+
+@pytest.mark.slow
+def test_the_suite_writes_every_record_table_and_plot(
+    tmp_path: Path, tiny_bert_dir: Path, tiny_data: Path
+) -> None:
+    config = LongDocsConfig(
+        model=str(tiny_bert_dir), data=str(tiny_data), output_dir=str(tmp_path / "out"), lengths=(64, 128),
+        candidates=6, queries=3, pairs=3, probe_train=12, probe_subset=8, probe_test=10, chunk_length=32,
+        full_extended_max=64, seeds=(1, 2),
+    )  # fmt: skip
+    records = run_suite(config)
+    body = json.loads((tmp_path / "out" / "longdocs.json").read_text())
+    assert len(body["records"]) == len(records)
+    keys = {"task", "length", "method", "score", "model", "seed", "seconds_per_document", "depth"}
+    assert all(set(r) == keys for r in body["records"])
+    overall = {(r.task, r.length, r.method, r.seed) for r in records if r.depth is None}
+    for task in ("passkey", "needle", "books", "wikitext"):
+        for seed in (1, 2):
+            assert (task, 64, "full-extended", seed) in overall
+            assert (task, 128, "full-extended", seed) not in overall  # above full_extended_max
+            assert (task, 128, "chunks-best-512", seed) in overall
+    assert ("imdb", 128, "chunks-best-512", 1) not in overall  # a retrieval reading only
+    assert all(0 <= r.score <= 100 and r.seconds_per_document > 0 for r in records)
+    again = run_suite(replace(config, output_dir=str(tmp_path / "again")))
+    assert [r.score for r in again] == [r.score for r in records]  # seeded
+    paths = write_report(config.output_dir)
+    assert paths["plot"].stat().st_size > 0
+    assert "| passkey | 64 |" in table(body["records"])
