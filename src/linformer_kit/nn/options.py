@@ -215,6 +215,19 @@ class LinformerOptions:
                 f"global_tokens={self.global_tokens} must be at most max_seq_len={max_seq_len}"
                 f"{f' ({where})' if where else ''}"
             )
+        at = f" ({where})" if where else ""
+        for layer_w in self.local_windows(num_layers):
+            if layer_w is not None and layer_w >= max_seq_len:
+                raise ValueError(
+                    f"local_window={layer_w} must be below max_seq_len={max_seq_len}{at}: a window of ±{layer_w} "
+                    "covers every input, which is full attention (projected_length none)"
+                )
+        full = all(layer_k is None for layer_k in self.projected_lengths(num_layers))
+        if self.global_tokens and full and all(w is None for w in self.local_windows(num_layers)):
+            raise ValueError(
+                f"global_tokens={self.global_tokens} with full attention in every layer{at}: every token already "
+                "attends to every token; global tokens go with projected_length or local_window"
+            )
         if isinstance(k, tuple) and self.sharing == "layerwise" and len(set(k)) > 1:
             raise ValueError(
                 f"sharing='layerwise' uses one projection for every layer, so projected_length must be "

@@ -41,6 +41,7 @@ This module is the run; its pieces, each importable from here too:
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 
@@ -49,6 +50,7 @@ from transformers import AutoTokenizer, set_seed
 from linformer_kit.models.embedding import different_documents, embed, fidelity
 from linformer_kit.train.distill_config import STAGES, DistillConfig, Examples, Stage, Tune
 from linformer_kit.train.distill_data import load_data
+from linformer_kit.train.distill_long import run_long_stage
 from linformer_kit.train.distill_losses import (
     attention_io,
     attention_transfer_loss,
@@ -117,14 +119,16 @@ def _distill(config: DistillConfig) -> DistillResult:
     )
     losses: dict[str, float] = {}
     seconds: dict[str, float] = {}
-    for stage in stages(config):
+    runs = [(stage.name, functools.partial(run_stage, config, stage)) for stage in stages(config)]
+    if config.long_length is not None:  # after the 512 stages: extended, then trained on long text
+        runs.append(("long", functools.partial(run_long_stage, config)))
+    for name, run in runs:
         start = time.perf_counter()
-        student, losses[stage.name] = run_stage(config, stage, student, teacher, train, tokenizer)
-        seconds[stage.name] = time.perf_counter() - start
-        scores[stage.name] = fidelity(embed(student, tokenizer, documents, length, batch), reference)
+        student, losses[name] = run(student, teacher, train, tokenizer)
+        seconds[name] = time.perf_counter() - start
+        scores[name] = fidelity(embed(student, tokenizer, documents, length, batch), reference)
         logger.info(
-            f"distill: after {stage.name} ({stage.steps} steps, {seconds[stage.name]:.0f} s): "
-            f"fidelity {scores[stage.name]:.4f}"
+            f"distill: after {name} ({seconds[name]:.0f} s): fidelity at {length} tokens {scores[name]:.4f}"
         )
     result = DistillResult(
         output_dir=config.output_dir, fidelity=scores, different_documents=different, stage_losses=losses,

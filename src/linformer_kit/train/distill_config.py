@@ -7,6 +7,7 @@ teacher's folder and the output_dir (train/distill_preflight.py).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -24,8 +25,12 @@ from linformer_kit.train.training_arguments import (
 
 # A stage's loss and what trains under it (train/distill_losses.py, train/distill_trainer.py); each
 # stage runs in output_dir/<stage>/
-Stage = Literal["attention", "end-to-end"]
-STAGES: tuple[Stage, ...] = ("attention", "end-to-end")
+Stage = Literal["attention", "end-to-end", "long"]
+STAGES: tuple[Stage, ...] = ("attention", "end-to-end", "long")
+ProjectionResize = Literal["interpolate", "restart"]
+# the long stage's options (train/distill_long.py): each means something only with long_length
+LONG_OPTIONS = ("long_train", "long_steps", "long_batch_size", "long_learning_rate", "window_weight",
+                "contrastive_weight", "contrastive_scale", "short_weight", "projection_resize")  # fmt: skip
 Tune = Literal["all", "lora"]
 Examples = Literal["documents", "blocks"]
 # fidelity's baseline, the teacher's mean cosine of two different held-out documents, needs two of them
@@ -101,6 +106,40 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         default=1.0, metadata={"help": "weight of KL on masked-LM logits (teachers with a masked-LM head)"}
     )
 
+    long_length: int | None = field(
+        default=None,
+        metadata={"help": "after the 512 stages, extend the student to N tokens and train it on long text "
+                  "(the long stage, train/distill_long.py); None: no long stage", "metavar": "N"},
+    )  # fmt: skip
+    long_train: list[str] | None = field(
+        default=None,
+        metadata={"help": "long text for the long stage: spans of long_length tokens of one document each "
+                  "(default: --train)"},
+    )  # fmt: skip
+    long_steps: int = field(default=100, metadata={"help": "steps of the long stage"})
+    long_batch_size: int = field(
+        default=4,
+        metadata={"help": "spans per step of the long stage (>= 2: each half's in-batch negatives)"},
+    )
+    long_learning_rate: float = field(default=2e-5, metadata={"help": "learning rate of the long stage"})
+    window_weight: float = field(
+        default=1.0, metadata={"help": "long stage: weight of the sliding-window teacher's hidden states (a)"}
+    )
+    contrastive_weight: float = field(
+        default=0.1, metadata={"help": "long stage: weight of the halves' in-batch contrastive loss (b)"}
+    )
+    contrastive_scale: float = field(
+        default=20.0, metadata={"help": "long stage: cosine scale of the contrastive loss (MNRL's 20)"}
+    )
+    short_weight: float = field(
+        default=1.0, metadata={"help": "long stage: weight of end to end on short documents at seq_len (c)"}
+    )
+    projection_resize: ProjectionResize = field(
+        default="interpolate",
+        metadata={"help": "long stage: E and F for long_length: 'interpolate' (each trained slot over the "
+                  "same share of the input) or 'restart' (at their window start, as `linformer extend`)"},
+    )  # fmt: skip
+
     def _check_fields(self) -> None:
         """Values only; the teacher's files (and the defaults they give) are the preflight's (`_check_inputs`)."""
         if self.teacher is None:
@@ -122,6 +161,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         )  # fmt: skip
         check_number("max_train_documents", self.max_train_documents, 1, integer=True, optional=True)
         check_number("seq_len", self.seq_len, 2, integer=True, optional=True)
+        self._check_long_fields()
         if self.attention_steps and (
             self.projected_length is None or self.projection in ("mean", "max", "random")
         ):
@@ -131,16 +171,48 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                 "set --attention-steps 0"
             )
 
+    def _check_long_fields(self) -> None:
+        """The long stage's values; without long_length, none of its options may be given."""
+        if self.long_length is None:
+            defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in LONG_OPTIONS}
+            given = [name for name in LONG_OPTIONS if getattr(self, name) != defaults[name]]
+            if given:
+                raise ValueError(
+                    f"{', '.join(given)}: options of the long stage, which runs only with --long-length N"
+                )
+            return
+        check_number("long_length", self.long_length, 3, integer=True)
+        check_number("long_steps", self.long_steps, 1, integer=True)
+        check_number("long_learning_rate", self.long_learning_rate, 0, exclusive=True)
+        check_number("contrastive_scale", self.contrastive_scale, 0, exclusive=True)
+        for name in ("window_weight", "contrastive_weight", "short_weight"):
+            check_number(name, getattr(self, name), 0)
+        if self.window_weight + self.contrastive_weight + self.short_weight == 0:
+            raise ValueError(
+                "window_weight, contrastive_weight and short_weight are all 0: the long stage has no loss"
+            )
+        low = 2 if self.contrastive_weight > 0 else 1
+        check_number("long_batch_size", self.long_batch_size, low, integer=True,
+                     why="the contrastive loss needs another span's half as a negative" if low == 2 else "")  # fmt: skip
+        if self.projection_resize not in ("interpolate", "restart"):
+            raise ValueError(
+                f"projection_resize={self.projection_resize!r}: expected 'interpolate' or 'restart'"
+            )
+
     def _check_inputs(self) -> None:
         """The preflight's part (train/distill_preflight.py): the teacher's folder, a BERT / RoBERTa (or
         full-attention Linformer) model with a tokenizer (the student is saved with it); seq_len (default:
         the teacher's longest input) within its positions; the options against its config."""
         self.seq_len = check_teacher(self.teacher, self.seq_len)
+        if self.long_length is not None and self.long_length <= self.seq_len:
+            raise ValueError(
+                f"long_length={self.long_length}: the long stage reads more than seq_len={self.seq_len} tokens"
+            )
         self.student_config()  # the options against the teacher's architecture, before any weight is read
 
     def _check_checkpoints(self) -> None:
         """Stages keep their checkpoints in output_dir/<stage>/; a new run needs an empty output_dir."""
-        check_fresh_run(self.output_dir, STAGES, self.resume)
+        check_fresh_run(self.output_dir, self.resume)
 
     def student_config(self) -> LinformerConfig:
         """The student's LinformerConfig, from the teacher's config.json alone (ValueError names a bad option)."""

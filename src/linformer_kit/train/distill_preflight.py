@@ -13,14 +13,12 @@ They take values, not the config, so the config module imports them and nothing 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from linformer_kit.models import LinformerConfig
 from linformer_kit.models.convert import SOURCE_TYPES
 from linformer_kit.models.loading import check_model_dir, longest_input, read_config_json
-from linformer_kit.output_dir import saved_files
 
 
 def check_teacher(teacher: str, seq_len: int | None) -> int:
@@ -61,10 +59,11 @@ def student_config(teacher: str, options: dict[str, Any]) -> LinformerConfig:
     return converted_config(source, **options)
 
 
-def check_fresh_run(output_dir: str, stages: Sequence[str], resume: bool) -> None:
+def check_fresh_run(output_dir: str, resume: bool) -> None:
     """Stages keep their checkpoints in output_dir/<stage>/; a new run (not `resume`) needs an empty output_dir."""
     out = Path(output_dir)
-    held = saved_files(out) + [stage for stage in stages if (out / stage).exists()]
+    # anything at all: a folder of other files would get a model written among them (convert refuses it too)
+    held = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
     if held and not resume:
         raise ValueError(
             f"output_dir {output_dir!r} already holds {', '.join(held)}: pass --resume to continue "

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -66,10 +67,13 @@ class StagePlan:
     train/guards.py), its loss, steps and learning rate."""
 
     name: str  # its folder under output_dir and its key in DistillResult's fidelity, losses and seconds
-    loss: Stage  # "attention": L_att, E and F train; "end-to-end": L_e2e, what `tune` names trains
+    loss: Stage  # "attention": L_att, E and F train; "end-to-end" / "long": what `tune` names trains
     steps: int  # 0: the stage is skipped
     learning_rate: float
     options: dict[str, Any]  # what a finished stage must have run with for a resume to reuse it (JSON)
+    trainer: Callable[..., DistillTrainer] | None = None  # None: DistillTrainer
+    collator: Callable[[PreTrainedTokenizerBase], Any] = DataCollatorWithPadding
+    batch_size: int | None = None  # None: per_device_train_batch_size
 
 
 def attention_stage(config: DistillConfig) -> StagePlan:
@@ -116,9 +120,9 @@ def run_stage(
         student.load_state_dict(type(student).from_pretrained(folder).state_dict())
         return student, done["loss"]
     model = trainable(student, stage.loss, config)
-    trainer = DistillTrainer(
+    trainer = (stage.trainer or DistillTrainer)(
         model=model, args=stage_arguments(config, stage, folder), train_dataset=train,
-        data_collator=DataCollatorWithPadding(tokenizer), teacher=teacher, stage=stage.loss,
+        data_collator=stage.collator(tokenizer), teacher=teacher, stage=stage.loss,
         logits_weight=config.logits_weight, embedding_weight=config.embedding_weight,
     )  # fmt: skip
     resume = last_checkpoint(folder) if config.resume else None
@@ -159,6 +163,7 @@ def stage_arguments(config: DistillConfig, stage: StagePlan, folder: Path) -> Tr
     values.update(
         output_dir=str(folder), max_steps=stage.steps, remove_unused_columns=False, eval_strategy="no",
         learning_rate=stage.learning_rate, resume_from_checkpoint=None, report_to=[],
+        per_device_train_batch_size=stage.batch_size or config.per_device_train_batch_size,
     )  # fmt: skip
     return TrainingArguments(**values)
 

@@ -1,0 +1,227 @@
+"""The long stage of `distill`: the student extended to N tokens and trained on long text.
+
+No teacher reads N tokens, but three targets exist (issue "Long documents beat chunking"). Each step
+takes B spans of N tokens of one long document each (`long_train`: e.g. Gutenberg train, IMDB unsup)
+and B short documents of the 512 stages' examples:
+
+    (a) window   the teacher's hidden states of every layer, each token's taken from a 512-token window
+                 of the span in which it sits near the centre (windows at a stride of half their
+                 length): "the original with context on both sides", read by the student in one pass
+                     L_win = mean_l ||h_l^S(span) - h_l^win||² / ||h_l^win||²      (all tokens real)
+    (b) halves   the span's two halves embedded apart (mean pooling, normalised), each first half
+                 against the B second halves of the batch, in-batch negatives, MultipleNegativesRanking-
+                 Loss's semantics (sentence-transformers): L_mnr = CE(scale · cos(a_i, p_j), j = i)
+    (c) short    L_e2e (train/distill_losses.py) on the short documents against the teacher at 512:
+                 what keeps the 512 fidelity
+
+    L_long = window_weight · L_win + contrastive_weight · L_mnr + short_weight · L_e2e
+
+E and F are resized to N before the stage (`projection_resize`): "interpolate" stretches each trained
+slot over the same share of the longer input (E_N[j, t] = E_L[j, ⌊t L / N⌋] · L / N: a window mean stays
+the window mean of the same share, row sums kept), "restart" starts them anew at their window start
+(what `linformer extend` does). The positions wrap (row p mod L, Longformer's copy).
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from typing import Any
+
+import datasets
+import torch
+from torch import nn
+from torch.nn import functional as F
+from transformers import PreTrainedTokenizerBase
+
+from linformer_kit.models import LinformerPreTrainedModel
+from linformer_kit.models.convert import is_projection_key
+from linformer_kit.models.embedding import sentence_embedding
+from linformer_kit.models.extend import extended
+from linformer_kit.train.data import load_text
+from linformer_kit.train.distill_config import LONG_OPTIONS, DistillConfig
+from linformer_kit.train.distill_losses import end_to_end_loss, relative_error
+from linformer_kit.train.distill_trainer import DistillTrainer, StagePlan, run_stage
+
+
+def long_student(student: LinformerPreTrainedModel, config: DistillConfig) -> LinformerPreTrainedModel:
+    """The student reading `long_length` tokens, E and F resized as `projection_resize` says, in train mode."""
+    assert config.long_length is not None
+    longer = extended(student, config.long_length)
+    if config.projection_resize == "interpolate":
+        old = student.state_dict()
+        with torch.no_grad():
+            for name, parameter in longer.named_parameters():
+                if is_projection_key(name) and name in old and old[name].shape != parameter.shape:
+                    parameter.copy_(stretched(old[name], parameter.shape[-1]))
+    return longer.train().requires_grad_(True)
+
+
+def stretched(weight: torch.Tensor, length: int) -> torch.Tensor:
+    """(*, k, L) -> (*, k, length): column t takes column ⌊t L / length⌋, scaled by L / length (row sums kept)."""
+    old = weight.shape[-1]
+    source = torch.arange(length, device=weight.device) * old // length
+    return weight.index_select(-1, source) * (old / length)
+
+
+def long_spans(
+    texts: datasets.Dataset, tokenizer: PreTrainedTokenizerBase, length: int, count: int, seed: int
+) -> list[list[int]]:
+    """`count` spans of exactly `length` tokens ([CLS] + length - 2 tokens of one document + [SEP]), drawn
+    without overlap from the documents in a seeded order, as many as the documents hold up to `count`."""
+    body = length - 2
+    empty = tokenizer("")["input_ids"]  # the tokenizer's own special tokens around nothing
+    order = list(range(len(texts)))
+    random.Random(seed).shuffle(order)
+    spans: list[list[int]] = []
+    for i in order:
+        ids = tokenizer(texts[i]["text"], add_special_tokens=False, verbose=False)["input_ids"]
+        spans += [empty[:1] + ids[a : a + body] + empty[1:] for a in range(0, len(ids) - body + 1, body)]
+        if len(spans) >= count:
+            break
+    random.Random(seed + 1).shuffle(spans)
+    return spans[:count]
+
+
+def long_examples(spans: list[list[int]], short: datasets.Dataset) -> datasets.Dataset:
+    """Rows of a long span (input_ids) and a short document (short_input_ids), short ones cycled."""
+    return datasets.Dataset.from_dict(
+        {
+            "input_ids": spans,
+            "short_input_ids": [short[i % len(short)]["input_ids"] for i in range(len(spans))],
+        }
+    )
+
+
+class LongCollator:
+    """Pads the spans (all one length) and the short documents apart: input_ids, short_input_ids and masks."""
+
+    def __init__(self, tokenizer: PreTrainedTokenizerBase) -> None:
+        self.tokenizer = tokenizer
+
+    def __call__(self, rows: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        out = {}
+        for key, prefix in (("input_ids", ""), ("short_input_ids", "short_")):
+            padded = self.tokenizer.pad({"input_ids": [r[key] for r in rows]}, return_tensors="pt")
+            out[f"{prefix}input_ids"], out[f"{prefix}attention_mask"] = (
+                padded["input_ids"],
+                padded["attention_mask"],
+            )
+        return out
+
+
+@torch.no_grad()
+def window_targets(teacher: nn.Module, input_ids: torch.Tensor, window: int) -> list[torch.Tensor]:
+    """Per layer (embeddings first, as `hidden_states`), (b, n, D): each token's state from the `window`-token
+    teacher window (its own [CLS] ... [SEP]) whose centre is nearest to it. `input_ids` (b, n) are whole
+    spans, [CLS] + n - 2 tokens + [SEP], no padding; the first window gives [CLS]'s state, the last [SEP]'s."""
+    b, n = input_ids.shape
+    body, inner = n - 2, window - 2
+    if body <= inner:  # one window holds the whole span
+        return list(teacher(input_ids=input_ids, output_hidden_states=True).hidden_states)
+    stride = inner // 2
+    starts = [*range(0, body - inner, stride), body - inner]  # (W,) the last window ends at the end
+    cls, sep, text = input_ids[:, :1], input_ids[:, -1:], input_ids[:, 1:-1]
+    windows = torch.cat([torch.cat([cls, text[:, a : a + inner], sep], 1) for a in starts])  # (W b, window)
+    states = teacher(input_ids=windows, output_hidden_states=True).hidden_states  # per layer (W b, window, D)
+    centres = torch.tensor(starts) + inner / 2  # (W,)
+    nearest = (torch.arange(body)[:, None] + 0.5 - centres[None, :]).abs().argmin(-1)  # (body,) window of t
+    within = torch.arange(body) - torch.tensor(starts)[nearest] + 1  # (body,) t's place in its window
+    targets = []
+    for layer in states:
+        layer = layer.view(len(starts), b, window, -1)  # (W, b, window, D)
+        middle = layer[nearest, :, within].transpose(0, 1)  # (b, body, D)
+        targets.append(torch.cat([layer[0, :, :1], middle, layer[-1, :, -1:]], 1))  # (b, n, D)
+    return targets
+
+
+def halves_loss(model: nn.Module, input_ids: torch.Tensor, scale: float) -> torch.Tensor:
+    """L_mnr of the module docstring on each span's two halves (b >= 2 spans; [CLS] / [SEP] around each half)."""
+    cls, sep, text = input_ids[:, :1], input_ids[:, -1:], input_ids[:, 1:-1]
+    middle = text.shape[1] // 2
+    embedded = []
+    for half in (text[:, :middle], text[:, middle:]):
+        ids = torch.cat([cls, half, sep], 1)
+        mask = torch.ones_like(ids)
+        embedded.append(sentence_embedding(model(input_ids=ids, attention_mask=mask).last_hidden_state, mask))
+    logits = scale * embedded[0] @ embedded[1].T  # (b, b) cosines of unit vectors
+    return F.cross_entropy(logits, torch.arange(len(logits), device=logits.device))
+
+
+class LongTrainer(DistillTrainer):
+    """`DistillTrainer` whose loss is L_long (module docstring); the weights are the config's."""
+
+    def __init__(self, *args: Any, config: DistillConfig, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.config = config
+
+    def compute_loss(
+        self,
+        model: nn.Module,
+        inputs: dict[str, torch.Tensor | Any],
+        return_outputs: bool = False,
+        num_items_in_batch: torch.Tensor | int | None = None,
+    ) -> torch.Tensor | tuple[torch.Tensor, Any]:
+        loss = long_loss(model, self.teacher, inputs, self.config)
+        return (loss, None) if return_outputs else loss
+
+
+def long_loss(
+    model: nn.Module, teacher: nn.Module, inputs: dict[str, torch.Tensor], config: DistillConfig
+) -> torch.Tensor:
+    """L_long of the module docstring: the terms whose weight is above 0."""
+    encoder = getattr(model, "base_model", model)
+    encoder = getattr(encoder, "linformer", encoder)  # the last hidden state, not a head's logits
+    ids = inputs["input_ids"]
+    loss = ids.new_zeros((), dtype=torch.float32)
+    if config.window_weight > 0:
+        assert config.seq_len is not None
+        want = window_targets(teacher, ids, config.seq_len)
+        got = model(
+            input_ids=ids, attention_mask=inputs["attention_mask"], output_hidden_states=True
+        ).hidden_states
+        real = inputs["attention_mask"].bool()
+        errors = [relative_error(s, t, real) for s, t in zip(got[1:], want[1:], strict=True)]
+        loss = loss + config.window_weight * torch.stack(errors).mean()
+    if config.contrastive_weight > 0:
+        loss = loss + config.contrastive_weight * halves_loss(encoder, ids, config.contrastive_scale)
+    if config.short_weight > 0:
+        short = {"input_ids": inputs["short_input_ids"], "attention_mask": inputs["short_attention_mask"]}
+        loss = loss + config.short_weight * end_to_end_loss(
+            model, teacher, short, config.logits_weight, config.embedding_weight
+        )
+    return loss
+
+
+def long_stage(config: DistillConfig) -> StagePlan:
+    """The long stage as configured: its steps, batch, learning rate, and every option a resume compares."""
+    options = {name: getattr(config, name) for name in LONG_OPTIONS}
+    options.update(long_length=config.long_length, seq_len=config.seq_len, **config.conversion_options())
+    return StagePlan(
+        "long", "long", config.long_steps, config.long_learning_rate, options,
+        trainer=functools.partial(LongTrainer, config=config), collator=LongCollator,
+        batch_size=config.long_batch_size,
+    )  # fmt: skip
+
+
+def run_long_stage(
+    config: DistillConfig,
+    student: LinformerPreTrainedModel,
+    teacher: LinformerPreTrainedModel,
+    short: datasets.Dataset,
+    tokenizer: PreTrainedTokenizerBase,
+) -> tuple[LinformerPreTrainedModel, float]:
+    """The student extended to long_length (`long_student`), trained on spans of `long_train` mixed with the
+    `short` examples (`run_stage`: its own Trainer in output_dir/long/, resumable); ValueError when the long
+    text holds no span of long_length tokens."""
+    assert config.long_length is not None
+    longer = long_student(student, config)
+    texts = load_text(config.long_train or config.train, config.text_column, "long_train")
+    wanted = config.long_steps * config.long_batch_size * config.gradient_accumulation_steps
+    spans = long_spans(texts, tokenizer, config.long_length, wanted, config.seed)
+    if len(spans) < config.long_batch_size:
+        raise ValueError(
+            f"long_train: the text holds {len(spans)} span(s) of long_length={config.long_length} tokens, "
+            f"fewer than long_batch_size={config.long_batch_size}; give longer documents or lower --long-length"
+        )
+    return run_stage(config, long_stage(config), longer, teacher, long_examples(spans, short), tokenizer)

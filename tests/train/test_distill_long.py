@@ -1,0 +1,157 @@
+"""The long stage of `linformer distill` (train/distill_long.py) on a tiny BERT teacher reading 32 tokens."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from torch.testing import assert_close
+
+from linformer_kit.models.convert import is_projection_key
+from linformer_kit.models.loading import longest_input
+from linformer_kit.nn.projection import window_matrix
+from linformer_kit.train.distill import DistillConfig, distill
+from linformer_kit.train.distill_long import halves_loss, long_spans, stretched, window_targets
+from tests.fixtures.models import tiny_source
+from tests.train.test_distill import MANY_WORDS, _word_teacher
+
+
+@pytest.fixture
+def long_text(tmp_path: Path) -> Path:
+    rng = random.Random(0)
+    path = tmp_path / "long.txt"
+    documents = (" ".join(rng.choice(MANY_WORDS) for _ in range(rng.randint(20, 300))) for _ in range(60))
+    path.write_text("\n\n".join(documents) + "\n")
+    return path
+
+
+def _config(teacher: Path, text: Path, out: Path, **overrides) -> DistillConfig:
+    values = dict(
+        teacher=str(teacher), train=[str(text)], output_dir=str(out), projected_length=8, local_window=2,
+        global_tokens=1, end_to_end_steps=2, per_device_train_batch_size=4, logging_steps=1, save_steps=2,
+        disable_tqdm=True, seed=0, max_eval_documents=6, long_length=64, long_steps=3, long_batch_size=2,
+    )  # fmt: skip
+    return DistillConfig(**{**values, **overrides})
+
+
+def test_stretched_window_means_stay_window_means() -> None:
+    e = window_matrix(8, 32)
+    assert_close(stretched(e, 128), window_matrix(8, 128))
+    assert_close(stretched(e, 128).sum(-1), e.sum(-1))  # row sums kept for any E
+    learned = torch.randn(2, 8, 32)
+    assert_close(stretched(learned, 96).sum(-1), learned.sum(-1))
+
+
+def test_window_targets_take_each_token_from_its_most_central_window() -> None:
+    teacher = tiny_source("bert", "Model")
+    ids = torch.randint(5, 99, (2, 40))
+    ids[:, 0], ids[:, -1] = 2, 3  # [CLS] ... [SEP]
+    short = window_targets(teacher, ids[:, :30], 32)  # one window holds it: the teacher itself
+    assert_close(short[-1], teacher(input_ids=ids[:, :30]).last_hidden_state)
+    targets = window_targets(teacher, ids, 16)  # text of 38 tokens, windows of 14 at a stride of 7
+    text = ids[:, 1:-1]
+    first = teacher(input_ids=torch.cat([ids[:, :1], text[:, 0:14], ids[:, -1:]], 1)).last_hidden_state
+    second = teacher(input_ids=torch.cat([ids[:, :1], text[:, 7:21], ids[:, -1:]], 1)).last_hidden_state
+    assert_close(targets[-1][:, 0], first[:, 0])  # [CLS] from the first window
+    assert_close(targets[-1][:, 1 + 3], first[:, 1 + 3])  # text token 3: centre of window 0 is 7
+    assert_close(targets[-1][:, 1 + 13], second[:, 1 + 6])  # text token 13: nearest centre 14 (window 1)
+    assert len(targets) == 3  # embeddings and each of the 2 layers
+    assert targets[0].shape == (2, 40, 32)
+
+
+def test_halves_loss_prefers_each_span_s_own_second_half() -> None:
+    encoder = tiny_source("bert", "Model")
+    ids = torch.randint(5, 99, (4, 30))
+    same = torch.cat([ids[:, :15], ids[:, :15]], 1)  # each second half repeats its first
+    mixed = torch.cat([ids[:, :15], ids.roll(1, 0)[:, :15]], 1)  # each second half is another span's first
+    assert halves_loss(encoder, same, 20.0) < halves_loss(encoder, mixed, 20.0)
+    assert halves_loss(encoder, mixed, 20.0) > 0
+
+
+def test_long_spans_are_whole_token_runs_of_one_document(word_teacher: Path, long_text: Path) -> None:
+    from transformers import AutoTokenizer
+
+    from linformer_kit.train.data import load_text
+
+    tokenizer = AutoTokenizer.from_pretrained(word_teacher)
+    spans = long_spans(load_text([str(long_text)], "text", "long"), tokenizer, 64, 10, seed=0)
+    assert len(spans) == 10
+    assert all(
+        len(s) == 64 and s[0] == tokenizer.cls_token_id and s[-1] == tokenizer.sep_token_id for s in spans
+    )
+    assert all(tokenizer.unk_token_id not in s for s in spans)
+
+
+@pytest.fixture
+def word_teacher(tmp_path: Path) -> Path:
+    return _word_teacher(tmp_path / "word-teacher")
+
+
+@pytest.mark.slow
+def test_the_long_stage_trains_a_student_reading_long_length(
+    word_teacher: Path, long_text: Path, tmp_path: Path
+) -> None:
+    result = distill(_config(word_teacher, long_text, tmp_path / "out"))
+    assert set(result.fidelity) == {"drop-in", "end-to-end", "long"}
+    assert result.fidelity["long"] > result.different_documents  # kept something document-specific at 32
+    config = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert longest_input(config) == 64
+    weights = load_file(tmp_path / "out" / "model.safetensors")
+    trained = load_file(tmp_path / "out" / "end-to-end" / "model.safetensors")
+    for name, tensor in weights.items():
+        if is_projection_key(name):
+            assert tensor.shape[-1] == 64  # E, F sized for 64, trained from the stretched 32
+            assert not torch.equal(tensor, stretched(trained[name], 64))
+    stage = json.loads((tmp_path / "out" / "long" / "stage.json").read_text())
+    assert stage["options"]["long_length"] == 64
+    tokenizer_config = json.loads((tmp_path / "out" / "tokenizer_config.json").read_text())
+    assert tokenizer_config["model_max_length"] == 64
+
+
+@pytest.mark.parametrize(
+    ("overrides", "match"),
+    [
+        (
+            {"long_length": None, "window_weight": 2.0, "long_steps": 5, "long_batch_size": 4},
+            "long_steps, window_weight: options of the long stage",
+        ),
+        ({"long_batch_size": 1}, "long_batch_size.*>= 2"),
+        (
+            {"window_weight": 0.0, "contrastive_weight": 0.0, "short_weight": 0.0},
+            "the long stage has no loss",
+        ),
+        ({"long_length": 32}, "long_length=32: the long stage reads more than seq_len=32"),
+        ({"projection_resize": "stretch"}, "projection_resize='stretch'"),
+        ({"local_window": 40}, "local_window=40 must be below max_seq_len=32"),
+        ({"projected_length": None, "local_window": None}, "global_tokens=1 with full attention in every layer"),
+    ],
+)
+def test_bad_long_options_are_named_before_any_work(
+    overrides: dict, match: str, word_teacher: Path, long_text: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(ValueError, match=match):
+        distill(_config(word_teacher, long_text, tmp_path / "out", **overrides))
+    assert not (tmp_path / "out").exists()
+
+
+def test_too_little_long_text_is_named(word_teacher: Path, tmp_path: Path) -> None:
+    short = tmp_path / "short.txt"
+    short.write_text("\n\n".join(" ".join(MANY_WORDS[:10]) for _ in range(40)) + "\n")
+    with pytest.raises(ValueError, match="holds 0 span"):
+        distill(_config(word_teacher, short, tmp_path / "out", end_to_end_steps=1))
+
+
+def test_an_output_dir_holding_any_file_is_refused_and_kept(
+    word_teacher: Path, long_text: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match=r"already holds notes\.txt: pass --resume"):
+        distill(_config(word_teacher, long_text, out))
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
+    assert (out / "notes.txt").read_text() == "mine"
