@@ -11,23 +11,22 @@ from __future__ import annotations
 
 from transformers import HfArgumentParser
 
-from linformer_kit.cli.positionals import positional
-from linformer_kit.config_parser import config_parser, parse_config
+from linformer_kit.cli.positionals import verb_parser
+from linformer_kit.config_parser import parse_config
 
 
 def build_parser() -> HfArgumentParser:
     from linformer_kit.longdocs.config import LongDocsConfig
 
-    parser = config_parser(
+    return verb_parser(
         LongDocsConfig,
-        prog="linformer longdocs",
+        "longdocs",
         usage="linformer longdocs MODEL_DIR --output-dir DIR [--original DIR] [--data DIR] [--OPTION VALUE ...]",
         description="Passkey, needle, long IMDB reviews and book / article halves at every length: the model "
         "reading the whole text against the original truncated, on 512-token chunks (mean, best), late "
         "chunking and full attention with copied positions; accuracy and seconds per document.",
+        positionals={"model": "MODEL_DIR"},
     )
-    positional(parser, "model", "MODEL_DIR")
-    return parser
 
 
 def main(argv: list[str]) -> int:

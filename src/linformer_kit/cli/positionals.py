@@ -2,6 +2,7 @@
 
     positional(parser, "model", "MODEL_DIR_OR_NAME")    # `linformer spectrum MODEL`, not `--model MODEL`
     source_and_destination(ConvertConfig, "convert", usage, description)    # `linformer convert SRC DST`
+    verb_parser(SpectrumConfig, "spectrum", usage, description, {"model": "MODEL_DIR_OR_NAME"})
 
 `HfArgumentParser` makes every field a flag; a verb whose documented form takes some of them by
 position (convert's and extend's SRC DST, spectrum's MODEL, reproduce's RECIPE) turns those flags
@@ -31,10 +32,18 @@ def positional(parser: argparse.ArgumentParser, dest: str, metavar: str) -> None
     parser.add_argument(dest, metavar=metavar, type=action.type or str, help=action.help)
 
 
+def verb_parser(
+    config_class: type, verb: str, usage: str, description: str, positionals: dict[str, str]
+) -> HfArgumentParser:
+    """The parser of `linformer <verb>`: every field of `config_class` a flag, but the fields named in
+    `positionals` (field -> metavar, in order), given first by position."""
+    parser = config_parser(config_class, prog=f"linformer {verb}", usage=usage, description=description)
+    for dest, metavar in positionals.items():
+        positional(parser, dest, metavar)
+    return parser
+
+
 def source_and_destination(config_class: type, verb: str, usage: str, description: str) -> HfArgumentParser:
     """The parser of `linformer <verb> SRC DST`, a verb that reads the model at SRC and writes one to DST
     (`convert`, `extend`): every field of `config_class` a flag, but `source` and `output_dir`, given first."""
-    parser = config_parser(config_class, prog=f"linformer {verb}", usage=usage, description=description)
-    positional(parser, "source", "SRC")
-    positional(parser, "output_dir", "DST")
-    return parser
+    return verb_parser(config_class, verb, usage, description, {"source": "SRC", "output_dir": "DST"})

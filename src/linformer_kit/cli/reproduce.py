@@ -21,22 +21,21 @@ import sys
 
 from transformers import HfArgumentParser
 
-from linformer_kit.cli.positionals import positional
-from linformer_kit.config_parser import config_parser, parse_config
+from linformer_kit.cli.positionals import verb_parser
+from linformer_kit.config_parser import parse_config
 
 
 def build_parser() -> HfArgumentParser:
     """The flags of `ReproduceConfig`; RECIPE is its `recipe` field, given first."""
     from linformer_kit.reproduction import ReproduceConfig
 
-    parser = config_parser(
+    return verb_parser(
         ReproduceConfig,
-        prog="linformer reproduce",
+        "reproduce",
         usage="linformer reproduce RECIPE [--data DIR] [--dry-run | --collect-only] [--OPTION VALUE ...]",
         description=__doc__.splitlines()[0],
+        positionals={"recipe": "RECIPE"},
     )
-    positional(parser, "recipe", "RECIPE")
-    return parser
 
 
 def main(argv: list[str]) -> int:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from transformers import HfArgumentParser
 
-from linformer_kit.cli.positionals import positional
-from linformer_kit.config_parser import config_parser, parse_config
+from linformer_kit.cli.positionals import verb_parser
+from linformer_kit.config_parser import parse_config
 
 if TYPE_CHECKING:
     from linformer_kit.analysis.spectrum import SpectrumResult
@@ -27,17 +27,16 @@ REQUIRED = {"--text": "text_file", "--output-dir": "output_dir"}
 def build_parser() -> HfArgumentParser:
     from linformer_kit.analysis import SpectrumConfig
 
-    parser = config_parser(
+    return verb_parser(
         SpectrumConfig,
-        prog="linformer spectrum",
+        "spectrum",
         usage="linformer spectrum MODEL_DIR_OR_NAME --text FILE --output-dir DIR [--config FILE] "
         "[--OPTION VALUE ...]",
         description="Run a full-attention encoder (ours with projected_length=None, or any Hugging Face "
         "RoBERTa/BERT-like encoder) on real text; write DIR/spectrum.json, DIR/spectrum_curves.png and "
         "DIR/spectrum_heatmap.png.",
+        positionals={"model": "MODEL_DIR_OR_NAME"},
     )
-    positional(parser, "model", "MODEL_DIR_OR_NAME")
-    return parser
 
 
 def main(argv: list[str]) -> int:

@@ -155,15 +155,8 @@ class LongTrainer(DistillTrainer):
         super().__init__(*args, **kwargs)
         self.config = config
 
-    def compute_loss(
-        self,
-        model: nn.Module,
-        inputs: dict[str, torch.Tensor | Any],
-        return_outputs: bool = False,
-        num_items_in_batch: torch.Tensor | int | None = None,
-    ) -> torch.Tensor | tuple[torch.Tensor, Any]:
-        loss = long_loss(model, self.teacher, inputs, self.config)
-        return (loss, None) if return_outputs else loss
+    def stage_loss(self, model: nn.Module, inputs: dict[str, torch.Tensor | Any]) -> torch.Tensor:
+        return long_loss(model, self.teacher, inputs, self.config)
 
 
 def long_loss(

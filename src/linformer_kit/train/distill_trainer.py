@@ -196,8 +196,11 @@ class DistillTrainer(GuardedTrainer):
         return_outputs: bool = False,
         num_items_in_batch: torch.Tensor | int | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, Any]:
-        if self.stage == "attention":
-            loss = attention_transfer_loss(model, self.teacher, inputs)
-        else:
-            loss = end_to_end_loss(model, self.teacher, inputs, self.logits_weight, self.embedding_weight)
+        loss = self.stage_loss(model, inputs)
         return (loss, None) if return_outputs else loss
+
+    def stage_loss(self, model: nn.Module, inputs: dict[str, torch.Tensor | Any]) -> torch.Tensor:
+        """The stage's loss on one batch (a subclass's stage overrides this alone)."""
+        if self.stage == "attention":
+            return attention_transfer_loss(model, self.teacher, inputs)
+        return end_to_end_loss(model, self.teacher, inputs, self.logits_weight, self.embedding_weight)
