@@ -265,12 +265,32 @@ def test_local_attention_function_picks_what_its_docstring_says() -> None:
         sdpa_local_attention,
         sdpa_local_attention,
     ]
-    with torch.no_grad():
-        assert pick("auto", wide) is banded_attention  # a CPU forward at d > 32
-        assert pick("sdpa", wide) is sdpa_local_attention
+    with torch.no_grad():  # a CPU forward, at any head dim
+        assert pick("auto", small) is pick("auto", wide) is sdpa_local_attention
     assert pick("auto", wide.requires_grad_()) is sdpa_local_attention  # a backward will run
     assert pick("auto", wide, dropout_p=0.1) is banded_attention  # the fused CPU kernel has no dropout
     assert pick("sdpa", wide, dropout_p=0.1) is sdpa_local_attention
+    assert pick("eager", wide, dropout_p=0.1) is dense_local_attention
+
+
+def test_a_symbolic_length_takes_the_banded_core_but_eager_keeps_the_reference() -> None:
+    """SDPA's block count is a Python int: under torch.export every backend but the reference is banded."""
+    seen = {}
+
+    class Pick(torch.nn.Module):
+        def forward(self, q: torch.Tensor) -> torch.Tensor:
+            for backend in ("auto", "sdpa", "blocked", "eager"):
+                seen[backend] = local_attention_function(backend, q)
+            return q * 2
+
+    q = torch.randn(1, 2, 8, 32)
+    torch.export.export(Pick(), (q,), dynamic_shapes={"q": {2: torch.export.Dim("n", min=2, max=64)}})
+    assert seen == {
+        "auto": banded_attention,
+        "sdpa": banded_attention,
+        "blocked": banded_attention,
+        "eager": dense_local_attention,
+    }
 
 
 # --- readable weights --------------------------------------------------------------------------------

@@ -49,8 +49,9 @@ from torch.nn import functional as F
 from linformer_kit.nn.backends import eager_attention, fill_empty_rows
 
 # Queries per block of `banded_attention` when the window is narrower (B = max(MIN_BLOCK, w)), and of
-# `sdpa_local_attention` (B = max(SDPA_BLOCK, w)): a larger block copies the slots fewer times and wastes more
-# of the band (B + 2w keys for 2w + 1 used). Both measured in docs/benchmarks.md, "Local window".
+# `sdpa_local_attention` (B = max(SDPA_BLOCK, w)): a larger block copies the slots fewer times and wastes
+# more of the band (B + 2w keys for 2w + 1 used); each the fastest of three blocks measured, or within the
+# noise of it (docs/benchmarks.md, "Local window").
 MIN_BLOCK = 32
 SDPA_BLOCK = 128
 
@@ -248,22 +249,17 @@ LOCAL_CORES: dict[str, LocalCore] = {
 
 
 def local_attention_function(backend: str, q: Tensor, dropout_p: float = 0.0) -> LocalCore:
-    """The window core `backend` names for these queries; "auto" picks by the rules below, measured in
-    docs/benchmarks.md ("Local window": one layer, sdpa / banded A/B)."""
+    """The window core `backend` names for these queries; "auto" picks by the rules below, each measured
+    in docs/benchmarks.md ("Local window": one layer, sdpa / banded A/B in one process)."""
     if backend == "eager":
-        return dense_local_attention
+        return dense_local_attention  # the reference, and the one that returns the weights
     if not isinstance(q.shape[-2], int):  # SDPA's block count is a Python int; banded's blocks are longest's
         return banded_attention
     if backend != "auto":
         return LOCAL_CORES[backend]
-    if q.device.type != "cpu":
-        return sdpa_local_attention
-    if dropout_p > 0.0:  # PyTorch's fused CPU kernel has no dropout: its unfused fallback is 2x slower
-        return banded_attention
-    grad = torch.is_grad_enabled() and q.requires_grad
-    if not grad and q.shape[-1] > 32:  # a CPU forward at d = 64: copying the slots per block costs more
-        return banded_attention
-    return sdpa_local_attention  # the fused kernel wins wherever a backward runs, and at d = 32
+    if q.device.type == "cpu" and dropout_p > 0.0:  # PyTorch's fused CPU kernel has no dropout: its unfused
+        return banded_attention  # fallback is slower than writing the scores out
+    return sdpa_local_attention  # one fused kernel, no scores written out: the faster core everywhere else
 
 
 def _aligned(slot_ok: Tensor, key_keep: Tensor) -> list[Tensor]:
