@@ -34,6 +34,12 @@ def saved(tmp_path):
     return model, tmp_path / "src"
 
 
+def _window_start(k: int, n: int) -> torch.Tensor:
+    """(k, n): slot j the mean of the j-th of k windows of n / k positions (the "window" start, written out)."""
+    width = n // k
+    return (torch.arange(n)[None, :] // width == torch.arange(k)[:, None]).float() / width
+
+
 def test_extend_keeps_every_weight_and_option_and_wraps_the_positions(saved, tmp_path) -> None:
     model, src = saved
     assert main(["extend", str(src), str(tmp_path / "dst"), "--max-length", str(3 * N)]) == 0
@@ -47,17 +53,48 @@ def test_extend_keeps_every_weight_and_option_and_wraps_the_positions(saved, tmp
     for name in kept:
         assert_close(after[name], before[name], rtol=0, atol=0, msg=name)
     table, first = before["linformer.embeddings.position_embeddings.weight"], 2  # RoBERTa numbering: pad + 1
-    rows = after["linformer.embeddings.position_embeddings.weight"]
-    assert_close(rows[first:], table[first + torch.arange(3 * N) % N], rtol=0, atol=0)
-    assert after["linformer.encoder.layer.0.attention.self.kv_projection.weight"].shape[-1] == 3 * N
-    # what was written is `extended` of the model (what the encoder study reads at 2 048), on a long input
+    wrapped = torch.cat([table[:first], table[first + torch.arange(3 * N) % N]])  # position p: row p mod N
+    projections = [f"linformer.encoder.layer.{i}.attention.self.kv_projection.weight" for i in range(2)]
+    starts = [_window_start(k, 3 * N) for k in OPTIONS["projected_length"]]  # E = F (sharing "kv"), per layer
+    assert_close(
+        after["linformer.embeddings.position_embeddings.weight"][first:], wrapped[first:], rtol=0, atol=0
+    )
+    for name, start in zip(projections, starts, strict=True):  # new, (k x 3N), at projection_init "window"
+        assert_close(after[name], start, rtol=0, atol=0)
+    # the written model is one built at 3N from those parts, independently, on a long padded input
+    expected = LinformerForSequenceClassification(
+        tiny_linformer_config(**OPTIONS, max_position_embeddings=3 * N + first)
+    ).eval()
+    parts = {**expected.state_dict(), **{name: before[name] for name in kept}}
+    parts["linformer.embeddings.position_embeddings.weight"] = wrapped
+    parts.update(zip(projections, starts))
+    expected.load_state_dict(parts)
     ids = torch.randint(3, 64, (2, 3 * N))
     mask = torch.ones_like(ids)
     mask[1, 2 * N :] = 0
     with torch.no_grad():
-        assert_close(longer(ids, attention_mask=mask).logits,
-                     extended(model, 3 * N)(ids, attention_mask=mask).logits)  # fmt: skip
+        got, want = (m.linformer(ids, attention_mask=mask).last_hidden_state for m in (longer, expected))
+        assert_close(longer(ids, attention_mask=mask).logits, expected(ids, attention_mask=mask).logits)
+    assert_close(got[mask.bool()], want[mask.bool()])  # every real token (the logits read one)
     assert json.loads((tmp_path / "dst" / "tokenizer_config.json").read_text())["model_max_length"] == 3 * N
+
+
+def test_extended_reads_short_rows_as_the_original_does(saved) -> None:
+    """A row of at most k real tokens (short_inputs="exact") attends exactly, with no E, and its positions
+    are the original's: there the extended model is the original, alone or padded into a longer batch."""
+    model, _ = saved
+    longer = extended(model, 3 * N)
+    ids = torch.randint(3, 64, (3, 12))
+    mask = torch.zeros_like(ids)
+    mask[0, :4], mask[1, :3], mask[2, :1] = 1, 1, 1  # at most min(k) = 4 real tokens
+    full = torch.ones_like(ids)  # rows of 12 real tokens: projected through E, which is new
+    with torch.no_grad():
+        short, want = (m.linformer(ids, attention_mask=mask).last_hidden_state for m in (longer, model))
+        alone, want_alone = (m.linformer(ids[:1, :4]).last_hidden_state for m in (longer, model))
+        long, other = (m.linformer(ids, attention_mask=full).last_hidden_state for m in (longer, model))
+    assert_close(short[mask.bool()], want[mask.bool()])
+    assert_close(alone, want_alone)
+    assert (long - other).abs().max() > 1e-3
 
 
 def test_extended_at_or_below_the_longest_input_is_the_model_itself(saved) -> None:
