@@ -126,7 +126,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         default=1.0, metadata={"help": "long stage: weight of the sliding-window teacher's hidden states (a)"}
     )
     contrastive_weight: float = field(
-        default=0.1, metadata={"help": "long stage: weight of the halves' in-batch contrastive loss (b)"}
+        default=0.2, metadata={"help": "long stage: weight of the halves' in-batch contrastive loss (b)"}
     )
     contrastive_scale: float = field(
         default=20.0, metadata={"help": "long stage: cosine scale of the contrastive loss (MNRL's 20)"}
