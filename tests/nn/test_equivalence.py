@@ -87,13 +87,23 @@ def test_fast_backends_agree_with_eager(backend: str) -> None:
     assert_close(sdpa(x, mask), eager(x, mask), rtol=1e-5, atol=1e-6)
 
 
-def test_forward_with_weights_returns_n_by_k_rows_that_sum_to_one() -> None:
-    layer = LinformerSelfAttention(D, H, N, 4)
-    x = torch.randn(2, N, D)
+def test_forward_with_weights_returns_the_n_by_k_softmax() -> None:
+    """The weights are softmax(Q (E K)ᵀ / sqrt(d)), written out here (rows that sum to 1 alone would
+    hold for any softmax), and the output is what they give."""
+    torch.manual_seed(0)
+    layer = LinformerSelfAttention(D, H, N, 4).double()
+    with torch.no_grad():
+        layer.key_projection.weight.normal_()  # not the window start: every slot reads every token
+    x = torch.randn(2, N, D, dtype=torch.float64)
     out, weights = layer.forward_with_weights(x)
     assert weights.shape == (2, H, N, 4)
-    assert_close(weights.sum(-1), torch.ones(2, H, N))
-    assert_close(out, layer(x), rtol=1e-5, atol=1e-6)
+    d = D // H
+    q, k, v = (lin(x).view(2, N, H, d).transpose(1, 2) for lin in (layer.query, layer.key, layer.value))
+    e, f = layer.key_projection.weight, layer.value_projection.weight  # (k, n), every head's
+    want = torch.softmax(q @ (e @ k).transpose(-1, -2) / d**0.5, dim=-1)  # (b, h, n, k)
+    assert_close(weights, want)
+    assert_close(out, layer.dense((weights @ (f @ v)).transpose(1, 2).reshape(2, N, D)))
+    assert_close(out, layer(x))
 
 
 def test_gradcheck_fast_order() -> None:
