@@ -182,9 +182,7 @@ def _loop_reference(layer: LinformerSelfAttention, x: torch.Tensor, w: int | Non
     return layer.dense(out.transpose(0, 1).reshape(1, n, h * d))
 
 
-@pytest.mark.parametrize(
-    "backend", ["auto", "sdpa", "blocked"]
-)  # local_attention_function: sdpa, sdpa, banded
+@pytest.mark.parametrize("backend", ["auto", "sdpa", "blocked"])  # cores: sdpa, sdpa, banded
 @pytest.mark.parametrize(("window", "global_tokens"), [(0, 0), (2, 0), (3, 1), (None, 2), (N, 0), (100, 3)])
 def test_layer_equals_a_per_query_loop(window: int | None, global_tokens: int, backend: str) -> None:
     """w >= n - 1 is softmax over [k slots ; every key]: the contract's "window covering the whole input"."""
