@@ -77,7 +77,7 @@ class LinformerSelfAttention(nn.Module):
             dtype, the bf16 CPU path) or "eager" (explicit softmax in fp32): see `nn/backends.py`.
         projection_order: "auto" (fast order when it applies) or "paper" (the reference order).
         causal: only supported with projected_length=None: E mixes every position, so masking after
-            the projection would leak the future (see DESIGN.md, "Causality").
+            the projection would leak the future (see docs/design.md, "Causality").
         shared_projection: with sharing="layerwise", a `SequenceProjection` owned by the caller
             (for example by the encoder) and used by every layer. It is *not* registered in this
             module, so it has one entry in the owner's state dict and one gradient. Without it, the
