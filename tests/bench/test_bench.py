@@ -366,7 +366,7 @@ def test_a_window_on_a_full_or_peer_method_is_refused() -> None:
 @pytest.mark.parametrize("scope", ["layer", "encoder"])
 def test_window_flops_match_torch_flop_counter(method: str, n: int, window: int, scope: str) -> None:
     # the formula is banded_attention's (nn/local.py), whose matmuls the counter sees: backend "blocked"
-    # selects it (local_core); the SDPA core does the same slot products and a wider band in one kernel
+    # selects it (local_attention_function); the SDPA core does the same slot products and a wider band in one kernel
     from linformer_kit.nn import LinformerSelfAttention
 
     case = dataclasses.replace(_case(method, scope, n=n), local_window=window)
