@@ -16,7 +16,13 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from linformer_kit.nn import ATTENTION_BACKENDS, PROJECTION_KINDS, SHARING_MODES, LinformerSelfAttention
+from linformer_kit.nn import (
+    ATTENTION_BACKENDS,
+    PROJECTION_KINDS,
+    SHARING_MODES,
+    LinformerSelfAttention,
+    local,
+)
 from linformer_kit.nn.local import (
     LOCAL_CORES,
     KeySet,
@@ -25,6 +31,7 @@ from linformer_kit.nn.local import (
     dense_local_attention,
     local_attention_function,
     sdpa_local_attention,
+    split_local_attention,
 )
 from tests.exported import exported, onnx_runner
 from tests.fixtures.batches import length_mask, padded_states
@@ -158,6 +165,121 @@ def test_every_core_in_half_precision_is_close_to_float32(
     assert_close(half.float()[rows], want[rows], rtol=tolerance, atol=tolerance)
 
 
+# --- the split core's two paths: the fused kernel (a CPU forward) and the explicit one -----------------
+
+
+@pytest.fixture
+def fused_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the split core's calls of PyTorch's fused CPU kernel (`_fused_part`)."""
+    calls: list[int] = []
+    fused = local._fused_part
+
+    def counted(*args):
+        calls.append(1)
+        return fused(*args)
+
+    monkeypatch.setattr(local, "_fused_part", counted)
+    return calls
+
+
+@pytest.mark.parametrize("n", [5, 50, 130])  # below one block (B = 64), and blocks with the last one cut
+@pytest.mark.parametrize("window", [None, 0, 5, 100])
+@pytest.mark.parametrize("global_tokens", [0, 1])
+@pytest.mark.parametrize("slot_keep", ["rows", "per-head"])
+@pytest.mark.parametrize("grad", [False, True])
+def test_split_core_on_both_paths_equals_the_dense_reference(
+    n: int, window: int | None, global_tokens: int, slot_keep: str, grad: bool, fused_calls: list[int]
+) -> None:
+    """Without gradients the parts run in the fused kernel (its log-sum-exp has no gradient); with them,
+    explicitly. Both equal the reference to float64 round-off, the explicit one in gradients too."""
+    torch.manual_seed(0)
+    inputs = _core_inputs(n, slot_keep=slot_keep)
+    q, k, v, slot_k, slot_v, _, real = inputs
+    keyset = _keyset(inputs, torch.tensor([True, False, True]), window, global_tokens)
+    with torch.set_grad_enabled(grad):
+        split, _ = split_local_attention(q, k, v, keyset, scale=0.3)
+        dense, _ = dense_local_attention(q, k, v, keyset, scale=0.3)
+    assert bool(fused_calls) is not grad
+    rows = real[:, None, :, None].expand_as(split)
+    assert_close(split[rows], dense[rows], rtol=0, atol=1e-12)
+    if grad:
+        grads = [
+            torch.autograd.grad(out[rows].square().sum(), [q, k, v, slot_k, slot_v], materialize_grads=True)
+            for out in (split, dense)
+        ]
+        for split_grad, dense_grad in zip(*grads):
+            assert_close(split_grad, dense_grad, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_split_core_gives_a_query_with_no_key_zero_and_finite_gradients(grad: bool) -> None:
+    """Row 1 is all padding and keeps no slot (outside the projection's contract, to reach the case): its
+    non-global queries have no key in either part (both log-sum-exps -inf) and get 0; its global queries
+    follow `fill_empty_rows` as in every core. The other rows still equal the reference."""
+    torch.manual_seed(0)
+    n, g = 70, 1
+    inputs = list(_core_inputs(n, slot_keep="rows"))
+    q, k, v, slot_k, slot_v, slot_keep, _ = inputs
+    slot_keep[1] = False
+    real = inputs[-1] = length_mask([n, 0, 3], n)
+    keyset = _keyset(inputs, None, 5, g)
+    with torch.set_grad_enabled(grad):
+        split, _ = split_local_attention(q, k, v, keyset, scale=0.3)
+        dense, _ = dense_local_attention(q, k, v, keyset, scale=0.3)
+    assert split.isfinite().all()
+    assert split[1, :, g:].abs().max() == 0
+    assert_close(split[1, :, :g], dense[1, :, :g], rtol=0, atol=1e-12)
+    rows = real[:, None, :, None].expand_as(split)
+    assert_close(split[rows], dense[rows], rtol=0, atol=1e-12)
+    if grad:
+        for grad_all in torch.autograd.grad(
+            split.square().sum(), [q, k, v, slot_k, slot_v], retain_graph=True
+        ):
+            assert grad_all.isfinite().all()
+        grads = [
+            torch.autograd.grad(out[rows].square().sum(), [q, k, v, slot_k, slot_v], materialize_grads=True)
+            for out in (split, dense)
+        ]
+        for split_grad, dense_grad in zip(*grads):  # (the reference's row 1 is NaN: a softmax over nothing)
+            assert_close(split_grad[[0, 2]], dense_grad[[0, 2]], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("dtype", "tolerance"), [(torch.bfloat16, 2e-2), (torch.float16, 3e-3)])
+def test_split_core_fused_in_half_precision_is_close_to_float32(
+    dtype: torch.dtype, tolerance: float, fused_calls: list[int]
+) -> None:
+    """The fused path of half precision inputs (the explicit one: the half precision test above)."""
+    torch.manual_seed(0)
+    inputs = _core_inputs(n=140, slot_keep="per-head", dtype=dtype)
+    windowed = torch.tensor([True, False, True])
+    with torch.no_grad():
+        half, _ = split_local_attention(*inputs[:3], _keyset(inputs, windowed, 5, 2), scale=0.3)
+    wide = [t.float() if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in inputs]
+    want, _ = dense_local_attention(*wide[:3], _keyset(wide, windowed, 5, 2), scale=0.3)
+    assert fused_calls
+    assert half.dtype == dtype
+    rows = inputs[-1][:, None, :, None].expand_as(want)
+    assert_close(half.float()[rows], want[rows], rtol=tolerance, atol=tolerance)
+
+
+def test_split_core_dropout_is_dropout_on_the_merged_weights(fused_calls: list[int]) -> None:
+    """Each part's normalised weights dropped (the fused kernel has no dropout: the explicit path): one draw
+    differs from the output without dropout, the mean of many draws is it (dropout keeps the mean)."""
+    torch.manual_seed(0)
+    inputs = _core_inputs(n=40, slot_keep="rows")
+    real = inputs[-1]
+    keyset = _keyset(inputs, None, 5, 1)
+    with torch.no_grad():
+        want, _ = dense_local_attention(*inputs[:3], keyset, scale=0.3)
+        draws = torch.stack(
+            [split_local_attention(*inputs[:3], keyset, scale=0.3, dropout_p=0.3)[0] for _ in range(400)]
+        )
+    assert not fused_calls
+    rows = real[:, None, :, None].expand_as(want)
+    assert (draws[0] - want)[rows].abs().max() > 0.1
+    assert_close(draws.mean(0)[rows], want[rows], rtol=0, atol=0.1)
+
+
 # --- the layer against a plain per-query loop ------------------------------------------------------
 
 
@@ -182,7 +304,7 @@ def _loop_reference(layer: LinformerSelfAttention, x: torch.Tensor, w: int | Non
     return layer.dense(out.transpose(0, 1).reshape(1, n, h * d))
 
 
-@pytest.mark.parametrize("backend", ["auto", "sdpa", "blocked"])  # cores: sdpa, sdpa, banded
+@pytest.mark.parametrize("backend", ["auto", "sdpa", "blocked", "split"])  # cores: sdpa, sdpa, banded, split
 @pytest.mark.parametrize(("window", "global_tokens"), [(0, 0), (2, 0), (3, 1), (None, 2), (N, 0), (100, 3)])
 def test_layer_equals_a_per_query_loop(window: int | None, global_tokens: int, backend: str) -> None:
     """w >= n - 1 is softmax over [k slots ; every key]: the contract's "window covering the whole input"."""
@@ -247,7 +369,7 @@ def test_padded_batch_equals_one_by_one_and_pad_content_does_not_matter(
     assert not again[mask].isnan().any()
 
 
-@pytest.mark.parametrize("backend", ["auto", "sdpa", "blocked", "eager"])
+@pytest.mark.parametrize("backend", ["auto", "sdpa", "blocked", "eager", "split"])
 def test_no_nan_for_all_pad_rows(backend: str) -> None:
     layer = _layer(local_window=2, global_tokens=1, backend=backend)
     x, _ = padded_states([16, 16], N, D)
@@ -259,10 +381,11 @@ def test_no_nan_for_all_pad_rows(backend: str) -> None:
 def test_local_attention_function_picks_what_its_docstring_says() -> None:
     small, wide = torch.randn(1, 2, 8, 32), torch.randn(1, 2, 8, 64)
     pick = local_attention_function
-    assert [pick(b, small) for b in ("eager", "blocked", "sdpa", "auto")] == [
+    assert [pick(b, small) for b in ("eager", "blocked", "sdpa", "split", "auto")] == [
         dense_local_attention,
         banded_attention,
         sdpa_local_attention,
+        split_local_attention,
         sdpa_local_attention,
     ]
     with torch.no_grad():  # a CPU forward, at any head dim
@@ -279,7 +402,7 @@ def test_a_symbolic_length_takes_the_banded_core_but_eager_keeps_the_reference()
 
     class Pick(torch.nn.Module):
         def forward(self, q: torch.Tensor) -> torch.Tensor:
-            for backend in ("auto", "sdpa", "blocked", "eager"):
+            for backend in ("auto", "sdpa", "blocked", "eager", "split"):
                 seen[backend] = local_attention_function(backend, q)
             return q * 2
 
@@ -290,6 +413,7 @@ def test_a_symbolic_length_takes_the_banded_core_but_eager_keeps_the_reference()
         "sdpa": banded_attention,
         "blocked": banded_attention,
         "eager": dense_local_attention,
+        "split": banded_attention,
     }
 
 

@@ -14,7 +14,7 @@ of its attention within ±16 tokens, docs/reproduction/distill-minilm/spectrum.t
 twice. A row whose k slots already hold its own real tokens (short_inputs="exact" in a mixed batch,
 `windowed` False) takes no window and no global key: its slots are exact attention.
 
-Three cores compute it, one contract (`LocalCore`): (q, k, v, keyset: KeySet, *, scale, dropout_p) ->
+Four cores compute it, one contract (`LocalCore`): (q, k, v, keyset: KeySet, *, scale, dropout_p) ->
 (out (b, h, n, d), weights or None), `KeySet` holding the slots (`Slots`), the padding mask, w, g. The
 table `LOCAL_CORES` names them by backend, and `local_attention_function` resolves "auto":
 
@@ -27,6 +27,12 @@ table `LOCAL_CORES` names them by backend, and `local_attention_function` resolv
                               concatenation (no unfold: one graph for export). Scores
                               (b, h, n, s + g + B + 2w): time and memory O(n (k + g + B + 2w)) for the
                               windowed rows, O(g n) for the global ones; no (n x n) tensor.
+    `split_local_attention`   "split": two partial softmaxes merged by their log-sum-exp (split-KV
+                              decoding's merge): every query against [slots ; global keys] in one call,
+                              and query blocks of B = `SPLIT_BLOCK` against only their B + 2w band keys,
+                              strided views of K padded once; no key copied per block. PyTorch's fused
+                              CPU flash kernel (it returns the log-sum-exp) for a CPU forward without
+                              gradients or dropout, explicit scores otherwise.
     `dense_local_attention`   "eager", the reference: an (n x (s + n)) score matrix with a band mask
                               through `eager_attention`. Its weights, (b, h, n, s + n), are what
                               `output_attentions` returns: columns [:s] the projected slots, column
@@ -34,7 +40,7 @@ table `LOCAL_CORES` names them by backend, and `local_attention_function` resolv
 
 The global rows (i < g) are `eager_attention` in every core. The explicit ones take scores and softmax in
 fp32 or wider (half precision promoted, as `eager_attention`; SDPA accumulates half precision in fp32
-inside its kernel). All three agree to float64 round-off, values and gradients (tests/nn/test_local.py);
+inside its kernel). All four agree to float64 round-off, values and gradients (tests/nn/test_local.py);
 which is faster where: docs/benchmarks.md, "Local window". Torch-only.
 """
 
@@ -54,6 +60,7 @@ from linformer_kit.nn.backends import eager_attention, fill_empty_rows
 # noise of it (docs/benchmarks.md, "Local window").
 MIN_BLOCK = 32
 SDPA_BLOCK = 128
+SPLIT_BLOCK = 64  # `split_local_attention`'s band: B + 2w keys for B queries, the slots not copied
 
 
 class Slots(NamedTuple):
@@ -214,6 +221,145 @@ def sdpa_local_attention(
     return out.transpose(1, 2), None  # (b, h, n, d), a view of (b, n, h, d): merging the heads is free
 
 
+def split_local_attention(
+    q: Tensor, k: Tensor, v: Tensor, keyset: KeySet, *, scale: float, dropout_p: float = 0.0
+) -> tuple[Tensor, None]:
+    """The module docstring's attention as two partial softmaxes merged by their log-sum-exp (split-KV
+    decoding's merge) -> (out (b, h, n, d), None).
+
+    Part 1, the keys every query shares: all n queries against [ E K (s) ; K_j, j < g ], one dense call, no
+    per-query mask (the slot mask (b, 1|h, 1, s) broadcasts). Part 2, the band: query block c (B =
+    `SPLIT_BLOCK` rows) against the keys of [cB - w, cB + B + w) only, with the band mask. Each gives its
+    normalised output o_p and log-sum-exp l_p per query (-inf where the part holds no key the query may
+    read); with m = max(l_1, l_2),
+
+        out = (o_1 exp(l_1 - m) + o_2 exp(l_2 - m)) / (exp(l_1 - m) + exp(l_2 - m)),
+
+    the one softmax over both key sets. The slots are read once for all queries (the SDPA core copies them
+    into every block), and the band's keys are a strided view: K is copied once into a zero-padded
+    (h, w + b nB + w, d) buffer, the batch rows end to end, and `unfold` cuts the (h, b nb, B + 2w, d)
+    neighbourhoods out of it (keys of a neighbouring batch row fall in the padding the mask drops).
+
+    Each part is PyTorch's fused CPU flash kernel (`_fused_part`: out and log-sum-exp, scores never
+    written out) for a CPU forward without gradients or dropout, and an explicit one (`_explicit_part`:
+    scores, fp32 or wider, exact gradients) otherwise: the kernel's log-sum-exp has no gradient, and it
+    has no dropout. Dropout on each part's normalised weights is dropout on the merged ones (it scales
+    elementwise). A query with no key in either part (a pad query of a row that keeps no slot) gets 0,
+    finite, gradients too. Needs a concrete n (the block count is a Python int).
+    """
+    b, h, n, d = q.shape
+    slots = keyset.slots
+    if keyset.real is None:  # nothing to zero: skip `_real_tokens`' copies of K and V
+        real = torch.ones(b, n, dtype=torch.bool, device=q.device)
+    else:
+        real, k, v = _real_tokens(keyset.real, k, v)
+    w, g = _sizes(keyset, n)
+    key_ok = _window_keys(real, slots.windowed)  # which keys a window or global may hold
+    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, slots.keys, slots.values))
+    fused = q.device.type == "cpu" and dropout_p == 0.0 and not grad
+    part = _fused_part if fused else _explicit_part
+
+    # part 1: [slots ; global keys] for every query, one mask (b, 1|h, 1, s + g) for all of them
+    keys, values, keep = slots.keys, slots.values, slots.keep
+    if g:
+        keys = torch.cat([keys, k[:, :, :g]], dim=-2)
+        values = torch.cat([values, v[:, :, :g]], dim=-2)
+        if keep is not None or keyset.real is not None or slots.windowed is not None:  # else: no mask
+            slot_ok = torch.ones(b, 1, 1, keys.shape[-2] - g, dtype=torch.bool, device=q.device)
+            slot_ok = slot_ok if keep is None else keep
+            global_ok = key_ok[:, None, None, :g].expand(b, slot_ok.shape[1], 1, g)
+            keep = torch.cat([slot_ok, global_ok], dim=-1)  # (b, 1|h, 1, s + g)
+    out, lse = part(q, keys, values, keep, scale, dropout_p)  # (b, h, n, d), (b, h, n)
+
+    if keyset.window is not None:  # part 2: the band
+        block = SPLIT_BLOCK
+        blocks = -(-n // block)
+        span = blocks * block  # each batch row padded to whole blocks
+        near = block + 2 * w
+
+        def rows(t: Tensor, ends: int) -> Tensor:  # (b, h, n, d) -> (h, ends + b span + ends, d), one copy
+            buffer = t.new_zeros(h, ends + b * span + ends, d)
+            buffer[:, ends : ends + b * span].view(h, b, span, d)[:, :, :n] = t.transpose(0, 1)
+            return buffer
+
+        def neighbourhoods(t: Tensor) -> Tensor:  # (b, h, n, d) -> (h, b nb, B + 2w, d), a view
+            return rows(t, w).unfold(1, near, block).transpose(-1, -2)
+
+        position = torch.arange(n, device=q.device)
+        near_ok = F.pad(key_ok & (position >= g), (w, span - n + w))  # (b, w + span + w): own row only
+        near_ok = near_ok.unfold(1, near, block).reshape(b * blocks, 1, near)  # (b nb, 1, B + 2w)
+        band_keep = (_band(block, w, q.device) & near_ok)[None]  # (1, b nb, B, B + 2w)
+        by_block = (  # (h, b nb, B, d): a view of q where no row needs padding
+            q.transpose(0, 1).reshape(h, b * blocks, block, d)
+            if span == n
+            else rows(q, 0).view(h, b * blocks, block, d)
+        )
+        near_out, near_lse = part(by_block, neighbourhoods(k), neighbourhoods(v), band_keep, scale, dropout_p)
+        near_out = near_out.reshape(h, b, span, d)[:, :, :n].transpose(0, 1)  # (b, h, n, d)
+        near_lse = near_lse.reshape(h, b, span)[:, :, :n].transpose(0, 1)  # (b, h, n)
+        out = _merge(out, lse, near_out, near_lse)
+    out = out.to(v.dtype)  # (a new tensor that no backward reads: the global rows may overwrite it)
+    if g:
+        out[:, :, :g] = _global_rows(q, k, v, real, g, scale, dropout_p)
+    return (
+        out,
+        None,
+    )  # (b, h, n, d); a view of (b, n, h, d) where the kernel gave that (merging heads is free)
+
+
+def _explicit_part(
+    q: Tensor, k: Tensor, v: Tensor, keep: Tensor | None, scale: float, dropout_p: float
+) -> tuple[Tensor, Tensor]:
+    """softmax(q kᵀ scale) v over the keys `keep` (bool, broadcast to the scores) allows, and its
+    log-sum-exp -> (out (..., L, d), lse (..., L)), both in fp32 or wider. A row with no key: out 0, lse
+    -inf, and finite gradients (no exp(-inf + inf), no log(0) on the backward path)."""
+    dtype = torch.promote_types(q.dtype, torch.float32)
+    neg = float("-inf")
+    with torch.autocast(device_type=q.device.type, enabled=False):
+        scores = torch.matmul(q.to(dtype), k.to(dtype).transpose(-1, -2)) * scale  # (..., L, S)
+        if keep is not None:
+            scores = scores.masked_fill(~keep, neg)
+        top = scores.detach().amax(dim=-1, keepdim=True)  # a shift: the result does not depend on it
+        top = torch.where(top.isfinite(), top, 0.0)
+        exp = (scores - top).exp()
+        total = exp.sum(dim=-1, keepdim=True)
+        some = total > 0
+        total = torch.where(some, total, 1.0)
+        lse = torch.where(some, total.log() + top, neg)[..., 0]
+        weights = exp / total
+        if dropout_p > 0.0:
+            weights = F.dropout(weights, p=dropout_p)
+        return torch.matmul(weights, v.to(dtype)), lse
+
+
+def _fused_part(
+    q: Tensor, k: Tensor, v: Tensor, keep: Tensor | None, scale: float, dropout_p: float
+) -> tuple[Tensor, Tensor]:
+    """`_explicit_part` through PyTorch's fused CPU flash kernel (4-d q, k, v; any strides, last one 1):
+    out in q's dtype, lse in fp32 or wider. No gradient through lse, no dropout (callers check)."""
+    mask = None
+    if keep is not None:  # the kernel takes an additive mask in q's dtype
+        mask = torch.zeros(keep.shape, dtype=q.dtype, device=q.device).masked_fill(~keep, float("-inf"))
+    out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+        q, k, v, 0.0, False, attn_mask=mask, scale=scale
+    )
+    if keep is not None:  # the kernel gives a row with no key lse 0 (and out 0): make it -inf
+        lse = lse.masked_fill(~keep.any(dim=-1), float("-inf"))
+    return out, lse
+
+
+def _merge(out_1: Tensor, lse_1: Tensor, out_2: Tensor, lse_2: Tensor) -> Tensor:
+    """Two partial softmax outputs (..., L, d) over disjoint key sets, with their log-sum-exps (..., L),
+    -> the softmax over both, in the wider dtype of the lse. A row with no key in either part -> 0."""
+    dtype = torch.promote_types(lse_1.dtype, lse_2.dtype)
+    top = torch.maximum(lse_1, lse_2).detach()  # a shift, as in `_explicit_part`
+    top = torch.where(top.isfinite(), top, 0.0)
+    share_1, share_2 = (lse_1 - top).exp(), (lse_2 - top).exp()  # exp(-inf) = 0 for an empty part
+    total = share_1 + share_2
+    total = torch.where(total > 0, total, 1.0)
+    return out_1.to(dtype) * (share_1 / total)[..., None] + out_2.to(dtype) * (share_2 / total)[..., None]
+
+
 def dense_local_attention(
     q: Tensor, k: Tensor, v: Tensor, keyset: KeySet, *, scale: float, dropout_p: float = 0.0
 ) -> tuple[Tensor, Tensor]:
@@ -245,6 +391,7 @@ LOCAL_CORES: dict[str, LocalCore] = {
     "eager": dense_local_attention,
     "sdpa": sdpa_local_attention,
     "blocked": banded_attention,
+    "split": split_local_attention,
 }  # by backend name, as nn/backends.py's BACKENDS
 
 
