@@ -17,6 +17,13 @@ blocks of 64 / 128 / 256 and the banded core at 16 / 32 / 64. Besides the median
 the ratio of each round's two samples (they ran in the same round: the ratio to read on a shared
 machine):
     python scripts/cpu/attention_core_ab.py --window [--threads N] [ROUNDS]
+
+--split: the distilled student's shape (all-MiniLM-L6-v2's, issue 53: 12 heads of 32, k = 128, w = 64,
+one global token, batch 1, fp32, forward without gradients): `split_local_attention` ("split", the two
+partial softmaxes merged by their log-sum-exp) against `sdpa_local_attention` ("sdpa") at n = 512,
+2 048, 4 096, the cores alone and in one layer (D = 384, linears included), the split core also at
+blocks of 32 and 128 at n = 4 096; medians and per-round ratios as --window:
+    python scripts/cpu/attention_core_ab.py --split [--threads N] [ROUNDS]
 """
 
 from __future__ import annotations
@@ -200,16 +207,87 @@ def window_main(rounds: int) -> None:
         print(f"| d = {head_dim} | {cells} | {paired(times, 'sdpa B=128', 'banded B=32')} |")
 
 
+# --- the split core at the distilled student's shape ----------------------------------------------------
+
+STUDENT_HEADS, STUDENT_HEAD_DIM, STUDENT_WINDOW = 12, 32, 64
+
+
+def student_core_cases(n: int, blocks: tuple[int, ...] = ()):
+    """The cores alone, forward (inference mode), on random q, k, v (views of (1, n, 12, 32), as the
+    layer's heads are) and slots; the split core at `local.SPLIT_BLOCK` and at each of `blocks`."""
+    torch.manual_seed(0)
+    d = STUDENT_HEAD_DIM
+    q, k, v = (torch.randn(1, n, STUDENT_HEADS, d).transpose(1, 2) for _ in range(3))
+    slots = local.Slots(torch.randn(1, STUDENT_HEADS, K, d), torch.randn(1, STUDENT_HEADS, K, d), None, None)
+    keyset = local.KeySet(slots, None, STUDENT_WINDOW, GLOBAL)
+
+    def run(backend: str, block: int | None = None) -> None:
+        default = local.SPLIT_BLOCK
+        local.SPLIT_BLOCK = block or default
+        with torch.inference_mode():
+            local.LOCAL_CORES[backend](q, k, v, keyset, scale=d**-0.5)
+        local.SPLIT_BLOCK = default
+
+    cases = {"sdpa": lambda: run("sdpa"), "split": lambda: run("split")}
+    return {**cases, **{f"split B={b}": (lambda b=b: run("split", b)) for b in blocks}}
+
+
+def student_layer_cases(n: int):
+    """One windowed layer at the student's shape (D = 384, q, k, v, output linears), forward."""
+    torch.manual_seed(0)
+    hidden = STUDENT_HEADS * STUDENT_HEAD_DIM
+    layer = LinformerSelfAttention(
+        hidden, STUDENT_HEADS, n, K, local_window=STUDENT_WINDOW, global_tokens=GLOBAL
+    ).eval()
+    x = torch.randn(1, n, hidden)
+
+    def run(backend: str) -> None:
+        layer.backend = backend
+        with torch.inference_mode():
+            layer(x)
+
+    return {core: (lambda core=core: run(core)) for core in ("sdpa", "split")}
+
+
+def split_main(rounds: int) -> None:
+    reuse_freed_memory()
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {rounds} rounds, fp32, forward")
+    print(
+        f"12 heads of 32, k = {K}, w = {STUDENT_WINDOW}, g = {GLOBAL}, batch 1; split B = {local.SPLIT_BLOCK}"
+    )
+    print(
+        "| case | sdpa ms, median / min | split ms, median / min | split / sdpa, per round: median (range) |"
+    )
+    print("|---|---|---|---|")
+    extra = {}
+    for n in (512, 2048, 4096):
+        for what, cases in (("the cores alone", student_core_cases(n, (32, 128) if n == 4096 else ())),
+                            ("one layer", student_layer_cases(n))):  # fmt: skip
+            times = alternated(cases, rounds)
+            cells = (
+                f"{statistics.median(times[c]) * 1e3:.1f} / {min(times[c]) * 1e3:.1f}"
+                for c in ("sdpa", "split")
+            )
+            print(f"| {what}, n = {n} | {' | '.join(cells)} | {paired(times, 'split', 'sdpa')} |")
+            extra.update({f"{name}, n = {n}": times for name in times if name.startswith("split B=")})
+    for name, times in extra.items():
+        med = statistics.median(times[name.split(",")[0]]) * 1e3
+        print(f"{name}: {med:.1f} ms median; / sdpa per round {paired(times, name.split(',')[0], 'sdpa')}")
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
     window = "--window" in args
+    split = "--split" in args
     if "--threads" in args:  # e.g. 1 on a shared machine, where two threads wait on each other
         at = args.index("--threads")
         torch.set_num_threads(int(args[at + 1]))
         del args[at : at + 2]
-    args = [a for a in args if a != "--window"]
+    args = [a for a in args if a not in ("--window", "--split")]
     rounds = int(args[0]) if args else 7
-    if window:
+    if split:
+        split_main(rounds)
+    elif window:
         window_main(rounds)
     else:
         main(rounds)
