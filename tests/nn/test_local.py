@@ -386,11 +386,11 @@ def test_local_attention_function_picks_what_its_docstring_says() -> None:
         banded_attention,
         sdpa_local_attention,
         split_local_attention,
-        sdpa_local_attention,
+        split_local_attention,  # a CPU forward without gradients
     ]
     with torch.no_grad():  # a CPU forward, at any head dim
-        assert pick("auto", small) is pick("auto", wide) is sdpa_local_attention
-    assert pick("auto", wide.requires_grad_()) is sdpa_local_attention  # a backward will run
+        assert pick("auto", small) is pick("auto", wide.requires_grad_()) is split_local_attention
+    assert pick("auto", wide) is sdpa_local_attention  # a backward will run
     assert pick("auto", wide, dropout_p=0.1) is banded_attention  # the fused CPU kernel has no dropout
     assert pick("sdpa", wide, dropout_p=0.1) is sdpa_local_attention
     assert pick("eager", wide, dropout_p=0.1) is dense_local_attention
@@ -437,13 +437,15 @@ def test_output_weights_are_slots_then_tokens() -> None:
 # --- compile, export, ONNX ---------------------------------------------------------------------------
 
 
-def test_compiled_layer_matches_eager() -> None:
+@pytest.mark.parametrize("grad", [True, False])  # "auto" picks the SDPA core, and the split core
+def test_compiled_layer_matches_eager(grad: bool) -> None:
     torch.manual_seed(0)
     layer = LinformerSelfAttention(D, H, N, K, local_window=3, global_tokens=1, short_inputs="exact").eval()
     x, mask = padded_states(LENGTHS, N, D)
     x, mask = x.float(), mask
     compiled = torch.compile(layer, fullgraph=True)
-    assert_close(compiled(x, mask)[mask], layer(x, mask)[mask], rtol=1e-5, atol=1e-5)
+    with torch.set_grad_enabled(grad):
+        assert_close(compiled(x, mask)[mask], layer(x, mask)[mask], rtol=1e-5, atol=1e-5)
 
 
 class Pair(torch.nn.Module):

@@ -397,7 +397,7 @@ LOCAL_CORES: dict[str, LocalCore] = {
 
 def local_attention_function(backend: str, q: Tensor, dropout_p: float = 0.0) -> LocalCore:
     """The window core `backend` names for these queries; "auto" picks by the rules below, each measured
-    in docs/benchmarks.md ("Local window": one layer, sdpa / banded A/B in one process)."""
+    in docs/benchmarks.md ("Local window": sdpa / banded and split / sdpa A/B in one process)."""
     if backend == "eager":
         return dense_local_attention  # the reference, and the one that returns the weights
     if not isinstance(q.shape[-2], int):  # SDPA's block count is a Python int; banded's blocks are longest's
@@ -406,6 +406,8 @@ def local_attention_function(backend: str, q: Tensor, dropout_p: float = 0.0) ->
         return LOCAL_CORES[backend]
     if q.device.type == "cpu" and dropout_p > 0.0:  # PyTorch's fused CPU kernel has no dropout: its unfused
         return banded_attention  # fallback is slower than writing the scores out
+    if q.device.type == "cpu" and not (torch.is_grad_enabled() and q.requires_grad):  # a CPU forward: slots
+        return split_local_attention  # read once, not copied per block, fewer band keys; no backward to pay
     return sdpa_local_attention  # one fused kernel, no scores written out: the faster core everywhere else
 
 
