@@ -4,7 +4,12 @@
     result = run_benchmark(preset("quick"))          # records: time, memory, FLOPs, FLOP/s
     write_report(result, "runs/benchmark")           # benchmark.json, benchmark.md, cpu_fp32.png
 
-Measuring (`measure`, `memory`, `cases`, `flops`) is apart from formatting (`report`) and plotting (`plot`).
+    config = preset("student").replace(original="runs/models/all-MiniLM-L6-v2",
+                                       students=("runs/distill/minilm-k128-w64-g1",), output_dir="runs/student")
+    write_student_report(run_student_benchmark(config), config.output_dir)   # student.json, student.md
+
+Measuring (`measure`, `memory`, `cases`, `flops`) is apart from formatting (`report`) and plotting (`plot`);
+scope "student" (saved students against their original) is `student` (`student_inputs`) and `student_report`.
 """
 
 from typing import TYPE_CHECKING
@@ -14,11 +19,13 @@ from linformer_kit.bench.config import (
     METHODS,
     PASS_TYPES,
     PRESETS,
+    RUNTIMES,
     SCOPES,
     BenchmarkConfig,
     Method,
     PassType,
     Preset,
+    Runtime,
     Scope,
     preset,
 )
@@ -27,6 +34,7 @@ __all__ = [
     "METHODS",
     "PASS_TYPES",
     "PRESETS",
+    "RUNTIMES",
     "SCOPES",
     "BenchmarkConfig",
     "BenchmarkRecord",
@@ -34,7 +42,10 @@ __all__ = [
     "Method",
     "PassType",
     "Preset",
+    "Runtime",
     "Scope",
+    "StudentRecord",
+    "StudentResult",
     "attention_flops",
     "case_flops",
     "format_report",
@@ -42,7 +53,10 @@ __all__ = [
     "matmul_rate",
     "preset",
     "run_benchmark",
+    "run_student_benchmark",
+    "student_ratios",
     "write_report",
+    "write_student_report",
 ]
 
 # name -> module: loaded on first use, so `linformer benchmark --help` (which needs only the config
@@ -51,6 +65,8 @@ __getattr__ = lazy_attributes(__name__, {
     "attention_flops": "flops", "case_flops": "flops",
     "BenchmarkRecord": "measure", "BenchmarkResult": "measure", "matmul_rate": "measure", "run_benchmark": "measure",
     "format_report": "report", "load_result": "report", "write_report": "report",
+    "StudentRecord": "student", "StudentResult": "student", "run_student_benchmark": "student",
+    "student_ratios": "student_report", "write_student_report": "student_report",
 })  # fmt: skip
 
 
@@ -58,3 +74,5 @@ if TYPE_CHECKING:
     from linformer_kit.bench.flops import attention_flops, case_flops
     from linformer_kit.bench.measure import BenchmarkRecord, BenchmarkResult, matmul_rate, run_benchmark
     from linformer_kit.bench.report import format_report, load_result, write_report
+    from linformer_kit.bench.student import StudentRecord, StudentResult, run_student_benchmark
+    from linformer_kit.bench.student_report import student_ratios, write_student_report

@@ -4,6 +4,11 @@ A sweep is the product  n x k x w x method x scope x pass.  Full-attention metho
 or w and are measured once per n; the local window w (`local_windows`, None: none) multiplies the
 Linformer methods only, so peers (other PyPI Linformers) are measured once per k, at layer scope only;
 a training step (pass "train_step") is measured at encoder scope only.
+
+Scope "student" (`--preset student`, bench/student.py) measures saved models instead: each of
+`students` (distilled Linformers) against `original` (the encoder they replace) at every n, under each
+of `runtimes`; it shares the sweep's n, rounds, warm-up, threads, time cap, memory switch and output
+folder, and the synthetic model's fields (methods, k, w, sizes) do not apply to it.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any, Literal, get_args
 
 from linformer_kit.output_dir import check_output_dir
@@ -31,8 +37,10 @@ FULL_METHODS: tuple[str, ...] = ("full-sdpa", "full-eager")
 PEER_METHODS: tuple[str, ...] = ("peer-linformer", "peer-linformer-pytorch")
 
 Scope = Literal[
-    "layer", "encoder"
-]  # one attention layer, or an encoder of num_layers blocks (attention + FFN)
+    "layer",  # one attention layer
+    "encoder",  # an encoder of num_layers blocks (attention + FFN)
+    "student",  # saved students against their original (bench/student.py): texts per second, memory
+]
 SCOPES: tuple[Scope, ...] = get_args(Scope)
 PassType = Literal[
     "forward",  # under torch.inference_mode
@@ -44,7 +52,9 @@ Device = Literal["cpu", "cuda"]
 DEVICES: tuple[str, ...] = get_args(Device)
 DType = Literal["float32", "bfloat16", "float16"]
 DTYPES: tuple[str, ...] = get_args(DType)
-Preset = Literal["quick", "full", "training", "window"]
+Runtime = Literal["torch", "onnxruntime"]  # scope student: eager PyTorch, or the ONNX export in ONNX Runtime
+RUNTIMES: tuple[str, ...] = get_args(Runtime)
+Preset = Literal["quick", "full", "training", "window", "student"]
 PRESETS: tuple[Preset, ...] = get_args(Preset)
 
 
@@ -107,9 +117,60 @@ class BenchmarkConfig:
     matmul_size: int = field(
         default=2048, metadata={"help": "the (m x m) @ (m x m) GEMM whose FLOP/s rate cases are compared to"}
     )
+    students: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "help": "scope student: the saved students to measure, each DIR or NAME=DIR (a Linformer folder, "
+            "e.g. written by `linformer distill`; NAME labels it, default the folder's name); --student DIR "
+            "adds one",
+            "metavar": "[NAME=]DIR",
+        },
+    )
+    original: str | None = field(
+        default=None,
+        metadata={
+            "help": "scope student: the encoder the students replace (a BERT / RoBERTa / sentence-transformers "
+            "folder); its tokenizer makes every input",
+            "metavar": "DIR",
+        },
+    )
+    runtimes: tuple[Runtime, ...] = field(
+        default=("torch",),
+        metadata={
+            "help": "scope student: torch (eager), and/or onnxruntime (each model exported by "
+            "torch.onnx.export(dynamo=True) with a dynamic batch and length, run in ONNX Runtime on the CPU)"
+        },
+    )
+    chunk_length: int = field(
+        default=512,
+        metadata={
+            "help": "scope student: at n above it, the original also reads each text as ceil(n / chunk_length) "
+            "chunks of this many tokens in one batch (at most the original's longest input)",
+            "metavar": "N",
+        },
+    )
+    tokens_per_batch: int | None = field(
+        default=None,
+        metadata={
+            "help": "scope student: each n is also measured at the batch a user encodes with, tokens_per_batch "
+            "// n texts (at least 1; 4096: 32 at n=128, 8 at 512, 1 at 4096), beside batch_size",
+            "metavar": "TOKENS",
+        },
+    )
+    text_file: str | None = field(
+        default=None,
+        metadata={
+            "help": "scope student: a .txt / .jsonl / .json file (.gz too; JSON records' `text`) whose text the "
+            "inputs are cut from; default: a built-in English text, repeated",
+            "metavar": "FILE",
+        },
+    )
     output_dir: str | None = field(
         default=None,
-        metadata={"help": "where benchmark.json, benchmark.md and the plot go; checked before any measuring"},
+        metadata={
+            "help": "where benchmark.json, benchmark.md and the plot go (scope student: student.json, "
+            "student.md); checked before any measuring"
+        },
     )
 
     def __post_init__(self) -> None:
@@ -174,6 +235,16 @@ def preset(name: Preset) -> BenchmarkConfig:
             rounds=3,
             time_cap_s=10.0,  # a call over 10 s is skipped: full-sdpa's largest n; each w runs at every n
         )
+    if name == "student":  # saved students against their original: give --original DIR and --student DIR
+        return BenchmarkConfig(
+            seq_lens=(128, 256, 512, 4096),
+            scopes=("student",),
+            runtimes=("torch", "onnxruntime"),
+            batch_size=1,
+            tokens_per_batch=4096,  # 32 texts at n = 128, 16 at 256, 8 at 512, and batch 1 beside
+            rounds=5,
+            time_cap_s=60.0,
+        )
     raise ValueError(f"preset must be one of {PRESETS}, got {name!r}")
 
 
@@ -183,6 +254,17 @@ def _validate(c: BenchmarkConfig) -> None:
     _check_choices("methods", c.methods, METHODS)
     _check_choices("scopes", c.scopes, SCOPES)
     _check_choices("passes", c.passes, PASS_TYPES)
+    _check_choices("runtimes", c.runtimes, RUNTIMES)
+    student = "student" in c.scopes
+    if student:
+        _check_student(c)
+    else:
+        given = [name for name in STUDENT_FIELDS if getattr(c, name) not in (None, ())]
+        given += ["runtimes"] if c.runtimes != ("torch",) else []
+        if given:
+            raise ValueError(
+                f"{', '.join(given)} are options of scopes ('student',) (--preset student), got scopes {c.scopes}"
+            )
     if "train_step" in c.passes and c.scopes != ("encoder",):
         # an optimizer step of one attention layer is not a training step of any model
         raise ValueError(f"passes 'train_step' needs scopes ('encoder',) only, got scopes {c.scopes}")
@@ -192,7 +274,7 @@ def _validate(c: BenchmarkConfig) -> None:
         raise ValueError(f"dtype must be one of {DTYPES}, got {c.dtype!r}")
     if not c.seq_lens or not all(_is_int(n) and n >= 1 for n in c.seq_lens):
         raise ValueError(f"seq_lens must be a non-empty list of lengths >= 1, got {c.seq_lens}")
-    needs_k = any(m.startswith(("linformer-", "peer-")) for m in c.methods)
+    needs_k = not student and any(m.startswith(("linformer-", "peer-")) for m in c.methods)
     if needs_k and (not c.projected_lengths or not all(_is_int(k) and k >= 1 for k in c.projected_lengths)):
         raise ValueError(f"projected_lengths must be a non-empty list of k >= 1, got {c.projected_lengths}")
     if needs_k and min(c.projected_lengths) > max(c.seq_lens):
@@ -224,6 +306,63 @@ def _validate(c: BenchmarkConfig) -> None:
         raise ValueError(f"min_time_s must be a finite number of seconds >= 0, got {c.min_time_s}")
     if c.device == "cuda" and not torch_cuda_available():
         raise ValueError("device='cuda' was requested but torch.cuda.is_available() is False")
+
+
+# the fields only scope "student" reads (chunk_length has a default, so it is not among them)
+STUDENT_FIELDS = ("students", "original", "tokens_per_batch", "text_file")
+
+
+def _check_student(c: BenchmarkConfig) -> None:
+    """The values of scope "student" (its folders and files are checked when it runs: bench/student.py)."""
+    if c.scopes != ("student",):
+        raise ValueError(
+            f"scopes 'student' measures saved models, not the synthetic layer / encoder: give it alone, "
+            f"got scopes {c.scopes}"
+        )
+    if c.passes != ("forward",):
+        raise ValueError(
+            f"scopes ('student',) times encoding (passes ('forward',)) only, got passes {c.passes}"
+        )
+    if c.device != "cpu":
+        raise ValueError(f"scopes ('student',) measures on the CPU (device 'cpu'), got device {c.device!r}")
+    if "onnxruntime" in c.runtimes and c.dtype != "float32":
+        raise ValueError(f"runtimes 'onnxruntime' runs the float32 export: dtype 'float32', got {c.dtype!r}")
+    if len(set(c.runtimes)) != len(c.runtimes):
+        raise ValueError(f"runtimes must not repeat, got {c.runtimes}")
+    short = [n for n in c.seq_lens if _is_int(n) and n < 2]
+    if short:
+        raise ValueError(f"seq_lens of scope 'student' must be >= 2 ([CLS] and [SEP] at least), got {short}")
+    if not _is_int(c.chunk_length) or c.chunk_length < 2:
+        raise ValueError(
+            f"chunk_length must be an int >= 2 ([CLS] and [SEP] at least), got {c.chunk_length!r}"
+        )
+    if c.tokens_per_batch is not None and (not _is_int(c.tokens_per_batch) or c.tokens_per_batch < 1):
+        raise ValueError(f"tokens_per_batch must be an int >= 1 or None, got {c.tokens_per_batch!r}")
+    if c.original is not None and not c.original:
+        raise ValueError("original: an empty path; give the encoder the students replace (--original DIR)")
+    named_students(c.students)  # names unique, none empty
+
+
+def named_students(students: tuple[str, ...]) -> dict[str, str]:
+    """name -> folder of `--student` values: `NAME=DIR` (NAME without a `/`), or `DIR` named by its last part.
+
+    ValueError names an empty value, a name used twice (give NAME=DIR) and the reserved name 'original'.
+    """
+    named: dict[str, str] = {}
+    for spec in students:
+        name, sep, path = str(spec).partition("=")
+        if not sep or not name or "/" in name or "\\" in name:
+            name, path = PurePath(str(spec)).name, str(spec)
+        if not path or not name:
+            raise ValueError(f"students: {spec!r} names no folder; give DIR or NAME=DIR")
+        if name == "original":
+            raise ValueError(f"students: {spec!r}: the name 'original' is the original's; give NAME=DIR")
+        if name in named:
+            raise ValueError(
+                f"students: two are named {name!r} ({named[name]!r} and {path!r}); give each NAME=DIR"
+            )
+        named[name] = path
+    return named
 
 
 def _check_local_windows(windows: tuple[int | None, ...]) -> None:

@@ -100,6 +100,8 @@ class BenchmarkResult:
 
 def run_benchmark(config: BenchmarkConfig, *, progress: bool = True) -> BenchmarkResult:
     """Measure every case of `config`; never raises for one failing case (it is recorded as skipped)."""
+    if "student" in config.scopes:
+        raise ValueError("scopes ('student',) is measured by linformer_kit.bench.run_student_benchmark")
     start = time.perf_counter()
     _check_device(config)
     if config.threads is not None:

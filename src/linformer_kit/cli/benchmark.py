@@ -4,11 +4,15 @@
     linformer benchmark --preset training --output-dir runs/training   # encoder training steps, tokens/s
     linformer benchmark --preset window --output-dir runs/window       # local windows w = none 0 16 64 vs SDPA
     linformer benchmark --device cuda --dtype bfloat16 --output-dir runs/gpu
+    linformer benchmark --preset student --original runs/models/all-MiniLM-L6-v2 \
+        --student runs/distill/minilm-k128-w64-g1 --student k64=runs/distill/minilm-k64-w64-g1 --output-dir runs/student
 
 The flags are the fields of `BenchmarkConfig` (`--seq-lens`, `--time_cap_s`, ...) and `--config FILE`.
 `--preset NAME` (`--quick` is `--preset quick`) is read first: its sweep gives the defaults, so any
 flag given (or field in the --config file) overrides that field of it, and `--preset training --help`
-lists the training sweep's values as the defaults.
+lists the training sweep's values as the defaults. `--preset student` (scope student, bench/student.py)
+measures saved students against their original instead: texts/s and peak memory, torch and ONNX Runtime,
+the ratios printed and written to DIR/student.json and DIR/student.md; `--student [NAME=]DIR` adds a student.
 """
 
 from __future__ import annotations
@@ -24,10 +28,21 @@ from linformer_kit.config_parser import config_parser, parse_config
 if TYPE_CHECKING:
     from linformer_kit.bench.config import Preset
 
-# the first CLI's spellings of two fields, kept because scripts and docs use them
+
+class _AddStudent(argparse.Action):
+    """`--student DIR --student NAME=DIR`: each adds one to the `students` field (after any `--students`)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:  # fmt: skip
+        setattr(namespace, self.dest, (*(getattr(namespace, self.dest, None) or ()), values))
+
+
+# the first CLI's spellings of two fields, kept because scripts and docs use them; --student adds one student
 ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
     "--time-cap": ("time_cap_s", {"type": float, "metavar": "SECONDS"}),
     "--no-memory": ("measure_memory", {"action": "store_const", "const": False, "help": "= --measure_memory false"}),
+    "--student": ("students", {"action": _AddStudent, "metavar": "[NAME=]DIR",
+                               "help": "adds one student to --students (scope student); repeat it for more"}),
 }  # fmt: skip
 
 
@@ -38,9 +53,12 @@ def build_parser(preset_name: Preset = "full") -> HfArgumentParser:
     parser = config_parser(
         BenchmarkConfig,
         prog="linformer benchmark",
-        usage="linformer benchmark --output-dir DIR [--preset NAME | --quick] [--config FILE] [--OPTION VALUE ...]",
+        usage="linformer benchmark --output-dir DIR [--preset NAME | --quick] [--config FILE] [--OPTION VALUE ...]\n"
+        "       linformer benchmark --preset student --original DIR --student [NAME=]DIR [...] --output-dir DIR",
         description="Time and peak memory of Linformer layers/encoders vs full attention (SDPA and explicit "
-        "softmax) and PyPI peers; prints speed-up tables, writes JSON, Markdown and a PNG plot. The defaults "
+        "softmax) and PyPI peers; prints speed-up tables, writes JSON, Markdown and a PNG plot. --preset "
+        "student: saved students against the original they replace (texts/s, peak memory, torch and ONNX "
+        "Runtime), the ratios printed and written to student.json and student.md. The defaults "
         f"shown are those of --preset {preset_name}; a flag overrides its field of the preset.",
         aliases=ALIASES,
     )
@@ -93,11 +111,25 @@ def main(argv: list[str]) -> int:
     run = _run_options(argv)
     config = parse_config(build_parser(run.preset if run.preset in PRESETS else "full"), argv)
     # after parsing: `--help` and a bad flag answer without loading torch
+    if config.scopes == ("student",):
+        return _students(config)
     from linformer_kit.bench import run_benchmark, write_report
     from linformer_kit.bench.report import format_report
 
     result = run_benchmark(config, progress=not run.no_progress)
     print(format_report(result))
     paths = write_report(result, config.output_dir)
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def _students(config: Any) -> int:
+    """Scope student: saved students against their original; prints the report, writes student.json / .md."""
+    from linformer_kit.bench import run_student_benchmark, write_student_report
+    from linformer_kit.bench.student_report import format_student_report
+
+    result = run_student_benchmark(config)
+    print(format_student_report(result))
+    paths = write_student_report(result, config.output_dir)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
