@@ -145,3 +145,22 @@ def test_nothing_outside_the_cli_imports_it() -> None:
             found += [f"{module}:{line}" for line in lines]
     assert found == []
     assert cli > 0  # the scan sees the imports there are (cli/ imports cli/)
+
+
+LOWER = ("nn", "models", "train", "bench", "analysis", "lra")
+TOP = ("linformer_kit.reproduction", "linformer_kit.longdocs", "linformer_kit.cli")
+
+
+def test_the_lower_layers_import_no_study() -> None:
+    """The studies (reproduction/, longdocs/) and the CLI sit on top (docs/design.md, "Layers"): nn/, models/,
+    train/, bench/, analysis/ and lra/ import none of them, at the top of a module or inside a function."""
+    root = Path(__file__).resolve().parents[1] / "src" / "linformer_kit"
+    found = []
+    for layer in LOWER:
+        for path in (root / layer).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    names = [node.module]
+                found += [f"{path.relative_to(root)}:{node.lineno} {n}" for n in names if n.startswith(TOP)]
+    assert not found

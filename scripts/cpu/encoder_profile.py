@@ -20,7 +20,7 @@ from torch.profiler import ProfilerActivity, profile
 from transformers import AutoTokenizer
 
 import linformer_kit.models  # noqa: F401  (registers model_type "linformer" with the Auto classes)
-from linformer_kit.reproduction.encoder_eval import encoder_at
+from linformer_kit.models.extend import encoder_at
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from encoder_speed import BATCH, batch_of  # the same batch as the speed measurement

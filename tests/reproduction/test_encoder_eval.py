@@ -125,18 +125,18 @@ def test_encoder_at_refuses_weights_that_do_not_fit_the_config(tmp_path, length)
 
 def test_encoder_at_copies_every_tensor_or_raises(tmp_path, monkeypatch) -> None:
     """The longer model takes the original's state whole (strict): only the buffers its config sizes are its own."""
-    import linformer_kit.reproduction.encoder_eval as encoder_eval
+    import linformer_kit.models.extend as extend_module
 
     tiny_source("bert", "Model").save_pretrained(tmp_path)
     longer = encoder_at(str(tmp_path), 80)
     assert longer.embeddings.position_ids.shape[-1] == 80  # the longer model's own buffer
-    extend = encoder_eval.with_positions_for
+    extend = extend_module.with_positions_for
 
     def losing_a_weight(state, source, target):
         state = dict(extend(state, source, target))
         del state["encoder.layer.1.output.dense.weight"]
         return state
 
-    monkeypatch.setattr(encoder_eval, "with_positions_for", losing_a_weight)
+    monkeypatch.setattr(extend_module, "with_positions_for", losing_a_weight)
     with pytest.raises(RuntimeError, match=r"Missing key\(s\).*encoder\.layer\.1\.output\.dense\.weight"):
         encoder_at(str(tmp_path), 80)

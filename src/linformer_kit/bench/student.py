@@ -255,7 +255,7 @@ def load_encoder(path: str, length: int, dtype: str = "float32") -> torch.nn.Mod
     import linformer_kit.models  # noqa: F401  (registers model_type "linformer")
 
     # the study's helper, which imports models/ only; read here as `linformer longdocs` reads it
-    from linformer_kit.reproduction.encoder_eval import encoder_at
+    from linformer_kit.models.extend import encoder_at
 
     return encoder_at(path, length).to(getattr(torch, dtype))
 

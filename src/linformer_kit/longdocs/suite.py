@@ -205,7 +205,7 @@ def run_suite(
     """Every task of `config` at every length and seed; longdocs.json rewritten after each task and length."""
     config.check_files()
     if load is None:
-        from linformer_kit.reproduction.encoder_eval import encoder_at
+        from linformer_kit.models.extend import encoder_at
 
         load = encoder_at
     suite = Suite(config, load)

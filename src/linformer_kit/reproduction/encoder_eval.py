@@ -18,8 +18,6 @@ read at a length above their own as `convert --max-length` / `linformer extend` 
 
 from __future__ import annotations
 
-from typing import cast
-
 import numpy as np
 import torch
 
@@ -27,41 +25,7 @@ import torch
 from linformer_kit.models.embedding import different_documents as different_documents
 from linformer_kit.models.embedding import embed as embed
 from linformer_kit.models.embedding import fidelity as fidelity
-from linformer_kit.models.extend import extended
-from linformer_kit.models.loading import load_pretrained, longest_input, position_rows
-from linformer_kit.models.modeling_linformer import LinformerPreTrainedModel
-from linformer_kit.models.positions import with_positions_for
-
-
-def encoder_at(path: str, length: int) -> torch.nn.Module:
-    """The `AutoModel` at `path` reading up to `length` tokens, in eval mode.
-
-    Above its longest input the position table is wrapped (position p takes the trained row of p mod
-    that length: `convert --max-length`'s "copy"): a Linformer as `linformer extend` writes it (its
-    options kept, E and F sized for `length`, new ones at their start: models/extend.py), any other encoder (BERT,
-    RoBERTa) stays its own class and attention with the longer table (`with_positions_for`).
-    Weights that do not fit the config are refused, never re-initialised (`load_pretrained`: ValueError),
-    and the longer model takes every tensor of the original: only the buffers its config sizes (one
-    entry per position: position_ids, token_type_ids) are its own.
-    """
-    from transformers import AutoConfig, AutoModel
-
-    model = load_pretrained(AutoModel, path, "encoder", report_head=False)
-    config = model.config
-    if length <= longest_input(config):
-        return model.eval()
-    if config.model_type == "linformer":  # what `linformer extend` writes
-        return extended(cast(LinformerPreTrainedModel, model), length)
-    longer_config = AutoConfig.from_pretrained(path, max_position_embeddings=position_rows(config, length))
-    longer = AutoModel.from_config(longer_config)
-    state = with_positions_for(model.state_dict(), config, longer_config)
-    sized = {  # saved buffers of one entry per position (older models): the longer model's own
-        name: buffer
-        for name, buffer in longer.named_buffers()
-        if name in state and state[name].shape != buffer.shape
-    }
-    longer.load_state_dict({**state, **sized})  # strict: a missing, left-over or reshaped tensor raises
-    return longer.eval()
+from linformer_kit.models.extend import encoder_at as encoder_at  # its home: models/extend.py
 
 
 def probe_correct(
