@@ -127,7 +127,10 @@ def test_the_long_stage_trains_a_student_reading_long_length(
         ({"long_length": 32}, "long_length=32: the long stage reads more than seq_len=32"),
         ({"projection_resize": "stretch"}, "projection_resize='stretch'"),
         ({"local_window": 40}, "local_window=40 must be below max_seq_len=32"),
-        ({"projected_length": None, "local_window": None}, "global_tokens=1 with full attention in every layer"),
+        (
+            {"projected_length": None, "local_window": None},
+            "global_tokens=1 with full attention in every layer",
+        ),
     ],
 )
 def test_bad_long_options_are_named_before_any_work(
@@ -155,3 +158,19 @@ def test_an_output_dir_holding_any_file_is_refused_and_kept(
         distill(_config(word_teacher, long_text, out))
     assert [p.name for p in out.iterdir()] == ["notes.txt"]
     assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_text_files_with_other_fields_are_read_together(tmp_path: Path) -> None:
+    """Gutenberg's books ({ebook_id, title, text}) beside IMDB's reviews ({id, label, text}): one corpus."""
+    import gzip
+
+    from linformer_kit.train.data import load_text
+
+    books, reviews = tmp_path / "books.jsonl.gz", tmp_path / "reviews.jsonl"
+    with gzip.open(books, "wt") as f:
+        f.write(json.dumps({"ebook_id": 1, "title": "A", "text": "a long book"}) + "\n")
+    reviews.write_text(json.dumps({"id": "r1", "label": 1, "text": "a review"}) + "\n")
+    assert sorted(load_text([str(books), str(reviews)], "text", "long_train")["text"]) == [
+        "a long book",
+        "a review",
+    ]

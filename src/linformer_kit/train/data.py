@@ -86,11 +86,13 @@ def load_text(sources: Sequence[str], text_column: str, what: str, split: str = 
         if plain:  # one record per line; blank lines are paragraph breaks and are kept as such
             parts.append(_load_local("text", plain, what, sample_by="paragraph"))
         structured = [str(f) for f in files if _has_suffix(f, JSON_SUFFIXES)]
-        if structured:  # the text is in `text_column`, checked to exist by expand_text_files
-            json_part = _load_local("json", structured, what)
+        # the text is in `text_column`, checked to exist by expand_text_files; one file at a time, as files
+        # whose other fields differ (Gutenberg's books beside IMDB's reviews) cannot be read as one table
+        for path in structured:
+            json_part = _load_local("json", [path], what)
             if text_column not in json_part.column_names:
                 raise ValueError(
-                    f"{what}: records have no {text_column!r} field (fields: {json_part.column_names}); "
+                    f"{what}: records of {path} have no {text_column!r} field (fields: {json_part.column_names}); "
                     f"pass --text-column"
                 )
             json_part = json_part.select_columns([text_column])
