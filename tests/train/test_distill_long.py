@@ -174,3 +174,21 @@ def test_text_files_with_other_fields_are_read_together(tmp_path: Path) -> None:
         "a long book",
         "a review",
     ]
+
+
+def test_a_resume_with_other_long_options_is_refused(
+    word_teacher: Path, long_text: Path, tmp_path: Path
+) -> None:
+    """A killed long stage's checkpoint ran with batch 2: a resume at batch 3 does not continue it silently."""
+    out = tmp_path / "out"
+    (out / "long" / "checkpoint-1").mkdir(parents=True)
+    config = _config(word_teacher, long_text, out, long_batch_size=2, end_to_end_steps=1, seq_len=32)
+    from linformer_kit.train.distill_long import long_stage
+
+    (out / "long" / "options.json").write_text(json.dumps(long_stage(config).options))
+    with pytest.raises(ValueError, match=r"resume: .*long's checkpoints ran with other options"):
+        distill(
+            _config(
+                word_teacher, long_text, out, long_batch_size=3, end_to_end_steps=1, seq_len=32, resume=True
+            )
+        )

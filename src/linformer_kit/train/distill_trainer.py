@@ -119,6 +119,7 @@ def run_stage(
             )
         student.load_state_dict(type(student).from_pretrained(folder).state_dict())
         return student, done["loss"]
+    _claim(folder, stage, config.resume)
     model = trainable(student, stage.loss, config)
     trainer = (stage.trainer or DistillTrainer)(
         model=model, args=stage_arguments(config, stage, folder), train_dataset=train,
@@ -134,6 +135,20 @@ def run_stage(
     trained.save_pretrained(folder)
     marker.write_text(json.dumps({"loss": loss, "steps": stage.steps, "options": stage.options}))
     return trained, loss
+
+
+def _claim(folder: Path, stage: StagePlan, resume: bool) -> None:
+    """Write the stage's options into its folder before its first step; a resume whose options differ from
+    the ones its checkpoints ran with is refused (a killed run's checkpoint is never continued silently)."""
+    started = folder / "options.json"
+    options = json.loads(json.dumps(stage.options))  # as JSON reads it back (tuples become lists)
+    if resume and started.is_file() and json.loads(started.read_text()) != options:
+        raise ValueError(
+            f"resume: {folder}'s checkpoints ran with other options ({started.read_text()}) than this run's "
+            f"({options}); run with those, or choose another --output-dir"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    started.write_text(json.dumps(options))
 
 
 def trainable(student: LinformerPreTrainedModel, stage: Stage, config: DistillConfig) -> nn.Module:
