@@ -38,8 +38,12 @@ METHODS: tuple[Method, ...] = (
 )  # fmt: skip
 # the methods that read with the model under test; the others read with the original
 MODEL_METHODS: tuple[Method, ...] = ("whole", "late-chunking-512")
-# methods that read the same pass: computed once, timed once
-SAME_PASS: dict[Method, Method] = {"chunks-best-512": "chunks-mean-512", "late-chunking-512": "whole"}
+# the forward pass each method reads: methods that share one are read from one pass, timed once
+Pass = Literal["whole", "truncate", "chunks", "full-extended"]
+PASS_OF: dict[Method, Pass] = {
+    "whole": "whole", "late-chunking-512": "whole", "truncate-512": "truncate", "chunks-mean-512": "chunks",
+    "chunks-best-512": "chunks", "full-extended": "full-extended",
+}  # fmt: skip
 
 
 @dataclass
@@ -86,25 +90,37 @@ class Reader:
 
 def rows(method: Method, reader: Reader, texts: list[str], chunk: int = 512) -> list[torch.Tensor]:
     """Each text's rows (m_i, D), unit vectors, as `method` makes them (the module docstring)."""
+    return rows_of(method, read(PASS_OF[method], reader, texts, chunk), chunk)
+
+
+def read(pass_: Pass, reader: Reader, texts: list[str], chunk: int = 512) -> list[torch.Tensor]:
+    """One forward pass over `texts`: each text's last hidden states (n_i, D) for "whole" / "truncate" /
+    "full-extended" (the text up to the reader's longest input, or `chunk` tokens), each text's chunk rows
+    (m_i, D) for "chunks"."""
     ids = reader.ids(texts)
+    if pass_ != "chunks":
+        limit = chunk if pass_ == "truncate" else reader.max_length
+        return reader.states([reader.with_specials(x[: limit - 2]) for x in ids])
+    pieces = [_pieces(x, chunk - 2) for x in ids]
+    flat = reader.states([reader.with_specials(p) for doc in pieces for p in doc])
+    per_doc, at = [], 0
+    for doc in pieces:
+        per_doc.append(torch.cat([_pooled(s) for s in flat[at : at + len(doc)]]))
+        at += len(doc)
+    return per_doc
+
+
+def rows_of(method: Method, passed: list[torch.Tensor], chunk: int = 512) -> list[torch.Tensor]:
+    """`method`'s rows from what its pass (`PASS_OF[method]`, `read`) gave."""
     if method in ("whole", "truncate-512", "full-extended"):
-        limit = chunk if method == "truncate-512" else reader.max_length
-        states = reader.states([reader.with_specials(x[: limit - 2]) for x in ids])
-        return [_pooled(s) for s in states]
-    if method in ("chunks-mean-512", "chunks-best-512"):
-        pieces = [_pieces(x, chunk - 2) for x in ids]
-        flat = reader.states([reader.with_specials(p) for doc in pieces for p in doc])
-        per_doc, at = [], 0
-        for doc in pieces:
-            per_doc.append(torch.cat([_pooled(s) for s in flat[at : at + len(doc)]]))
-            at += len(doc)
-        if method == "chunks-best-512":
-            return per_doc
-        return [F.normalize(r.mean(0, keepdim=True), dim=-1) for r in per_doc]
+        return [_pooled(s) for s in passed]
+    if method == "chunks-best-512":
+        return passed
+    if method == "chunks-mean-512":
+        return [F.normalize(r.mean(0, keepdim=True), dim=-1) for r in passed]
     if method == "late-chunking-512":
-        states = reader.states([reader.with_specials(x[: reader.max_length - 2]) for x in ids])
         # the special tokens (first and last state) stay out of the spans: each span is text tokens only
-        return [_spans(s[1:-1], chunk) if len(s) > 2 else _pooled(s) for s in states]
+        return [_spans(s[1:-1], chunk) if len(s) > 2 else _pooled(s) for s in passed]
     raise ValueError(f"method={method!r}: expected one of {', '.join(METHODS)}")
 
 

@@ -12,7 +12,7 @@ Passkey and needle add records per key depth (quarters of the document; `depth` 
 a model that truncates finds only shallow keys. `seconds_per_document` is the time of encoding the
 task's documents with the method divided by their number, measured in this process one method after
 the other (A/B in one run); methods that read the same pass (chunks-best with chunks-mean, late
-chunking with whole) carry that pass's time. `length` is the documents' length in tokens; IMDB's
+chunking with whole) are read from it once and carry its time. `length` is the documents' length in tokens; IMDB's
 reviews are read whole (up to the model's longest input, its `length`).
 """
 
@@ -30,7 +30,15 @@ import torch
 
 from linformer_kit.longdocs import sources, texts
 from linformer_kit.longdocs.config import LongDocsConfig
-from linformer_kit.longdocs.methods import MODEL_METHODS, SAME_PASS, Method, Reader, document_vector, rows
+from linformer_kit.longdocs.methods import (
+    MODEL_METHODS,
+    PASS_OF,
+    Method,
+    Reader,
+    document_vector,
+    read,
+    rows_of,
+)
 
 logger = logging.getLogger(__name__)
 DEPTHS = ((0.0, 0.25), (0.25, 0.5), (0.5, 0.75), (0.75, 1.0))
@@ -91,19 +99,20 @@ class Suite:
     def encode(
         self, length: int, texts_: list[str], methods=None
     ) -> dict[str, tuple[list[torch.Tensor], float]]:
-        """Each method's rows of `texts_` and its seconds per text (a shared pass timed once)."""
+        """Each method's rows of `texts_` and its seconds per text; methods of one pass read it once (its time)."""
         out: dict[str, tuple[list[torch.Tensor], float]] = {}
+        passes: dict[str, tuple[list[torch.Tensor], float]] = {}
         for method in methods or self.config.methods:
             reader = self.reader(method, length)
             if reader is None:
                 continue
-            shared = SAME_PASS.get(method)
-            if shared in out:  # the same pass read differently: its time, rows made again (cheap)
-                out[method] = (rows(method, reader, texts_, self.config.chunk_length), out[shared][1])
-                continue
-            start = time.perf_counter()
-            out[method] = (rows(method, reader, texts_, self.config.chunk_length), 0.0)
-            out[method] = (out[method][0], (time.perf_counter() - start) / max(len(texts_), 1))
+            key = PASS_OF[method]
+            if key not in passes:
+                start = time.perf_counter()
+                passed = read(key, reader, texts_, self.config.chunk_length)
+                passes[key] = (passed, (time.perf_counter() - start) / max(len(texts_), 1))
+            passed, seconds = passes[key]
+            out[method] = (rows_of(method, passed, self.config.chunk_length), seconds)
         return out
 
     def add(
