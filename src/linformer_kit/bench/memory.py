@@ -34,15 +34,21 @@ class PeakMemory(NamedTuple):
 def measure_cpu(case: Case, threads: int, timeout_s: float) -> PeakMemory:
     """Peak RSS of one call of `case` in a fresh subprocess. Raises RuntimeError if it fails."""
     cmd = [sys.executable, "-m", "linformer_kit.bench.memory", json.dumps(case.to_dict()), str(threads)]
+    report = run_memory_subprocess(cmd, timeout_s)
+    return PeakMemory(report["peak_bytes"], max(0, report["peak_bytes"] - report["rss_after_build"]))
+
+
+def run_memory_subprocess(cmd: list[str], timeout_s: float, env: dict[str, str] | None = None) -> dict:
+    """The JSON report (peak_bytes, rss_after_build) a measuring subprocess prints last; RuntimeError if it
+    runs past `timeout_s` or fails."""
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False, env=env)
     except subprocess.TimeoutExpired as err:
         raise RuntimeError(f"memory subprocess exceeded {timeout_s:.0f} s") from err
     if done.returncode != 0:
         tail = (done.stderr.strip().splitlines() or ["killed (out of memory?)"])[-1]
         raise RuntimeError(f"memory subprocess failed (exit {done.returncode}): {tail}")
-    report = json.loads(done.stdout.strip().splitlines()[-1])
-    return PeakMemory(report["peak_bytes"], max(0, report["peak_bytes"] - report["rss_after_build"]))
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def measure_cuda(step: Callable[[], object], device: str) -> PeakMemory:

@@ -42,7 +42,6 @@ import logging
 import math
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -56,7 +55,7 @@ import torch
 
 from linformer_kit.bench.config import BenchmarkConfig, named_students
 from linformer_kit.bench.measure import _environment, _sample
-from linformer_kit.bench.memory import current_rss, peak_rss
+from linformer_kit.bench.memory import current_rss, peak_rss, run_memory_subprocess
 from linformer_kit.bench.student_inputs import Ends, chunked, ends_of, pieces, text_ids, token_rows, whole
 
 logger = logging.getLogger(__name__)
@@ -601,15 +600,7 @@ def _cpu_name() -> str | None:
 def measure_memory(spec: dict[str, Any], timeout_s: float) -> tuple[int, int]:
     """(peak RSS, RSS after building) in bytes of one call described by `spec`, in a fresh process."""
     cmd = [sys.executable, "-m", "linformer_kit.bench.student", json.dumps(spec)]
-    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False, env=env)
-    except subprocess.TimeoutExpired as err:
-        raise RuntimeError(f"memory subprocess exceeded {timeout_s:.0f} s") from err
-    if done.returncode != 0:
-        tail = (done.stderr.strip().splitlines() or ["killed (out of memory?)"])[-1]
-        raise RuntimeError(f"memory subprocess failed (exit {done.returncode}): {tail}")
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = run_memory_subprocess(cmd, timeout_s, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
     return int(report["peak_bytes"]), int(report["rss_after_build"])
 
 
