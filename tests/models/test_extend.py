@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import torch
@@ -130,3 +131,39 @@ def test_extend_never_writes_into_its_source(saved, capsys) -> None:
     assert main(["extend", str(src), str(src), "--max-length", "64", "--overwrite"]) == 2
     assert "is (or contains) the source directory" in capsys.readouterr().err
     assert sorted(p.name for p in src.iterdir()) == files
+
+
+def test_extend_sets_exact_length_and_the_rows_it_covers_take_exact_attention(saved, tmp_path) -> None:
+    model, src = saved
+    assert (
+        main(["extend", str(src), str(tmp_path / "dst"), "--max-length", "64", "--exact-length", str(N)]) == 0
+    )
+    assert json.loads((tmp_path / "dst" / "config.json").read_text())["exact_length"] == N
+    longer = extended(model, 64, exact_length=N)
+    full = extended(model, 64)
+    for layer in full.linformer.encoder.layer:  # the same weights, every input attended exactly
+        layer.attention.self.projected_length = None
+    ids = torch.randint(3, 64, (2, 40))
+    mask = torch.ones_like(ids)
+    mask[1, N:] = 0  # row 1: N real tokens, padded into a batch of 40 (projected row 0)
+    with torch.no_grad():
+        got, want = (m.linformer(ids, attention_mask=mask).last_hidden_state for m in (longer, full))
+    assert_close(got[1, :N], want[1, :N])
+    assert (got[0] - want[0]).abs().max() > 1e-3  # 40 > N real tokens: projected
+
+
+@pytest.mark.parametrize(
+    ("exact_length", "message"),
+    [
+        ("6", r"exact_length=6 must be at least projected_length k=8"),
+        ("64", r"exact_length=64 must be below"),
+    ],
+)
+def test_extend_refuses_an_exact_length_before_reading_weights(
+    saved, tmp_path, capsys, exact_length, message
+):
+    _, src = saved
+    argv = ["extend", str(src), str(tmp_path / "dst"), "--max-length", "64", "--exact-length", exact_length]
+    assert main(argv) == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert not (tmp_path / "dst").exists()

@@ -31,6 +31,7 @@ NOT_DEFAULT = {
     "short_inputs": "exact",
     "local_window": [2, None],
     "global_tokens": 1,
+    "exact_length": 10,
 }
 
 
@@ -50,7 +51,7 @@ def test_every_saved_option_reaches_each_attention_layer() -> None:
         attention = layer.attention.self
         assert attention.projected_length == NOT_DEFAULT["projected_length"][i]
         assert attention.local_window == NOT_DEFAULT["local_window"][i]
-        for name in ("sharing", "projection", "short_inputs", "global_tokens"):
+        for name in ("sharing", "projection", "short_inputs", "global_tokens", "exact_length"):
             assert getattr(attention, name) == NOT_DEFAULT[name], name
         projections = [m for m in attention.modules() if isinstance(m, SequenceProjection)]
         assert projections

@@ -13,6 +13,8 @@ tool that reads `hidden_size`, `num_hidden_layers`, ... keeps working. Linformer
                       softmax with the k slots (nn/local.py); one int, one per layer (None: no window
                       there), or None (the paper's layer)
     global_tokens     g: the first g tokens are exact keys of every query and attend to every token
+    exact_length      T: a sequence of at most T real tokens takes exact softmax attention with the same
+                      weights, whatever its padding (nn/exact_rows.py); None: short_inputs decides
     projection_init   how a new model's learned E, F start: "window" (each slot the mean of n/k
                       neighbouring positions; the default, the start that learns local context) |
                       "random" (zero-mean N(0, 1/n), the paper's). Loaded weights are never re-started.
@@ -117,6 +119,7 @@ class LinformerConfig(PreTrainedConfig):
     classifier_pooling: ClassifierPooling = "cls"
     local_window: int | list[int | None] | None = DEFAULT_LOCAL_WINDOW
     global_tokens: int = DEFAULT_OPTIONS.global_tokens
+    exact_length: int | None = DEFAULT_OPTIONS.exact_length
 
     def __post_init__(self, **kwargs) -> None:
         super().__post_init__(**kwargs)

@@ -108,6 +108,7 @@ class Conversion:
     new_positions: NewPositions = "copy"
     local_window: int | list[int | None] | None = DEFAULT_LOCAL_WINDOW
     global_tokens: int = DEFAULT_OPTIONS.global_tokens
+    exact_length: int | None = DEFAULT_OPTIONS.exact_length
 
     def options(self) -> dict[str, Any]:
         """The Linformer options, as `LinformerConfig` fields."""
@@ -175,6 +176,7 @@ class ConvertConfig:
     projection_init: ProjectionInit = option_field("projection_init")
     local_window: int | str | list[int | None] | None = option_field("local_window")
     global_tokens: int = option_field("global_tokens")
+    exact_length: int | None = option_field("exact_length")
     max_length: int | None = field(
         default=None,
         metadata={

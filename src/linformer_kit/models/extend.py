@@ -10,7 +10,9 @@ reads N once its position table and its E, F are sized for N:
                 of the keys in the j-th of k windows of N / k tokens), as `with_linformer_options`
                 starts every projection whose shape changed
     the rest    every other weight, and every Linformer option (k, sharing, window, global tokens,
-                short inputs, scaling), kept
+                short inputs, scaling), kept; `--exact-length T` sets T (nn/exact_rows.py): e.g. 512, every
+                input the source read is read exactly, as fast as the original, and only longer ones are
+                projected
 
 The local window and the global tokens have no weights: they read N tokens as they read L. This is the
 model the distillation study read at n = 2 048 (docs/distill.md, "Long inputs"): the k = 128, w = 64
@@ -44,6 +46,7 @@ from linformer_kit.models.loading import (
 )
 from linformer_kit.models.modeling_linformer import LinformerPreTrainedModel
 from linformer_kit.models.positions import check_new_positions, with_positions_for
+from linformer_kit.nn.options import check_exact_length, option_field
 
 
 @dataclass
@@ -61,6 +64,9 @@ class ExtendConfig:
         metadata={"help": "the longest input of the new model: above the source's", "metavar": "N"}
     )
     new_positions: NewPositions = new_positions_field()
+    exact_length: int | None = option_field(
+        "exact_length", note="of the new model; none: the source's (e.g. 512: what the source read, exactly)"
+    )
     overwrite: bool = field(
         default=False, metadata={"help": "replace output_dir if it exists and is not empty (all of it)"}
     )
@@ -83,17 +89,31 @@ class ExtendConfig:
                 f"max_length must be an integer above the source's longest input ({longest}), got {self.max_length!r}"
             )
         check_new_positions(self.new_positions, extends=True)
+        if self.exact_length is not None:
+            if (
+                isinstance(self.exact_length, bool)
+                or not isinstance(self.exact_length, int)
+                or self.exact_length < 1
+            ):
+                raise ValueError(f"exact_length must be an integer >= 1 (or none), got {self.exact_length!r}")
+            k = config.get("projected_length")
+            check_exact_length(self.exact_length, k if isinstance(k, list) else [k], self.max_length)
         check_target_dir(self.source, self.output_dir, self.overwrite)
 
 
 def extended(
-    model: LinformerPreTrainedModel, max_length: int, new_positions: NewPositions = "copy"
+    model: LinformerPreTrainedModel,
+    max_length: int,
+    new_positions: NewPositions = "copy",
+    exact_length: int | None = None,
 ) -> LinformerPreTrainedModel:
-    """`model` (any Linformer head) sized for `max_length` tokens, its options kept (module docstring), in
-    eval mode. At or below its longest input: the model itself."""
+    """`model` (any Linformer head) sized for `max_length` tokens, its options kept (module docstring) but
+    `exact_length` where given, in eval mode. At or below its longest input: the model itself."""
     if max_length <= longest_input(model.config):
         return model.eval()
     options = {name: getattr(model.config, name) for name in CONVERSION_OPTIONS}
+    if exact_length is not None:
+        options["exact_length"] = exact_length
     longer, _ = with_linformer_options(model, **options, max_length=max_length, new_positions=new_positions)
     return longer
 
@@ -104,7 +124,7 @@ def extend_checkpoint(config: ExtendConfig) -> Path:
     (`write_model_dir`, models/folder.py)."""
     auto_class = auto_class_of(read_config_json(config.source, "source"))
     model = cast(LinformerPreTrainedModel, load_pretrained(auto_class, config.source, "source"))
-    longer = extended(model, config.max_length, config.new_positions)
+    longer = extended(model, config.max_length, config.new_positions, config.exact_length)
     return write_model_dir(longer, config.output_dir, source=config.source, max_length=config.max_length,
                            overwrite=config.overwrite)  # fmt: skip
 

@@ -31,6 +31,7 @@ SOURCES = (
     "nn/projection.py",
     "nn/short_inputs.py",
     "nn/local.py",  # the local window and global tokens beside the projection
+    "nn/exact_rows.py",  # exact_length: rows of at most T real tokens take exact attention
     "nn/attention.py",
     "models/loading.py",  # from_pretrained's checks (safetensors only, no silent re-initialisation)
     "models/configuration_linformer.py",

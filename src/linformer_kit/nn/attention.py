@@ -39,6 +39,7 @@ from linformer_kit.nn.backends import (
     attention_function,
     fill_empty_rows,
 )
+from linformer_kit.nn.exact_rows import exact_up_to_length, without_full_mask
 from linformer_kit.nn.local import KeySet, Slots, local_attention_function
 from linformer_kit.nn.options import (
     DEFAULT_LOCAL_WINDOW,
@@ -53,6 +54,7 @@ from linformer_kit.nn.options import (
     ShortInputs,
     as_size,
     check_choice,
+    check_exact_length,
     check_projected_length,
 )
 from linformer_kit.nn.projection import Projected, SequenceProjection, project_pair
@@ -92,6 +94,8 @@ class LinformerSelfAttention(nn.Module):
             keys within w positions, in one softmax with the k slots (module docstring, nn/local.py).
         global_tokens: g >= 0: the first g tokens are exact keys of every query, and their queries
             attend to every real key (nn/local.py).
+        exact_length: T >= k, or None: a sequence of at most T real tokens takes exact softmax attention
+            with the same weights, whatever it is padded to (nn/exact_rows.py); None: short_inputs decides.
 
     Raises:
         ValueError: on any inconsistent argument, naming the value and its limit.
@@ -118,6 +122,7 @@ class LinformerSelfAttention(nn.Module):
         projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init,
         local_window: int | None = DEFAULT_LOCAL_WINDOW,
         global_tokens: int = DEFAULT_OPTIONS.global_tokens,
+        exact_length: int | None = DEFAULT_OPTIONS.exact_length,
     ) -> None:
         super().__init__()
         # one layer takes one w (a model takes one per layer)
@@ -125,7 +130,7 @@ class LinformerSelfAttention(nn.Module):
         options = LinformerOptions(  # the choices and their combinations (nn/options.py)
             sharing=sharing, projection=projection, projection_init=projection_init,
             projection_scaling=projection_scaling, short_inputs=short_inputs, projection_order=projection_order,
-            local_window=window, global_tokens=global_tokens,
+            local_window=window, global_tokens=global_tokens, exact_length=exact_length,
         )  # fmt: skip
         _validate(
             hidden_size, num_heads, max_seq_len, projected_length, options, dropout, bias, backend, causal,
@@ -145,6 +150,7 @@ class LinformerSelfAttention(nn.Module):
         self.short_inputs = options.short_inputs
         self.local_window = window
         self.global_tokens = options.global_tokens
+        self.exact_length = options.exact_length
 
         self.query = nn.Linear(hidden_size, hidden_size, bias=bias)
         self.key = nn.Linear(hidden_size, hidden_size, bias=bias)
@@ -216,13 +222,17 @@ class LinformerSelfAttention(nn.Module):
         return self.projected_length is not None and (self.local_window is not None or self.global_tokens > 0)
 
     def attends_exactly(self, n: int) -> bool:
-        """Whether an input of n tokens (padded length) takes exact softmax attention in this layer.
+        """Whether an input of n tokens (padded length) takes exact softmax attention in this layer: n <= k
+        with short_inputs="exact", n <= exact_length (nn/exact_rows.py), and every n in a full layer.
 
         A symbolic n (torch.export, dynamic torch.compile) never does outright: it takes the one-graph
         form of nn/short_inputs.py, which is exact attention row by row.
         """
         k = self.projected_length
-        return k is None or (self.short_inputs == "exact" and isinstance(n, int) and n <= k)
+        if k is None:
+            return True
+        limit = max(k if self.short_inputs == "exact" else 0, self.exact_length or 0)
+        return isinstance(n, int) and n <= limit
 
     # --- forward ---------------------------------------------------------------------------------
 
@@ -255,25 +265,54 @@ class LinformerSelfAttention(nn.Module):
 
         With short_inputs="exact" the slots of a row of at most k real tokens hold its own K, V
         (nn/short_inputs.py); `one_graph` (default: whether n is symbolic) projects at every n, which
-        is that module's one-graph form.
+        is that module's one-graph form. With exact_length = T, a row of at most T real tokens takes the
+        exact path whatever its padding (nn/exact_rows.py). In eager mode a mask of real tokens only is
+        dropped first (the same output without the masking work).
         """
         b, n, _ = self._check_input(x)
         mask = self._check_mask(mask, b, n)
         one_graph = not isinstance(n, int) if one_graph is None else one_graph
+        mask = mask if one_graph else without_full_mask(mask)  # eager: no mask where every token is real
         query = self._split_heads(self.query(x))  # Q (b, h, n, d)
+
+        def projected(
+            query: torch.Tensor, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
+        ) -> tuple[torch.Tensor, torch.Tensor | None]:
+            return self._projected(query, x, mask, one_graph, need_weights)
+
         if self.projected_length is None or (self.attends_exactly(n) and not one_graph):
-            keys, values, attn_mask, causal = self._full_keys_values(x, mask)  # K, V (b, h, n, d)
-            out, weights = self._softmax(query, keys, values, attn_mask, causal, need_weights)
+            out, weights = self._exact(query, x, mask, need_weights)
+        elif self.exact_length is not None:  # rows of at most T real tokens exact (nn/exact_rows.py)
+            out, weights = exact_up_to_length(
+                self._exact, projected, query, x, mask, self.exact_length, need_weights
+            )
         else:
-            # every token's K, V (b, h, n, d), where the slots are projected from them or the window reads them
-            tokens = self._keys_values(x) if self.is_local or not self.uses_fast_order else None
-            slots = self._slots(x, tokens, mask, one_graph)  # E K, F V (b, h, k, d)
-            if self.is_local and tokens is not None:  # (is_local: tokens are computed)
-                out, weights = self._local_softmax(query, tokens, slots, mask, need_weights)
-            else:
-                out, weights = self._softmax(query, slots.keys, slots.values, slots.keep, False, need_weights)
+            out, weights = projected(query, x, mask, need_weights)
         out = out.transpose(1, 2).reshape(b, n, self.hidden_size)  # heads joined: (b, n, D)
         return self.dense(out), weights
+
+    def _exact(
+        self, query: torch.Tensor, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """softmax(Q Kᵀ / sqrt(d)) V over the real keys -> (out (b, h, n, d), weights (b, h, n, n) | None)."""
+        keys, values, attn_mask, causal = self._full_keys_values(x, mask)  # K, V (b, h, n, d)
+        return self._softmax(query, keys, values, attn_mask, causal, need_weights)
+
+    def _projected(
+        self,
+        query: torch.Tensor,
+        x: torch.Tensor,
+        mask: torch.Tensor | None,
+        one_graph: bool,
+        need_weights: bool,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The k slots (and the window and global keys with `is_local`) -> (out (b, h, n, d), weights | None)."""
+        # every token's K, V (b, h, n, d), where the slots are projected from them or the window reads them
+        tokens = self._keys_values(x) if self.is_local or not self.uses_fast_order else None
+        slots = self._slots(x, tokens, mask, one_graph)  # E K, F V (b, h, k, d)
+        if self.is_local and tokens is not None:  # (is_local: tokens are computed)
+            return self._local_softmax(query, tokens, slots, mask, need_weights)
+        return self._softmax(query, slots.keys, slots.values, slots.keep, False, need_weights)
 
     def _softmax(
         self,
@@ -455,6 +494,7 @@ def _validate(
     check_choice("backend", backend, ATTENTION_BACKENDS)
     if options.global_tokens > max_seq_len:
         raise ValueError(f"global_tokens={options.global_tokens} must be at most max_seq_len={max_seq_len}")
+    check_exact_length(options.exact_length, [projected_length], max_seq_len)
     sharing = options.sharing
     if not 0.0 <= dropout < 1.0:  # also refuses NaN
         raise ValueError(f"dropout must be in [0, 1), got {dropout}")

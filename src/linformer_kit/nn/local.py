@@ -266,7 +266,7 @@ def split_local_attention(
         values = torch.cat([values, v[:, :, :g]], dim=-2)
         if keep is not None or keyset.real is not None or slots.windowed is not None:  # else: no mask
             slot_ok = torch.ones(b, 1, 1, keys.shape[-2] - g, dtype=torch.bool, device=q.device)
-            slot_ok = slot_ok if keep is None else keep
+            slot_ok = slot_ok if keep is None else keep.expand(b, -1, -1, -1)  # (a slot mask may broadcast)
             global_ok = key_ok[:, None, None, :g].expand(b, slot_ok.shape[1], 1, g)
             keep = torch.cat([slot_ok, global_ok], dim=-1)  # (b, 1|h, 1, s + g)
     out, lse = part(q, keys, values, keep, scale, dropout_p)  # (b, h, n, d), (b, h, n)

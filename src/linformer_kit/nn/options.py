@@ -21,6 +21,8 @@ pretrain`, `convert`, the benchmark, the recipes) checks them here, so a bad val
                         (None: no window in that layer), or None (the paper's layer)
     global_tokens       g: the first g positions are exact keys of every query, and their queries attend
                         to every real key (nn/local.py); 0 (the paper's layer) or more
+    exact_length        T: a sequence of at most T real tokens takes exact softmax attention with the same
+                        weights (nn/exact_rows.py); None (only short_inputs decides), or T >= every k
 
 Torch-only, like the rest of `linformer_kit.nn`.
 """
@@ -74,6 +76,25 @@ def as_size(name: str, value: object) -> int:
         return operator.index(value)  # int, numpy and 0-d torch integers; not 32.0, not "32"
     except TypeError:
         raise TypeError(f"{name} must be an int, got {value!r} of type {type(value).__name__}") from None
+
+
+def check_exact_length(limit: int | None, ks: Sequence[int | None], max_seq_len: int, at: str = "") -> None:
+    """exact_length T against the layers' k and the longest input: k <= T < max_seq_len. Below k exact
+    attention is the cheaper one already (n² <= n k: short_inputs='exact'), and at max_seq_len every input
+    would take it (full attention: projected_length none)."""
+    if limit is None:
+        return
+    for layer_k in ks:
+        if layer_k is not None and limit < layer_k:
+            raise ValueError(
+                f"exact_length={limit} must be at least projected_length k={layer_k}{at}: up to k tokens exact "
+                "attention is the cheaper one already (short_inputs='exact')"
+            )
+    if limit >= max_seq_len:
+        raise ValueError(
+            f"exact_length={limit} must be below max_seq_len={max_seq_len}{at}: every input would take exact "
+            "attention, which is full attention (projected_length none)"
+        )
 
 
 def check_choice(name: str, value: object, choices: Sequence[str]) -> None:
@@ -156,6 +177,7 @@ class LinformerOptions:
     projection_order: ProjectionOrder = "auto"
     local_window: LocalWindow = DEFAULT_LOCAL_WINDOW
     global_tokens: int = 0
+    exact_length: int | None = None
 
     def __post_init__(self) -> None:
         self._check_local()
@@ -228,6 +250,7 @@ class LinformerOptions:
                 f"global_tokens={self.global_tokens} with full attention in every layer{at}: every token already "
                 "attends to every token; global tokens go with projected_length or local_window"
             )
+        check_exact_length(self.exact_length, self.projected_lengths(num_layers), max_seq_len, at)
         if isinstance(k, tuple) and self.sharing == "layerwise" and len(set(k)) > 1:
             raise ValueError(
                 f"sharing='layerwise' uses one projection for every layer, so projected_length must be "
@@ -255,6 +278,10 @@ class LinformerOptions:
         if as_size("global_tokens", self.global_tokens) < 0:
             raise ValueError(f"global_tokens must be >= 0, got {self.global_tokens}")
         object.__setattr__(self, "global_tokens", int(self.global_tokens))
+        if self.exact_length is not None:
+            if as_size("exact_length", self.exact_length) < 1:
+                raise ValueError(f"exact_length must be >= 1 (or None), got {self.exact_length}")
+            object.__setattr__(self, "exact_length", int(self.exact_length))
 
     def _check_combinations(self) -> None:
         if self.projection_scaling == "length" and self.projection not in ("linear", "random"):
@@ -293,6 +320,9 @@ HELP: dict[str, str] = {  # the command-line help of each option (every verb tha
     "with the k slots (W, W1,W2,... one per layer, or 'none'); keeps the heads that read a neighbour",
     "global_tokens": "G: the first G tokens (e.g. [CLS]) are exact keys of every query and attend to every "
     "token (Longformer's global attention); 0 for none",
+    "exact_length": "T: a sequence of at most T real tokens takes exact softmax attention with the same weights "
+    "(T >= k; e.g. the original's 512 for a student extended past it: as fast as the original up to T); "
+    "'none': short_inputs alone decides",
 }
 
 
@@ -305,6 +335,6 @@ def option_field(name: str, default: object = dataclasses.MISSING, note: str = "
     """
     value = getattr(DEFAULT_OPTIONS, name) if default is dataclasses.MISSING else default
     help_text = HELP[name] + (f"; {note}" if note else "")
-    metavar = {"projected_length": "K", "local_window": "W", "global_tokens": "G"}
+    metavar = {"projected_length": "K", "local_window": "W", "global_tokens": "G", "exact_length": "T"}
     metadata = {"help": help_text, **({"metavar": metavar[name]} if name in metavar else {})}
     return dataclasses.field(default=value, metadata=metadata)

@@ -33,9 +33,9 @@ from linformer_kit.nn.options import (
 )
 from linformer_kit.train.training_arguments import check_number
 
-# The attention's local part beside the projection (nn/local.py): a window and global tokens add no weights,
-# so they also apply to a trained Linformer (finetune --model), whose other options its weights fix.
-LOCAL_OPTIONS = ("local_window", "global_tokens")
+# The attention's local part beside the projection (nn/local.py) and the exact rows (nn/exact_rows.py) add no
+# weights, so they also apply to a trained Linformer (finetune --model), whose other options its weights fix.
+LOCAL_OPTIONS = ("local_window", "global_tokens", "exact_length")
 PER_LAYER_OPTIONS = ("projected_length", "local_window")  # one value, or one per layer: k's grammar
 
 
@@ -56,6 +56,7 @@ class ConversionFields:
     projection_init: ProjectionInit = option_field("projection_init", note="new models only")
     local_window: int | str | list[int | None] | None = option_field("local_window")
     global_tokens: int = option_field("global_tokens")
+    exact_length: int | None = option_field("exact_length")
 
     def _parse_option_text(self) -> None:
         """The command-line (and config file) text of k and w, one grammar: '128', '256,128', 'none'."""

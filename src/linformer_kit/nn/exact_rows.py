@@ -1,0 +1,91 @@
+"""exact_length = T: a sequence of at most T real tokens takes exact softmax attention, a longer one is projected.
+
+Why: up to some length the projection and the window cost more than the attention they replace. At n = 256
+the k = 128 slots plus a ±64 window read 258 keys a query, full attention 256, and the projection of K and V
+costs 2 n k D on top; at n = 512 the two are level (docs/benchmarks/student-cpu/). A student distilled from a
+512-token original and extended past it (`linformer distill --long-length`) then runs every input the
+original could read as the original does, at its speed, and projects only the longer ones. The same weights
+serve both: with exact attention the distilled MiniLM student's weights keep 0.976 of the original's
+embeddings at 512, as much as its projection does (docs/reproduction/long-minilm/).
+
+The choice is per sequence, by its real length L, so padding never changes an output (the kit's padding
+guarantee): a 300-token sentence padded into a batch with a 4 000-token one gets what it gets alone.
+
+    n <= T                   the whole batch: exact attention (the layer's `attends_exactly`)
+    n > T, no row L <= T     every row projected (a batch of long documents pays nothing for T)
+    n > T, some rows L <= T  those rows exact, the others projected: run apart, written back by row
+
+The choice reads the mask's values, so torch.compile breaks the graph there (and compiles each path), and
+torch.export, which cannot break it, is refused with a ValueError naming the way out (export the model with
+exact_length=None: rows past k are then projected, as the paper's layer does). A one-graph form was tried:
+torch.cond(any row <= T, both paths selected by row, the projection) exports in principle, but PyTorch
+2.13's cond could not merge the symbolic strides of the window cores' outputs (a KeyError in
+torch/_higher_order_ops/cond.py) nor trace the projection's slice of E without a guard on n.
+
+Exact rows return no attention weights in a mixed batch (their (n x n) weights do not fit the projected
+rows' (n x k) ones): `forward_with_weights` there raises, naming the case. Equality of every path to the
+exact and the projected layer, by row, in float64, and the refused export: tests/nn/test_exact_rows.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+# (query (b, h, n, d), x (b, n, D), mask (b, n) | None, need_weights) -> (out (b, h, n, d), weights | None)
+Path = Callable[
+    [torch.Tensor, torch.Tensor, torch.Tensor | None, bool], tuple[torch.Tensor, torch.Tensor | None]
+]
+
+
+def tracing() -> bool:
+    """Whether the layer is being traced (torch.compile, torch.export): no branch on a tensor's value there."""
+    return torch.compiler.is_compiling() or torch.compiler.is_exporting()
+
+
+def without_full_mask(mask: torch.Tensor | None) -> torch.Tensor | None:
+    """None for a CPU mask of real tokens only (eager): the same output, and the cores skip the mask, the
+    zeroing copies of K and V and the short-row gathers. Kept on other devices, where `.all()` would wait
+    for the device, and while tracing (no branch on a value)."""
+    if mask is None or mask.device.type != "cpu" or tracing() or not bool(mask.all()):
+        return mask
+    return None
+
+
+def exact_up_to_length(
+    exact: Path,
+    projected: Path,
+    query: torch.Tensor,
+    x: torch.Tensor,
+    mask: torch.Tensor | None,
+    limit: int,
+    need_weights: bool,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Rows of at most `limit` real tokens through `exact`, the others through `projected` (module docstring).
+
+    `exact` and `projected` are the layer's two paths; query (b, h, n, d) Q, x (b, n, D) the layer input,
+    mask (b, n) True = real token or None. Returns out (b, h, n, d) and the weights of an unmixed batch.
+    """
+    if torch.compiler.is_exporting():
+        raise ValueError(
+            f"exact_length={limit} has no exported form (the choice of path reads the mask's values): export "
+            "the model with exact_length=None (config.exact_length = None), whose rows past k are projected"
+        )
+    if mask is None:  # every row has n real tokens (n <= limit: a symbolic n, which `attends_exactly` leaves)
+        return (exact if x.shape[1] <= limit else projected)(query, x, mask, need_weights)
+    short = mask.sum(-1) <= limit  # (b,) which rows take exact attention
+    if not bool(short.any()):
+        return projected(query, x, mask, need_weights)
+    if bool(short.all()):
+        return exact(query, x, mask, need_weights)
+    if need_weights:
+        raise ValueError(
+            f"attention weights of a batch mixing rows of at most exact_length={limit} real tokens (exact, "
+            "(n x n) weights) with longer ones (projected): run the two apart"
+        )
+    rows, others = short.nonzero()[:, 0], (~short).nonzero()[:, 0]
+    out = query.new_empty(query.shape)  # (b, h, n, d)
+    out[rows] = exact(query[rows], x[rows], mask[rows], False)[0].to(out.dtype)
+    out[others] = projected(query[others], x[others], mask[others], False)[0].to(out.dtype)
+    return out, None
