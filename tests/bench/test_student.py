@@ -374,3 +374,17 @@ def test_a_report_from_a_saved_result_is_the_same(tmp_path: Path) -> None:
     again = load_student_result(paths["json"])
     assert format_student_report(again) == paths["markdown"].read_text() == format_student_report(result)
     assert "| 512 | 8 | original | 0.80x | 1.50x |" in paths["markdown"].read_text()
+
+
+def test_onnx_exports_a_student_without_exact_length_which_has_no_exported_form() -> None:
+    from linformer_kit.bench.student import without_exact_length
+    from linformer_kit.nn import LinformerSelfAttention
+    from tests.exported import exported
+
+    layer = LinformerSelfAttention(16, 2, 32, 4, exact_length=8).eval()
+    inputs = {"x": torch.randn(2, 20, 16)}
+    with pytest.raises(ValueError, match="has no exported form"):
+        exported(layer, inputs, 32)
+    assert without_exact_length(layer) and layer.exact_length is None
+    assert not without_exact_length(layer)  # nothing left to drop
+    torch.testing.assert_close(exported(layer, inputs, 32)(**inputs), layer(**inputs))

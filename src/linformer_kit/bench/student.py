@@ -319,11 +319,17 @@ class OnnxRunner:
         self.failed: dict[str, str] = {}
         longest = max(config.seq_lens)
         example = whole(token_rows(ids, min(max(config.seq_lens), max(16, min(config.seq_lens))), 2, ends))
+        self.notes: list[str] = []
         for model in models:
             file = folder / f"{len(self.files)}-{model.name}.onnx"
             try:
-                export_onnx(load_encoder(model.path, max(model.longest, longest)), example, file,
-                            _max_rows(config), longest)  # fmt: skip
+                encoder = load_encoder(model.path, max(model.longest, longest))
+                if without_exact_length(encoder):
+                    self.notes.append(
+                        f"onnxruntime: {model.name} exported with exact_length=None (it has no exported form, "
+                        "nn/exact_rows.py): its rows past k are projected there, at every n"
+                    )
+                export_onnx(encoder, example, file, _max_rows(config), longest)
                 self.sessions[model.name] = self.session(str(file))
                 self.files[model.name] = file
             except Exception as err:  # an exporter's failure is a result: noted, the other models go on
@@ -379,7 +385,21 @@ def _runner(
     with tempfile.TemporaryDirectory(prefix="linformer-student-onnx-") as folder:
         runner = OnnxRunner(config, [*students, original], ids, ends, Path(folder))
         notes += [f"onnxruntime: {name}: {reason}" for name, reason in runner.failed.items()]
+        notes += runner.notes
         yield runner
+
+
+def without_exact_length(model: torch.nn.Module) -> bool:
+    """Sets exact_length None in every attention layer of `model` (the form torch.export can trace); whether
+    any layer had one."""
+    from linformer_kit.nn import LinformerSelfAttention
+
+    layers = [
+        m for m in model.modules() if isinstance(m, LinformerSelfAttention) and m.exact_length is not None
+    ]
+    for layer in layers:
+        layer.exact_length = None
+    return bool(layers)
 
 
 def export_onnx(model: torch.nn.Module, example: Inputs, file: Path, max_rows: int, max_length: int) -> None:
