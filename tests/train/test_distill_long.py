@@ -95,11 +95,14 @@ def word_teacher(tmp_path: Path) -> Path:
 def test_the_long_stage_trains_a_student_reading_long_length(
     word_teacher: Path, long_text: Path, tmp_path: Path
 ) -> None:
-    result = distill(_config(word_teacher, long_text, tmp_path / "out"))
+    # exact_length 32: inputs the teacher reads (its fidelity sample, the short examples) run exactly
+    result = distill(_config(word_teacher, long_text, tmp_path / "out", exact_length=32))
     assert set(result.fidelity) == {"drop-in", "end-to-end", "long"}
     assert result.fidelity["long"] > result.different_documents  # kept something document-specific at 32
     config = json.loads((tmp_path / "out" / "config.json").read_text())
     assert longest_input(config) == 64
+    assert config["exact_length"] == 32
+    assert json.loads((tmp_path / "out" / "end-to-end" / "config.json").read_text())["exact_length"] is None
     weights = load_file(tmp_path / "out" / "model.safetensors")
     trained = load_file(tmp_path / "out" / "end-to-end" / "model.safetensors")
     for name, tensor in weights.items():
@@ -107,7 +110,7 @@ def test_the_long_stage_trains_a_student_reading_long_length(
             assert tensor.shape[-1] == 64  # E, F sized for 64, trained from the stretched 32
             assert not torch.equal(tensor, stretched(trained[name], 64))
     stage = json.loads((tmp_path / "out" / "long" / "stage.json").read_text())
-    assert stage["options"]["long_length"] == 64
+    assert (stage["options"]["long_length"], stage["options"]["exact_length"]) == (64, 32)
     tokenizer_config = json.loads((tmp_path / "out" / "tokenizer_config.json").read_text())
     assert tokenizer_config["model_max_length"] == 64
 
@@ -126,6 +129,9 @@ def test_the_long_stage_trains_a_student_reading_long_length(
         ),
         ({"long_length": 32}, "long_length=32: the long stage reads more than seq_len=32"),
         ({"projection_resize": "stretch"}, "projection_resize='stretch'"),
+        ({"long_length": None, "exact_length": 16}, "exact_length: options of the long stage"),
+        ({"exact_length": 64}, "exact_length=64 must be below max_seq_len=64"),
+        ({"exact_length": 4}, "exact_length=4 must be at least projected_length k=8"),
         ({"local_window": 40}, "local_window=40 must be below max_seq_len=32"),
         (
             {"projected_length": None, "local_window": None},

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from linformer_kit.models import LinformerConfig
 from linformer_kit.nn import ShortInputs
-from linformer_kit.nn.options import option_field
+from linformer_kit.nn.options import check_exact_length, option_field
 from linformer_kit.train.distill_preflight import check_fresh_run, check_teacher, student_config
 from linformer_kit.train.model_fields import ConversionFields
 from linformer_kit.train.training_arguments import (
@@ -176,12 +176,17 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         if self.long_length is None:
             defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in LONG_OPTIONS}
             given = [name for name in LONG_OPTIONS if getattr(self, name) != defaults[name]]
+            given += ["exact_length"] if self.exact_length is not None else []
             if given:
                 raise ValueError(
                     f"{', '.join(given)}: options of the long stage, which runs only with --long-length N"
                 )
             return
         check_number("long_length", self.long_length, 3, integer=True)
+        if self.exact_length is not None:  # the long student's (nn/exact_rows.py): every k <= T < long_length
+            check_number("exact_length", self.exact_length, 1, integer=True)
+            k = self.projected_length
+            check_exact_length(self.exact_length, k if isinstance(k, list) else [k], self.long_length)
         check_number("long_steps", self.long_steps, 1, integer=True)
         check_number("long_learning_rate", self.long_learning_rate, 0, exclusive=True)
         check_number("contrastive_scale", self.contrastive_scale, 0, exclusive=True)
@@ -213,6 +218,11 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     def _check_checkpoints(self) -> None:
         """Stages keep their checkpoints in output_dir/<stage>/; a new run needs an empty output_dir."""
         check_fresh_run(self.output_dir, self.resume)
+
+    def conversion_options(self) -> dict[str, Any]:
+        """The student's options at seq_len: exact_length is the long student's alone (`long_student`), since
+        at seq_len it would make every input exact (full attention)."""
+        return {**super().conversion_options(), "exact_length": None}
 
     def student_config(self) -> LinformerConfig:
         """The student's LinformerConfig, from the teacher's config.json alone (ValueError names a bad option)."""

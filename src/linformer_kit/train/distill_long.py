@@ -45,9 +45,10 @@ from linformer_kit.train.distill_trainer import DistillTrainer, StagePlan, run_s
 
 
 def long_student(student: LinformerPreTrainedModel, config: DistillConfig) -> LinformerPreTrainedModel:
-    """The student reading `long_length` tokens, E and F resized as `projection_resize` says, in train mode."""
+    """The student reading `long_length` tokens, E and F resized as `projection_resize` says, `exact_length`
+    set (inputs of at most that many tokens then train and run exactly: nn/exact_rows.py), in train mode."""
     assert config.long_length is not None
-    longer = extended(student, config.long_length)
+    longer = extended(student, config.long_length, exact_length=config.exact_length)
     if config.projection_resize == "interpolate":
         old = student.state_dict()
         with torch.no_grad():
@@ -189,7 +190,8 @@ def long_loss(
 def long_stage(config: DistillConfig) -> StagePlan:
     """The long stage as configured: its steps, batch, learning rate, and every option a resume compares."""
     options = {name: getattr(config, name) for name in LONG_OPTIONS}
-    options.update(long_length=config.long_length, seq_len=config.seq_len, **config.conversion_options())
+    options.update(config.conversion_options(), long_length=config.long_length, seq_len=config.seq_len,
+                   exact_length=config.exact_length)  # fmt: skip
     return StagePlan(
         "long", "long", config.long_steps, config.long_learning_rate, options,
         trainer=functools.partial(LongTrainer, config=config), collator=LongCollator,
