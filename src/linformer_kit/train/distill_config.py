@@ -221,8 +221,9 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
 
     def conversion_options(self) -> dict[str, Any]:
         """The student's options at seq_len: exact_length is the long student's alone (`long_student`), since
-        at seq_len it would make every input exact (full attention)."""
-        return {**super().conversion_options(), "exact_length": None}
+        at seq_len it would make every input exact (full attention); left out, so the 512 stages' options
+        (and a resume's comparison of them) are what they were before the option existed."""
+        return {name: value for name, value in super().conversion_options().items() if name != "exact_length"}
 
     def student_config(self) -> LinformerConfig:
         """The student's LinformerConfig, from the teacher's config.json alone (ValueError names a bad option)."""
