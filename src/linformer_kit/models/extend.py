@@ -89,15 +89,8 @@ class ExtendConfig:
                 f"max_length must be an integer above the source's longest input ({longest}), got {self.max_length!r}"
             )
         check_new_positions(self.new_positions, extends=True)
-        if self.exact_length is not None:
-            if (
-                isinstance(self.exact_length, bool)
-                or not isinstance(self.exact_length, int)
-                or self.exact_length < 1
-            ):
-                raise ValueError(f"exact_length must be an integer >= 1 (or none), got {self.exact_length!r}")
-            k = config.get("projected_length")
-            check_exact_length(self.exact_length, k if isinstance(k, list) else [k], self.max_length)
+        k = config.get("projected_length")
+        check_exact_length(self.exact_length, k if isinstance(k, list) else [k], self.max_length)
         check_target_dir(self.source, self.output_dir, self.overwrite)
 
 

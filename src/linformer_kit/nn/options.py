@@ -78,10 +78,21 @@ def as_size(name: str, value: object) -> int:
         raise TypeError(f"{name} must be an int, got {value!r} of type {type(value).__name__}") from None
 
 
+def exact_length_value(limit: object) -> int | None:
+    """exact_length as a plain int >= 1, or None (TypeError for a non-int, as `as_size`; ValueError below 1)."""
+    if limit is None:
+        return None
+    value = as_size("exact_length", limit)  # a plain int: the value is saved as JSON
+    if value < 1:
+        raise ValueError(f"exact_length must be >= 1 (or None), got {limit}")
+    return value
+
+
 def check_exact_length(limit: int | None, ks: Sequence[int | None], max_seq_len: int, at: str = "") -> None:
     """exact_length T against the layers' k and the longest input: k <= T < max_seq_len. Below k exact
     attention is the cheaper one already (n² <= n k: short_inputs='exact'), and at max_seq_len every input
     would take it (full attention: projected_length none)."""
+    limit = exact_length_value(limit)
     if limit is None:
         return
     for layer_k in ks:
@@ -278,10 +289,7 @@ class LinformerOptions:
         if as_size("global_tokens", self.global_tokens) < 0:
             raise ValueError(f"global_tokens must be >= 0, got {self.global_tokens}")
         object.__setattr__(self, "global_tokens", int(self.global_tokens))
-        if self.exact_length is not None:
-            if as_size("exact_length", self.exact_length) < 1:
-                raise ValueError(f"exact_length must be >= 1 (or None), got {self.exact_length}")
-            object.__setattr__(self, "exact_length", int(self.exact_length))
+        object.__setattr__(self, "exact_length", exact_length_value(self.exact_length))
 
     def _check_combinations(self) -> None:
         if self.projection_scaling == "length" and self.projection not in ("linear", "random"):

@@ -183,11 +183,10 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                 )
             return
         check_number("long_length", self.long_length, 3, integer=True)
-        if self.exact_length is not None:  # the long student's (nn/exact_rows.py): every k <= T < long_length
-            check_number("exact_length", self.exact_length, 1, integer=True)
-            k = self.projected_length  # parsed by now (`_parse_option_text`): an int, a list or None
-            ks = [v for v in (k if isinstance(k, list) else [k]) if isinstance(v, int)]
-            check_exact_length(self.exact_length, ks, self.long_length)
+        # the long student's exact_length (nn/exact_rows.py): every k <= T < long_length
+        k = self.projected_length  # parsed by now (`_parse_option_text`): an int, a list or None
+        ks = [v for v in (k if isinstance(k, list) else [k]) if isinstance(v, int)]
+        check_exact_length(self.exact_length, ks, self.long_length)
         check_number("long_steps", self.long_steps, 1, integer=True)
         check_number("long_learning_rate", self.long_learning_rate, 0, exclusive=True)
         check_number("contrastive_scale", self.contrastive_scale, 0, exclusive=True)
