@@ -1,0 +1,237 @@
+"""Issue "On a GPU", step 1: the windowed student against the original on a GPU, texts/s and memory.
+
+    python scripts/gpu/student_speed.py OUT_DIR [--device cuda] [--dtype bfloat16] [--lengths 128 ... 16384]
+
+Models (all-MiniLM-L6-v2's shape: 6 layers, D = 384, 12 heads; random weights: the time and memory of a
+call do not depend on the values, and the saved students are too large to travel to the GPU machine):
+    original       BertModel, attn_implementation="sdpa" (flash / memory-efficient kernels), its position
+                   table as long as the longest n (above 512 that is `encoder_at`'s full attention over
+                   wrapped positions: the same computation)
+    chunks         the original on ceil(n / 512) chunks of 512 tokens in one batch (n > 512)
+    w64, w16, k64  `from_bert(original, k, "headwise", local_window=w, global_tokens=1, exact_length=512)`:
+                   the distilled student's options (w64: k 128, window 64; w16: k 128, window 16; k64: k 64,
+                   window 64), read at every n
+Each (n, batch) is timed for inference (torch.inference_mode) and for training (forward + backward of the
+mean square of the last hidden state; eval mode: no dropout), at batch `tokens // n` and at batch 1.
+Seconds a call: CUDA-synchronised wall time, the median of 5 samples, each repeating the call until it lasts
+`--min-time` s. Memory: torch.cuda.max_memory_allocated during one call minus what was allocated before it.
+Then `layer`: one attention layer at batch 1, n = 4 096 (D = 384, 12 heads), the windowed Linformer
+against full attention (the same module with k = None: SDPA), eager and under torch.compile.
+
+Every finished record is written at once to OUT_DIR/student_speed.json (the whole file rewritten), so a run
+cut at its limit leaves what it finished. A case that fails (out of memory) is a record with its error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+
+MINILM = dict(
+    hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536,
+    vocab_size=30522, type_vocab_size=2, hidden_act="gelu", layer_norm_eps=1e-12, pad_token_id=0,
+)  # fmt: skip
+STUDENTS = {"w64": (128, 64), "w16": (128, 16), "k64": (64, 64)}  # name -> (k, window)
+CHUNK = 512
+
+
+def build_models(longest: int, device: str, dtype: torch.dtype) -> dict[str, torch.nn.Module]:
+    from transformers import BertConfig, BertModel
+
+    import linformer_kit.models  # noqa: F401  (registers model_type "linformer")
+    from linformer_kit.models.convert import from_bert
+
+    torch.manual_seed(0)
+    short = BertModel(BertConfig(**MINILM, max_position_embeddings=CHUNK))
+    config = BertConfig(**MINILM, max_position_embeddings=longest)
+    config._attn_implementation = "sdpa"
+    original = BertModel(config)
+    models: dict[str, torch.nn.Module] = {"original": original}
+    for name, (k, window) in STUDENTS.items():
+        models[name] = from_bert(
+            short, k, "headwise", local_window=window, global_tokens=1, exact_length=CHUNK, max_length=longest
+        )
+    return {name: model.to(device=device, dtype=dtype).eval() for name, model in models.items()}
+
+
+def inputs(rows: int, n: int, device: str) -> dict[str, torch.Tensor]:
+    generator = torch.Generator().manual_seed(n * 7919 + rows)
+    ids = torch.randint(1000, 30000, (rows, n), generator=generator)
+    ids[:, 0], ids[:, -1] = 101, 102  # [CLS] ... [SEP]
+    return {"input_ids": ids.to(device), "attention_mask": torch.ones(rows, n, dtype=torch.long, device=device)}
+
+
+def call_of(model: torch.nn.Module, batch: dict[str, torch.Tensor], mode: str) -> Any:
+    if mode == "inference":
+
+        def infer() -> None:
+            with torch.inference_mode():
+                model(**batch)
+
+        return infer
+
+    def train() -> None:
+        out = model(**batch).last_hidden_state
+        out.float().pow(2).mean().backward()
+        model.zero_grad(set_to_none=True)
+
+    return train
+
+
+def timed(call: Any, device: str, min_time: float, samples: int = 5) -> list[float]:
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    call()
+    call()  # warm-up: kernels chosen, allocator grown
+    sync()
+    start = time.perf_counter()
+    call()
+    sync()
+    once = max(time.perf_counter() - start, 1e-6)
+    repeats = max(1, math.ceil(min_time / once))
+    times = []
+    for _ in range(samples):
+        sync()
+        start = time.perf_counter()
+        for _ in range(repeats):
+            call()
+        sync()
+        times.append((time.perf_counter() - start) / repeats)
+    return times
+
+
+def peak_mib(call: Any, device: str) -> float | None:
+    if device != "cuda":
+        return None
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    call()
+    torch.cuda.synchronize()
+    return (torch.cuda.max_memory_allocated() - before) / 2**20
+
+
+def cases(n: int, tokens: int) -> list[int]:
+    return sorted({max(1, tokens // n), 1}, reverse=True)
+
+
+def measure_models(args: argparse.Namespace, result: dict[str, Any], out: Path) -> None:
+    dtype = getattr(torch, args.dtype)
+    models = build_models(max(args.lengths), args.device, dtype)
+    for mode in args.modes:
+        for n in args.lengths:
+            for batch in cases(n, args.tokens):
+                entries = [("original", "whole", batch, n)]
+                if n > CHUNK:
+                    entries.append(("original", "chunks", batch * math.ceil(n / CHUNK), CHUNK))
+                entries += [(name, "whole", batch, n) for name in STUDENTS]
+                for name, method, rows, length in entries:
+                    record: dict[str, Any] = {
+                        "mode": mode, "n": n, "batch": batch, "model": name, "method": method,
+                        "rows": rows, "length": length,
+                    }  # fmt: skip
+                    try:
+                        call = call_of(models[name], inputs(rows, length, args.device), mode)
+                        times = timed(call, args.device, args.min_time)
+                        record["seconds_median"] = statistics.median(times)
+                        record["seconds_min"] = min(times)
+                        record["texts_per_second"] = batch / record["seconds_median"]
+                        record["peak_mib"] = peak_mib(call, args.device)
+                    except Exception as error:  # noqa: BLE001  (out of memory: a record, the sweep goes on)
+                        record["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+                        if args.device == "cuda":
+                            torch.cuda.empty_cache()
+                    result["records"].append(record)
+                    save(result, out)
+                    print(json.dumps(record), flush=True)
+
+
+def measure_layer(args: argparse.Namespace, result: dict[str, Any], out: Path) -> None:
+    from linformer_kit.nn import LinformerSelfAttention
+
+    n, dtype = args.layer_length, getattr(torch, args.dtype)
+    x = torch.randn(1, n, 384, device=args.device, dtype=dtype)
+    mask = torch.ones(1, n, dtype=torch.bool, device=args.device)
+    layers = {
+        "full-sdpa": LinformerSelfAttention(384, 12, n, None),
+        "w64": LinformerSelfAttention(384, 12, n, 128, sharing="headwise", local_window=64, global_tokens=1),
+        "w16": LinformerSelfAttention(384, 12, n, 128, sharing="headwise", local_window=16, global_tokens=1),
+    }
+    for compile_mode in ("eager", "default", "reduce-overhead"):
+        for name, layer in layers.items():
+            layer = layer.to(device=args.device, dtype=dtype).eval()
+            record: dict[str, Any] = {"mode": "layer-inference", "n": n, "batch": 1, "model": name,
+                                      "compile": compile_mode}  # fmt: skip
+            try:
+                module = layer if compile_mode == "eager" else torch.compile(layer, mode=compile_mode)
+
+                def call(module: Any = module) -> None:
+                    with torch.inference_mode():
+                        module(x, mask)
+
+                start = time.perf_counter()
+                call()
+                record["first_call_s"] = time.perf_counter() - start
+                times = timed(call, args.device, args.min_time)
+                record["seconds_median"] = statistics.median(times)
+                record["seconds_min"] = min(times)
+            except Exception as error:  # noqa: BLE001
+                record["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+            result["records"].append(record)
+            save(result, out)
+            print(json.dumps(record), flush=True)
+
+
+def save(result: dict[str, Any], out: Path) -> None:
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, indent=1))
+    tmp.replace(out)
+
+
+def environment(device: str) -> dict[str, Any]:
+    import transformers
+
+    env: dict[str, Any] = {"torch": torch.__version__, "transformers": transformers.__version__,
+                           "python": sys.version.split()[0]}  # fmt: skip
+    if device == "cuda":
+        env["gpu"] = torch.cuda.get_device_name()
+        env["cuda"] = torch.version.cuda
+    return env
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out_dir")
+    parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    parser.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16", "float32"))
+    parser.add_argument("--lengths", type=int, nargs="+", default=[128, 256, 512, 1024, 2048, 4096, 8192, 16384])
+    parser.add_argument("--tokens", type=int, default=65536, help="tokens a batch (the user's batch: tokens // n)")
+    parser.add_argument("--modes", nargs="+", default=["inference", "train"], choices=("inference", "train"))
+    parser.add_argument("--min-time", type=float, default=0.05, help="seconds a sample lasts at least")
+    parser.add_argument("--layer-length", type=int, default=4096)
+    parser.add_argument("--parts", nargs="+", default=["models", "layer"], choices=("models", "layer"))
+    args = parser.parse_args(argv)
+    out = Path(args.out_dir) / "student_speed.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    result: dict[str, Any] = {"argv": sys.argv[1:], "environment": environment(args.device), "records": []}
+    save(result, out)
+    for part in args.parts:
+        try:
+            (measure_models if part == "models" else measure_layer)(args, result, out)
+        except Exception:  # noqa: BLE001  (one part failing leaves the other's records)
+            result.setdefault("errors", []).append(traceback.format_exc()[-2000:])
+            save(result, out)
+            traceback.print_exc()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
