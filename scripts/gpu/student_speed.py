@@ -67,7 +67,10 @@ def inputs(rows: int, n: int, device: str) -> dict[str, torch.Tensor]:
     generator = torch.Generator().manual_seed(n * 7919 + rows)
     ids = torch.randint(1000, 30000, (rows, n), generator=generator)
     ids[:, 0], ids[:, -1] = 101, 102  # [CLS] ... [SEP]
-    return {"input_ids": ids.to(device), "attention_mask": torch.ones(rows, n, dtype=torch.long, device=device)}
+    return {
+        "input_ids": ids.to(device),
+        "attention_mask": torch.ones(rows, n, dtype=torch.long, device=device),
+    }
 
 
 def call_of(model: torch.nn.Module, batch: dict[str, torch.Tensor], mode: str) -> Any:
@@ -145,7 +148,7 @@ def measure_models(args: argparse.Namespace, result: dict[str, Any], out: Path) 
                         record["seconds_min"] = min(times)
                         record["texts_per_second"] = batch / record["seconds_median"]
                         record["peak_mib"] = peak_mib(call, args.device)
-                    except Exception as error:  # noqa: BLE001  (out of memory: a record, the sweep goes on)
+                    except Exception as error:
                         record["error"] = f"{type(error).__name__}: {str(error)[:300]}"
                         if args.device == "cuda":
                             torch.cuda.empty_cache()
@@ -183,7 +186,7 @@ def measure_layer(args: argparse.Namespace, result: dict[str, Any], out: Path) -
                 times = timed(call, args.device, args.min_time)
                 record["seconds_median"] = statistics.median(times)
                 record["seconds_min"] = min(times)
-            except Exception as error:  # noqa: BLE001
+            except Exception as error:
                 record["error"] = f"{type(error).__name__}: {str(error)[:300]}"
             result["records"].append(record)
             save(result, out)
@@ -191,9 +194,60 @@ def measure_layer(args: argparse.Namespace, result: dict[str, Any], out: Path) -
 
 
 def save(result: dict[str, Any], out: Path) -> None:
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=1))
-    tmp.replace(out)
+    for file, text in ((out, json.dumps(result, indent=1)), (out.with_suffix(".md"), report(result))):
+        tmp = file.with_suffix(".tmp")
+        tmp.write_text(text)
+        tmp.replace(file)
+
+
+def report(result: dict[str, Any]) -> str:
+    """Markdown: per mode, n and batch, the original's ms a call and each student's speed-up over it (and over
+    chunking), with peak MiB; then the layer rows."""
+    records = result["records"]
+    key = {(r["mode"], r["n"], r["batch"], r["model"], r.get("method")): r for r in records}
+    names = list(STUDENTS)
+    lines = [f"# Students on a GPU ({result['environment'].get('gpu', 'cpu')})", "",
+             "Speed-up = the original's seconds a call / the student's (> 1: the student is faster); x ch: over the "
+             "original on 512-token chunks. MiB: peak allocated during one call.", ""]  # fmt: skip
+    for mode in ("inference", "train"):
+        head = f"| {mode}: n | batch | original ms | MiB | chunks ms | MiB | " + " | ".join(
+            f"{name} x orig | x ch | MiB" for name in names
+        )
+        lines += [head + " |", "|" + "---|" * (6 + 3 * len(names))]
+        for r in records:
+            if r["mode"] != mode or r["model"] != "original" or r["method"] != "whole" or "error" in r:
+                continue
+            original, chunks = r["seconds_median"], key.get((mode, r["n"], r["batch"], "original", "chunks"))
+            chunk_s = chunks.get("seconds_median") if chunks else None
+            cells = [str(r["n"]), str(r["batch"]), f"{original * 1e3:.2f}", _mib(r.get("peak_mib"))]
+            cells += [
+                f"{chunk_s * 1e3:.2f}" if chunk_s else "–",
+                _mib(chunks.get("peak_mib") if chunks else None),
+            ]
+            for name in names:
+                student = key.get((mode, r["n"], r["batch"], name, "whole"), {})
+                seconds = student.get("seconds_median")
+                cells += [f"{original / seconds:.2f}" if seconds else student.get("error", "–")[:30],
+                          f"{chunk_s / seconds:.2f}" if seconds and chunk_s else "–", _mib(student.get("peak_mib"))]  # fmt: skip
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    layer = [r for r in records if r["mode"] == "layer-inference"]
+    if layer:
+        lines += [
+            "| layer, batch 1, n | model | compile | ms | speed-up over full-sdpa, same compile |",
+            "|---|---|---|---|---|",
+        ]
+        full = {r["compile"]: r.get("seconds_median") for r in layer if r["model"] == "full-sdpa"}
+        for r in layer:
+            seconds, reference = r.get("seconds_median"), full.get(r["compile"])
+            ratio = f"{reference / seconds:.2f}" if seconds and reference else "–"
+            ms = f"{seconds * 1e3:.3f}" if seconds else r.get("error", "–")[:40]
+            lines.append(f"| {r['n']} | {r['model']} | {r['compile']} | {ms} | {ratio} |")
+    return "\n".join(lines) + "\n"
+
+
+def _mib(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0f}"
 
 
 def environment(device: str) -> dict[str, Any]:
@@ -212,8 +266,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out_dir")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     parser.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16", "float32"))
-    parser.add_argument("--lengths", type=int, nargs="+", default=[128, 256, 512, 1024, 2048, 4096, 8192, 16384])
-    parser.add_argument("--tokens", type=int, default=65536, help="tokens a batch (the user's batch: tokens // n)")
+    parser.add_argument(
+        "--lengths", type=int, nargs="+", default=[128, 256, 512, 1024, 2048, 4096, 8192, 16384]
+    )
+    parser.add_argument(
+        "--tokens", type=int, default=65536, help="tokens a batch (the user's batch: tokens // n)"
+    )
     parser.add_argument("--modes", nargs="+", default=["inference", "train"], choices=("inference", "train"))
     parser.add_argument("--min-time", type=float, default=0.05, help="seconds a sample lasts at least")
     parser.add_argument("--layer-length", type=int, default=4096)
@@ -226,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     for part in args.parts:
         try:
             (measure_models if part == "models" else measure_layer)(args, result, out)
-        except Exception:  # noqa: BLE001  (one part failing leaves the other's records)
+        except Exception:
             result.setdefault("errors", []).append(traceback.format_exc()[-2000:])
             save(result, out)
             traceback.print_exc()
