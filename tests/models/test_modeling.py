@@ -6,7 +6,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 from tests.fixtures.batches import padded_batch
-from tests.fixtures.models import N, tiny_linformer_config
+from tests.fixtures.models import VOCAB_SIZE, N, tiny_linformer_config
 from torch.testing import assert_close
 from transformers import (
     AutoConfig,
@@ -259,3 +259,41 @@ def test_cuda_sdpa_matches_cpu():
         model.cuda()
         actual = model(input_ids.cuda(), attention_mask=attention_mask.cuda()).logits
     assert_close(actual.cpu(), expected, rtol=1e-3, atol=1e-3)
+
+
+# --- an all-True attention mask is dropped once a call ------------------------------------------------------
+
+
+def test_all_real_mask_dropped_once_a_call_and_kept_with_padding():
+    from linformer_kit.models.modeling_linformer import _key_padding_mask
+
+    assert _key_padding_mask(torch.ones(2, 5, dtype=torch.long)) is None
+    padded = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+    assert torch.equal(_key_padding_mask(padded), padded.bool())
+
+
+@pytest.mark.parametrize("overrides", [{}, {"local_window": 2, "global_tokens": 1}])
+def test_all_real_mask_gives_the_masked_layers_output(overrides, monkeypatch):
+    """The model with an all-ones attention_mask (dropped) equals the same model whose layers get the
+    explicit all-True mask (the dropping patched out), in float64, values and gradients."""
+    import linformer_kit.models.modeling_linformer as modeling
+    import linformer_kit.nn.attention as attention
+
+    torch.manual_seed(0)
+    model = LinformerModel(tiny_linformer_config(**overrides)).double().eval()
+    ids = torch.randint(5, VOCAB_SIZE, (2, N))
+    ones = torch.ones(2, N, dtype=torch.long)
+
+    def run():
+        model.zero_grad()
+        out = model(input_ids=ids, attention_mask=ones).last_hidden_state
+        out.square().sum().backward()
+        return out.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    dropped, dropped_grads = run()
+    monkeypatch.setattr(modeling, "_key_padding_mask", lambda mask: mask.bool())
+    monkeypatch.setattr(attention, "without_full_mask", lambda mask: mask)
+    kept, kept_grads = run()
+    assert_close(dropped, kept)
+    for a, b in zip(dropped_grads, kept_grads, strict=True):
+        assert_close(a, b)

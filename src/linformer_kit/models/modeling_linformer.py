@@ -46,6 +46,7 @@ from transformers.modeling_outputs import (
 from linformer_kit.models.configuration_linformer import LinformerConfig
 from linformer_kit.models.loading import share_saved_weights, strict_from_pretrained
 from linformer_kit.nn import LinformerSelfAttention, SequenceProjection
+from linformer_kit.nn.exact_rows import tracing
 
 # --- embeddings ------------------------------------------------------------------------------------
 
@@ -305,7 +306,13 @@ def _key_padding_mask(attention_mask: torch.Tensor | None) -> torch.Tensor | Non
         raise ValueError(
             f"attention_mask must have shape (batch, seq_len) with 1 = real token, got {tuple(attention_mask.shape)}"
         )
-    return attention_mask.bool()
+    mask = attention_mask.bool()
+    # every token real: no mask, checked once a call (HF's BERT does the same before SDPA). The layers then
+    # skip masking, and on a GPU SDPA can take its flash kernel, which takes no mask. Never while tracing
+    # (torch.compile / export / jit trace): no branch on a value there.
+    if tracing() or torch.jit.is_tracing() or not bool(mask.all()):
+        return mask
+    return None
 
 
 # --- the base model -------------------------------------------------------------------------------------
