@@ -14,7 +14,7 @@ from transformers import AutoModelForSequenceClassification
 
 from linformer_kit.cli.main import main
 from linformer_kit.models import LinformerForSequenceClassification
-from linformer_kit.models.extend import ExtendConfig, extended
+from linformer_kit.models.extend import ExtendConfig, extended, shortened
 from linformer_kit.models.loading import longest_input
 
 OPTIONS = {"projected_length": [8, 4], "sharing": "kv", "local_window": [4, None], "global_tokens": 1,
@@ -167,3 +167,58 @@ def test_extend_refuses_an_exact_length_before_reading_weights(
     assert main(argv) == 2
     assert re.search(message, capsys.readouterr().err)
     assert not (tmp_path / "dst").exists()
+
+
+# --- shortened: read at a shorter longest input ---------------------------------------------------------
+
+
+def test_shortened_gives_every_input_it_reads_the_original_output(saved) -> None:
+    """E, F cut to their first columns and the positions to their first rows: every input of at most the
+    new longest input, padded or not, projected or exact, has the original's output (float64)."""
+    model, _ = saved
+    model = model.double()
+    short = shortened(model, N // 2)
+    assert longest_input(short.config) == N // 2
+    assert short.linformer.encoder.layer[0].attention.self.kv_projection.weight.shape == (8, N // 2)
+    torch.manual_seed(1)
+    for n in (3, 9, N // 2):
+        ids = torch.randint(3, 64, (2, n))
+        mask = torch.ones_like(ids)
+        mask[1, n // 2 + 1 :] = 0
+        with torch.no_grad():
+            got, want = (m.linformer(ids, attention_mask=mask).last_hidden_state for m in (short, model))
+        assert_close(got[mask.bool()], want[mask.bool()])
+    with pytest.raises(ValueError, match=r"sequence length 17 exceeds max_seq_len=16"):
+        short.linformer(torch.randint(3, 64, (1, N // 2 + 1)))
+
+
+@pytest.mark.parametrize(
+    ("max_length", "overrides", "message"),
+    [
+        (N + 1, {}, rf"max_length must be an integer in \[2, {N}\].*got {N + 1}"),
+        (1, {}, r"max_length must be an integer in \[2, 32\].*got 1"),
+        (8, {"projection": "mean"}, r"projection 'mean' is sized by the longest input \(32\)"),
+        (8, {"exact_length": 8}, r"exact_length=8 >= max_length=8: every input would take exact attention"),
+    ],
+)
+def test_shortened_refuses_what_it_cannot_cut(max_length, overrides, message) -> None:
+    model = LinformerForSequenceClassification(tiny_linformer_config(**{**OPTIONS, **overrides}))
+    with pytest.raises(ValueError, match=message):
+        shortened(model, max_length)
+
+
+def test_shortened_at_the_longest_input_is_the_model_itself(saved) -> None:
+    model, _ = saved
+    assert shortened(model, N) is model
+
+
+def test_shortened_masked_lm_keeps_its_head_tied_to_the_word_embeddings() -> None:
+    from linformer_kit.models import LinformerForMaskedLM
+
+    torch.manual_seed(0)
+    model = LinformerForMaskedLM(tiny_linformer_config(**OPTIONS)).eval()
+    short = shortened(model, N // 2)
+    assert short.get_output_embeddings().weight is short.get_input_embeddings().weight
+    ids = torch.randint(3, 64, (2, 12))
+    with torch.no_grad():
+        assert_close(short(ids).logits, model(ids).logits)

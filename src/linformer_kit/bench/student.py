@@ -24,9 +24,10 @@ is skipped, with the reason in its record, and so are its larger n.
 Peak memory, at each n's largest batch: a fresh process builds the model (or ONNX Runtime session) and
 the batch, reads its RSS, runs one call and reports the rise to its peak RSS (bench/memory.py's measure):
 what the call needs above the weights.
-ONNX: each model, read at the longest n, is exported once by `torch.onnx.export(..., dynamo=True)` with
-a dynamic batch and length (into a temporary folder, removed at the end) and run by ONNX Runtime's CPU
-provider with as many intra-op threads as torch uses. Without onnx, onnxscript and onnxruntime installed
+ONNX: each model is exported at each length it reads (a student `shortened` to n, the original at its
+longest input or extended to n: `OnnxRunner`) by `torch.onnx.export(..., dynamo=True)` with a dynamic
+batch and length (into a temporary folder, removed at the end) and run by ONNX Runtime's CPU provider
+with as many intra-op threads as torch uses. Without onnx, onnxscript and onnxruntime installed
 the runtime is left out, with a note in the result.
 
 Run as `python -m linformer_kit.bench.student '<memory spec json>'`: one memory measurement.
@@ -49,7 +50,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -300,52 +301,80 @@ class TorchRunner:
             "dtype": self.dtype,
         }
 
-    def unavailable(self, model: Model) -> str | None:
+    def unavailable(self, model: Model, length: int) -> str | None:
         return None
 
 
 class OnnxRunner:
-    """ONNX Runtime: each model read at the longest n, exported once with a dynamic batch and length."""
+    """ONNX Runtime: each model exported at each length it reads (as a deployment exports for the lengths it
+    serves), with a dynamic batch and length up to it, when an n first needs it.
+
+    A student reading n tokens is exported `shortened` to n (its E, F and positions cut; the same outputs):
+    under a symbolic length the window's core pads every input to the model's longest input
+    (nn/local.py, `banded_attention`), so one export at 4 096 would compute a 4 096-token band at n = 128.
+    The original is exported at its own longest input (512), and above it extended to n as `encoder_at`
+    reads it.
+    """
 
     runtime = "onnxruntime"
 
-    def __init__(
-        self, config: BenchmarkConfig, models: list[Model], ids: list[int], ends: Ends, folder: Path
-    ) -> None:
+    def __init__(self, config: BenchmarkConfig, ids: list[int], ends: Ends, folder: Path) -> None:
         self.ort = importlib.import_module("onnxruntime")  # by name: it ships no type information
+        self.config, self.ids, self.ends, self.folder = config, ids, ends, folder
         self.threads = torch.get_num_threads()
-        self.files: dict[str, Path] = {}
-        self.sessions: dict[str, Any] = {}
-        self.failed: dict[str, str] = {}
-        longest = max(config.seq_lens)
-        example = whole(token_rows(ids, min(max(config.seq_lens), max(16, min(config.seq_lens))), 2, ends))
+        self.students: set[str] = set()
+        self.files: dict[tuple[str, int], Path] = {}
+        self.sessions: dict[tuple[str, int], Any] = {}
+        self.failed: dict[tuple[str, int], str] = {}
         self.notes: list[str] = []
-        for model in models:
-            file = folder / f"{len(self.files)}-{model.name}.onnx"
-            try:
-                encoder = load_encoder(model.path, max(model.longest, longest))
-                if without_exact_length(encoder):
-                    self.notes.append(
-                        f"onnxruntime: {model.name} exported with exact_length=None (it has no exported form, "
-                        "nn/exact_rows.py): its rows past k are projected there, at every n"
-                    )
-                export_onnx(encoder, example, file, _max_rows(config), longest)
-                self.sessions[model.name] = self.session(str(file))
-                self.files[model.name] = file
-            except Exception as err:  # an exporter's failure is a result: noted, the other models go on
-                self.failed[model.name] = (
-                    f"ONNX export failed: {type(err).__name__}: {str(err).splitlines()[0][:200]}"
-                )
-                logger.info(f"student benchmark: {model.name}: {self.failed[model.name]}")
 
-    def session(self, file: str) -> Any:
-        return onnx_session(self.ort, file, self.threads)
+    def extent(self, model: Model, length: int) -> int:
+        return length if model.name in self.students else max(model.longest, length)
 
     def prepare(self, original: Model, students: list[Model], n: int, chunk_length: int) -> None:
-        pass
+        self.students = {student.name for student in students}
+        needed = {(m, self.extent(m, n if method == "whole" else chunk_length))
+                  for m, method in entries(original, students, n, chunk_length)}  # fmt: skip
+        keys = {(m.name, extent) for m, extent in needed}
+        for key in [key for key in self.sessions if key not in keys]:
+            del self.sessions[key]  # a length no longer read: its session and file go
+            self.files.pop(key).unlink(missing_ok=True)
+        for model, extent in sorted(needed, key=lambda pair: (pair[0].name, pair[1])):
+            if (model.name, extent) not in self.sessions and (model.name, extent) not in self.failed:
+                self.export(model, extent)
+
+    def export(self, model: Model, extent: int) -> None:
+        key = (model.name, extent)
+        file = self.folder / f"{len(self.files)}-{model.name}-{extent}.onnx"
+        try:
+            encoder = load_encoder(model.path, max(model.longest, extent))
+            if without_exact_length(encoder):
+                note = (f"onnxruntime: {model.name} exported with exact_length=None (it has no exported form, "
+                        "nn/exact_rows.py): its rows past k are projected there, at every n")  # fmt: skip
+                self.notes += [] if note in self.notes else [note]
+            if model.name in self.students and extent < model.longest:
+                from linformer_kit.models import LinformerPreTrainedModel
+                from linformer_kit.models.extend import shortened
+
+                student = cast(LinformerPreTrainedModel, encoder)
+                student.config.exact_length = None  # (the layers' own were cleared above)
+                encoder = shortened(student, extent)
+            length = min(extent, max(16, min(self.config.seq_lens)))
+            export_onnx(
+                encoder,
+                whole(token_rows(self.ids, length, 2, self.ends)),
+                file,
+                _max_rows(self.config),
+                extent,
+            )
+            self.sessions[key], self.files[key] = onnx_session(self.ort, str(file), self.threads), file
+        except Exception as err:  # an exporter's failure is a result: noted, the other models go on
+            self.failed[key] = f"ONNX export failed: {type(err).__name__}: {str(err).splitlines()[0][:200]}"
+            self.notes.append(f"onnxruntime: {model.name} at {extent}: {self.failed[key]}")
+            logger.info(f"student benchmark: {self.notes[-1]}")
 
     def step(self, model: Model, length: int, inputs: Inputs) -> Callable[[], None]:
-        session = self.sessions[model.name]
+        session = self.sessions[model.name, self.extent(model, length)]
         names = [i.name for i in session.get_inputs()]
         feeds = {name: inputs[name].numpy() for name in names}
 
@@ -355,10 +384,10 @@ class OnnxRunner:
         return call
 
     def memory_spec(self, model: Model, length: int) -> dict[str, Any]:
-        return {"runtime": "onnxruntime", "path": str(self.files[model.name])}
+        return {"runtime": "onnxruntime", "path": str(self.files[model.name, self.extent(model, length)])}
 
-    def unavailable(self, model: Model) -> str | None:
-        return self.failed.get(model.name)
+    def unavailable(self, model: Model, length: int) -> str | None:
+        return self.failed.get((model.name, self.extent(model, length)))
 
 
 Runner = TorchRunner | OnnxRunner
@@ -383,10 +412,11 @@ def _runner(
         yield None
         return
     with tempfile.TemporaryDirectory(prefix="linformer-student-onnx-") as folder:
-        runner = OnnxRunner(config, [*students, original], ids, ends, Path(folder))
-        notes += [f"onnxruntime: {name}: {reason}" for name, reason in runner.failed.items()]
-        notes += runner.notes
-        yield runner
+        runner = OnnxRunner(config, ids, ends, Path(folder))
+        try:
+            yield runner
+        finally:
+            notes += runner.notes  # each failed export and each exact_length left out, as the lengths ran
 
 
 def without_exact_length(model: torch.nn.Module) -> bool:
@@ -492,7 +522,7 @@ class Group:
             record = self.record(model, method)
             records.append(record)
             key = (self.runner.runtime, model.name, method)
-            record.skipped = self.runner.unavailable(model) or self.skip_reason(
+            record.skipped = self.runner.unavailable(model, record.length) or self.skip_reason(
                 model, record, history.get(key)
             )
             if record.skipped is None:

@@ -36,6 +36,7 @@ from linformer_kit.models.convert import (
     with_linformer_options,
 )
 from linformer_kit.models.folder import check_target_dir, write_model_dir
+from linformer_kit.models.key_mapping import is_projection_key
 from linformer_kit.models.loading import (
     auto_class_of,
     check_model_dir,
@@ -45,7 +46,7 @@ from linformer_kit.models.loading import (
     read_config_json,
 )
 from linformer_kit.models.modeling_linformer import LinformerPreTrainedModel
-from linformer_kit.models.positions import check_new_positions, with_positions_for
+from linformer_kit.models.positions import POSITION_TABLE, check_new_positions, with_positions_for
 from linformer_kit.nn.options import check_exact_length, option_field
 
 
@@ -109,6 +110,55 @@ def extended(
         options["exact_length"] = exact_length
     longer, _ = with_linformer_options(model, **options, max_length=max_length, new_positions=new_positions)
     return longer
+
+
+def shortened(model: LinformerPreTrainedModel, max_length: int) -> LinformerPreTrainedModel:
+    """`model` reading at most `max_length` tokens, below its longest input L, in eval mode: E and F cut to
+    their first max_length columns, the position table to its first rows. A Linformer's input of n tokens
+    reads only those (E[:, :n], rows < n), so every input of at most max_length tokens gives the same
+    output (test). What for: an export sized for the lengths it serves (`torch.export` of the window
+    pads its blocks to the longest input under a symbolic n, nn/local.py `banded_attention`).
+
+    ValueError: max_length not in [2, L], a projection other than "linear" (pooling and convolution are
+    sized by L), or an exact_length at or above max_length (every input would be exact: nothing to shorten).
+    """
+    config = model.config
+    longest = longest_input(config)
+    if isinstance(max_length, bool) or not isinstance(max_length, int) or not 2 <= max_length <= longest:
+        raise ValueError(
+            f"max_length must be an integer in [2, {longest}] (the longest input), got {max_length!r}"
+        )
+    if max_length == longest:
+        return model.eval()
+    if config.projection != "linear":
+        raise ValueError(
+            f"projection {config.projection!r} is sized by the longest input ({longest}): only 'linear' E, F "
+            "can be cut to a shorter one"
+        )
+    if config.exact_length is not None and config.exact_length >= max_length:
+        raise ValueError(
+            f"exact_length={config.exact_length} >= max_length={max_length}: every input would take exact "
+            "attention; set exact_length None (or below max_length) first"
+        )
+    target_config = type(config).from_dict(
+        {**config.to_dict(), "max_position_embeddings": position_rows(config, max_length)}
+    )
+    target = type(model)(target_config)
+    own = target.state_dict()
+    state = {}
+    for name, tensor in model.state_dict().items():
+        if name not in own or own[name].shape == tensor.shape:
+            state[name] = tensor
+        elif is_projection_key(name) or name.endswith(POSITION_TABLE):  # (k, L) -> (k, max_length); rows cut
+            state[name] = (
+                tensor[..., :max_length] if is_projection_key(name) else tensor[: own[name].shape[0]]
+            )
+        else:  # buffers of one entry per position (position_ids, token_type_ids): the target's own
+            state[name] = own[name]
+    # assign: the target takes these tensors (copies), in the model's dtype and device; then tied again
+    target.load_state_dict({name: tensor.clone() for name, tensor in state.items()}, strict=True, assign=True)
+    target.tie_weights()  # a head tied to the word embeddings shares them again (assign replaced both)
+    return target.eval()
 
 
 def extend_checkpoint(config: ExtendConfig) -> Path:
