@@ -198,7 +198,6 @@ def test_shortened_gives_every_input_it_reads_the_original_output(saved) -> None
         (N + 1, {}, rf"max_length must be an integer in \[2, {N}\].*got {N + 1}"),
         (1, {}, r"max_length must be an integer in \[2, 32\].*got 1"),
         (8, {"projection": "mean"}, r"projection 'mean' is sized by the longest input \(32\)"),
-        (8, {"exact_length": 8}, r"exact_length=8 >= max_length=8: every input would take exact attention"),
     ],
 )
 def test_shortened_refuses_what_it_cannot_cut(max_length, overrides, message) -> None:
@@ -222,3 +221,25 @@ def test_shortened_masked_lm_keeps_its_head_tied_to_the_word_embeddings() -> Non
     ids = torch.randint(3, 64, (2, 12))
     with torch.no_grad():
         assert_close(short(ids).logits, model(ids).logits)
+
+
+def test_shortened_within_exact_length_is_full_attention_with_the_same_outputs() -> None:
+    """At max_length <= exact_length every input is exact: the shortened model is full attention (no E, F,
+    no window) and gives the outputs of the model with exact_length, padded rows too."""
+    torch.manual_seed(0)
+    model = (
+        LinformerForSequenceClassification(tiny_linformer_config(**OPTIONS, exact_length=12)).double().eval()
+    )
+    short = shortened(model, 10)
+    assert (short.config.projected_length, short.config.local_window, short.config.exact_length) == (
+        None,
+        None,
+        None,
+    )
+    assert not any("projection" in name for name, _ in short.named_parameters())
+    ids = torch.randint(3, 64, (2, 10))
+    mask = torch.ones_like(ids)
+    mask[1, 6:] = 0
+    with torch.no_grad():
+        got, want = (m.linformer(ids, attention_mask=mask).last_hidden_state for m in (short, model))
+    assert_close(got[mask.bool()], want[mask.bool()])

@@ -309,7 +309,8 @@ class OnnxRunner:
     """ONNX Runtime: each model exported at each length it reads (as a deployment exports for the lengths it
     serves), with a dynamic batch and length up to it, when an n first needs it.
 
-    A student reading n tokens is exported `shortened` to n (its E, F and positions cut; the same outputs):
+    A student reading n tokens is exported `shortened` to n (its E, F and positions cut; the same outputs; at
+    or below its exact_length, full attention with its weights, which is what exact_length runs there):
     under a symbolic length the window's core pads every input to the model's longest input
     (nn/local.py, `banded_attention`), so one export at 4 096 would compute a 4 096-token band at n = 128.
     The original is exported at its own longest input (512), and above it extended to n as `encoder_at`
@@ -348,17 +349,17 @@ class OnnxRunner:
         file = self.folder / f"{len(self.files)}-{model.name}-{extent}.onnx"
         try:
             encoder = load_encoder(model.path, max(model.longest, extent))
-            if without_exact_length(encoder):
-                note = (f"onnxruntime: {model.name} exported with exact_length=None (it has no exported form, "
-                        "nn/exact_rows.py): its rows past k are projected there, at every n")  # fmt: skip
-                self.notes += [] if note in self.notes else [note]
             if model.name in self.students and extent < model.longest:
                 from linformer_kit.models import LinformerPreTrainedModel
                 from linformer_kit.models.extend import shortened
 
-                student = cast(LinformerPreTrainedModel, encoder)
-                student.config.exact_length = None  # (the layers' own were cleared above)
-                encoder = shortened(student, extent)
+                # at or below its exact_length: full attention with its weights, what exact_length runs
+                encoder = shortened(cast(LinformerPreTrainedModel, encoder), extent)
+            if without_exact_length(encoder):
+                note = (f"onnxruntime: {model.name} exported with exact_length=None (it has no exported form, "
+                        "nn/exact_rows.py): its rows past k are projected there, at every n above its "
+                        "exact_length (at or below it the export is full attention: `shortened`)")  # fmt: skip
+                self.notes += [] if note in self.notes else [note]
             length = min(extent, max(16, min(self.config.seq_lens)))
             export_onnx(
                 encoder,

@@ -119,8 +119,11 @@ def shortened(model: LinformerPreTrainedModel, max_length: int) -> LinformerPreT
     output (test). What for: an export sized for the lengths it serves (`torch.export` of the window
     pads its blocks to the longest input under a symbolic n, nn/local.py `banded_attention`).
 
-    ValueError: max_length not in [2, L], a projection other than "linear" (pooling and convolution are
-    sized by L), or an exact_length at or above max_length (every input would be exact: nothing to shorten).
+    With an exact_length T >= max_length every input it reads takes exact attention: the result is the same
+    weights in full attention (no E, F, window or global tokens), which gives those outputs and exports.
+
+    ValueError: max_length not in [2, L], or a projection other than "linear" (pooling and convolution are
+    sized by L).
     """
     config = model.config
     longest = longest_input(config)
@@ -135,18 +138,23 @@ def shortened(model: LinformerPreTrainedModel, max_length: int) -> LinformerPreT
             f"projection {config.projection!r} is sized by the longest input ({longest}): only 'linear' E, F "
             "can be cut to a shorter one"
         )
-    if config.exact_length is not None and config.exact_length >= max_length:
-        raise ValueError(
-            f"exact_length={config.exact_length} >= max_length={max_length}: every input would take exact "
-            "attention; set exact_length None (or below max_length) first"
-        )
+    # every input it reads at most exact_length tokens: the same weights in full attention, which is what
+    # exact_length runs for them (nn/exact_rows.py), and which exports (exact_length has no exported form)
+    exact = config.exact_length is not None and config.exact_length >= max_length
+    full = {"projected_length": None, "local_window": None, "global_tokens": 0, "exact_length": None}
     target_config = type(config).from_dict(
-        {**config.to_dict(), "max_position_embeddings": position_rows(config, max_length)}
+        {
+            **config.to_dict(),
+            **(full if exact else {}),
+            "max_position_embeddings": position_rows(config, max_length),
+        }
     )
     target = type(model)(target_config)
     own = target.state_dict()
     state = {}
     for name, tensor in model.state_dict().items():
+        if exact and is_projection_key(name):
+            continue  # E, F: full attention has none
         if name not in own or own[name].shape == tensor.shape:
             state[name] = tensor
         elif is_projection_key(name) or name.endswith(POSITION_TABLE):  # (k, L) -> (k, max_length); rows cut
