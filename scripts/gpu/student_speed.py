@@ -36,6 +36,9 @@ from typing import Any
 
 import torch
 
+from linformer_kit.bench.measure import _sample
+from linformer_kit.bench.memory import measure_cuda
+
 MINILM = dict(
     hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536,
     vocab_size=30522, type_vocab_size=2, hidden_act="gelu", layer_norm_eps=1e-12, pad_token_id=0,
@@ -91,35 +94,15 @@ def call_of(model: torch.nn.Module, batch: dict[str, torch.Tensor], mode: str) -
 
 
 def timed(call: Any, device: str, min_time: float, samples: int = 5) -> list[float]:
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    call()
-    call()  # warm-up: kernels chosen, allocator grown
-    sync()
-    start = time.perf_counter()
-    call()
-    sync()
-    once = max(time.perf_counter() - start, 1e-6)
-    repeats = max(1, math.ceil(min_time / once))
-    times = []
-    for _ in range(samples):
-        sync()
-        start = time.perf_counter()
-        for _ in range(repeats):
-            call()
-        sync()
-        times.append((time.perf_counter() - start) / repeats)
-    return times
+    """Seconds a call: after 2 warm-up calls (kernels chosen, allocator grown), `samples` samples that each
+    repeat the call until it lasts `min_time` (the benchmark's `_sample`, CUDA-synchronised)."""
+    once = max(_sample(call, device, warmup=2, repeats=1, number=1)[0], 1e-6)
+    return _sample(call, device, warmup=0, repeats=samples, number=max(1, math.ceil(min_time / once)))
 
 
 def peak_mib(call: Any, device: str) -> float | None:
-    if device != "cuda":
-        return None
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    before = torch.cuda.memory_allocated()
-    call()
-    torch.cuda.synchronize()
-    return (torch.cuda.max_memory_allocated() - before) / 2**20
+    """MiB allocated at the peak of one call above what was allocated before it (bench/memory.py)."""
+    return measure_cuda(call, device).delta_bytes / 2**20 if device == "cuda" else None
 
 
 def cases(n: int, tokens: int) -> list[int]:
@@ -128,7 +111,7 @@ def cases(n: int, tokens: int) -> list[int]:
 
 def measure_models(args: argparse.Namespace, result: dict[str, Any], out: Path) -> None:
     dtype = getattr(torch, args.dtype)
-    models = build_models(max(args.lengths), args.device, dtype)
+    models = build_models(max(*args.lengths, CHUNK), args.device, dtype)  # the students convert at >= 512
     for mode in args.modes:
         for n in args.lengths:
             for batch in cases(n, args.tokens):
