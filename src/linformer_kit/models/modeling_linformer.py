@@ -309,8 +309,8 @@ def _key_padding_mask(attention_mask: torch.Tensor | None) -> torch.Tensor | Non
     mask = attention_mask.bool()
     # every token real: no mask, checked once a call (HF's BERT does the same before SDPA). The layers then
     # skip masking, and on a GPU SDPA can take its flash kernel, which takes no mask. Never while tracing
-    # (torch.compile / export / jit trace): no branch on a value there.
-    if tracing() or torch.jit.is_tracing() or not bool(mask.all()):
+    # (`tracing`: torch.compile / export / jit trace): no branch on a value there.
+    if tracing() or not bool(mask.all()):
         return mask
     return None
 

@@ -40,8 +40,9 @@ Path = Callable[
 
 
 def tracing() -> bool:
-    """Whether the layer is being traced (torch.compile, torch.export): no branch on a tensor's value there."""
-    return torch.compiler.is_compiling() or torch.compiler.is_exporting()
+    """Whether the layer is being traced (torch.compile, torch.export, torch.jit.trace): no branch on a
+    tensor's value there (a trace would keep the branch of its example input)."""
+    return torch.compiler.is_compiling() or torch.compiler.is_exporting() or torch.jit.is_tracing()
 
 
 def without_full_mask(mask: torch.Tensor | None) -> torch.Tensor | None:
