@@ -15,7 +15,15 @@ from linformer_kit.models.convert import is_projection_key
 from linformer_kit.models.loading import longest_input
 from linformer_kit.nn.projection import window_matrix
 from linformer_kit.train.distill import DistillConfig, distill
-from linformer_kit.train.distill_long import halves_loss, long_spans, stretched, window_targets
+from linformer_kit.train.distill_long import (
+    crops_loss,
+    embedded_halves,
+    halves,
+    halves_loss,
+    long_spans,
+    stretched,
+    window_targets,
+)
 from tests.fixtures.models import tiny_source
 from tests.train.test_distill import MANY_WORDS, _word_teacher
 
@@ -68,8 +76,38 @@ def test_halves_loss_prefers_each_span_s_own_second_half() -> None:
     ids = torch.randint(5, 99, (4, 30))
     same = torch.cat([ids[:, :15], ids[:, :15]], 1)  # each second half repeats its first
     mixed = torch.cat([ids[:, :15], ids.roll(1, 0)[:, :15]], 1)  # each second half is another span's first
-    assert halves_loss(encoder, same, 20.0) < halves_loss(encoder, mixed, 20.0)
-    assert halves_loss(encoder, mixed, 20.0) > 0
+    same_loss = halves_loss(embedded_halves(encoder, same), 20.0)
+    mixed_loss = halves_loss(embedded_halves(encoder, mixed), 20.0)
+    assert same_loss < mixed_loss
+    assert mixed_loss > 0
+
+
+def test_halves_are_cls_text_sep_of_one_length() -> None:
+    ids = torch.arange(2 * 9).view(
+        2, 9
+    )  # [CLS] = column 0, [SEP] = column 8, 7 text tokens: the last dropped
+    first, second = halves(ids)
+    assert first.tolist() == [[0, 1, 2, 3, 8], [9, 10, 11, 12, 17]]
+    assert second.tolist() == [[0, 4, 5, 6, 8], [9, 13, 14, 15, 17]]
+
+
+def test_crops_loss_finds_each_crop_s_own_half() -> None:
+    """Halves of one repeated token each: every crop of a half is that half's text, so the crops' loss is
+    lower against the halves' own embeddings than against the same embeddings shuffled."""
+    torch.manual_seed(0)
+    encoder = tiny_source("bert", "Model").eval()
+    text = torch.arange(10, 18).repeat_interleave(12).view(4, 24)  # span i: 12 x token 10+2i, 12 x 11+2i
+    ids = torch.cat([torch.full((4, 1), 1), text, torch.full((4, 1), 2)], 1)  # (4, 26)
+    embedded = embedded_halves(encoder, ids)  # (2, 4, D)
+    own = crops_loss(encoder, ids, embedded, 5, 3, 20.0)
+    shuffled = crops_loss(encoder, ids, embedded.flatten(0, 1).roll(1, 0).view_as(embedded), 5, 3, 20.0)
+    assert own < shuffled
+    # the teacher's side carries no graph: only the halves' embeddings get gradients
+    embedded = embedded.detach().requires_grad_(True)
+    crops_loss(encoder, ids, embedded, 5, 3, 20.0).backward()
+    assert embedded.grad is not None
+    assert embedded.grad.abs().sum() > 0
+    assert all(p.grad is None for p in encoder.parameters())
 
 
 def test_long_spans_are_whole_token_runs_of_one_document(word_teacher: Path, long_text: Path) -> None:
@@ -95,8 +133,11 @@ def word_teacher(tmp_path: Path) -> Path:
 def test_the_long_stage_trains_a_student_reading_long_length(
     word_teacher: Path, long_text: Path, tmp_path: Path
 ) -> None:
-    # exact_length 32: inputs the teacher reads (its fidelity sample, the short examples) run exactly
-    result = distill(_config(word_teacher, long_text, tmp_path / "out", exact_length=32))
+    # exact_length 32: inputs the teacher reads (its fidelity sample, the short examples) run exactly;
+    # every term of the long loss on, the crops' (d) included
+    result = distill(
+        _config(word_teacher, long_text, tmp_path / "out", exact_length=32, crop_weight=0.5, crop_length=8)
+    )
     assert set(result.fidelity) == {"drop-in", "end-to-end", "long"}
     assert result.fidelity["long"] > result.different_documents  # kept something document-specific at 32
     config = json.loads((tmp_path / "out" / "config.json").read_text())
@@ -127,6 +168,13 @@ def test_the_long_stage_trains_a_student_reading_long_length(
             {"window_weight": 0.0, "contrastive_weight": 0.0, "short_weight": 0.0},
             "the long stage has no loss",
         ),
+        (
+            {"crop_weight": 1.0, "crop_length": 32},
+            r"crop_length=32 must be an int >= 1 and < 32 \(a crop lies inside one half",
+        ),
+        ({"crop_weight": 1.0, "crop_length": 8, "crops_per_half": 0}, "crops_per_half=0 must be an int >= 1"),
+        ({"crop_weight": -1.0}, "crop_weight=-1.0 must be a number >= 0"),
+        ({"long_length": None, "crop_weight": 0.5}, "crop_weight: options of the long stage"),
         ({"long_length": 32}, "long_length=32: the long stage reads more than seq_len=32"),
         ({"projection_resize": "stretch"}, "projection_resize='stretch'"),
         ({"long_length": None, "exact_length": 16}, "exact_length: options of the long stage"),

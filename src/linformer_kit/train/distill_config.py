@@ -30,7 +30,8 @@ STAGES: tuple[Stage, ...] = ("attention", "end-to-end", "long")
 ProjectionResize = Literal["interpolate", "restart"]
 # the long stage's options (train/distill_long.py): each means something only with long_length
 LONG_OPTIONS = ("long_train", "long_steps", "long_batch_size", "long_learning_rate", "window_weight",
-                "contrastive_weight", "contrastive_scale", "short_weight", "projection_resize")  # fmt: skip
+                "contrastive_weight", "contrastive_scale", "short_weight", "crop_weight", "crop_length",
+                "crops_per_half", "projection_resize")  # fmt: skip
 Tune = Literal["all", "lora"]
 Examples = Literal["documents", "blocks"]
 # fidelity's baseline, the teacher's mean cosine of two different held-out documents, needs two of them
@@ -134,6 +135,15 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     short_weight: float = field(
         default=1.0, metadata={"help": "long stage: weight of end to end on short documents at seq_len (c)"}
     )
+    crop_weight: float = field(
+        default=0.0,
+        metadata={"help": "long stage: weight of the crops' contrastive loss (d): crops of each half, read by "
+                  "the teacher, find their half among the batch's (0: off)"},
+    )  # fmt: skip
+    crop_length: int = field(
+        default=64, metadata={"help": "long stage: text tokens of a crop (d), at most half a span's text"}
+    )
+    crops_per_half: int = field(default=2, metadata={"help": "long stage: crops of each half per step (d)"})
     projection_resize: ProjectionResize = field(
         default="interpolate",
         metadata={"help": "long stage: E and F for long_length: 'interpolate' (each trained slot over the "
@@ -190,12 +200,17 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         check_number("long_steps", self.long_steps, 1, integer=True)
         check_number("long_learning_rate", self.long_learning_rate, 0, exclusive=True)
         check_number("contrastive_scale", self.contrastive_scale, 0, exclusive=True)
-        for name in ("window_weight", "contrastive_weight", "short_weight"):
+        for name in ("window_weight", "contrastive_weight", "short_weight", "crop_weight"):
             check_number(name, getattr(self, name), 0)
-        if self.window_weight + self.contrastive_weight + self.short_weight == 0:
+        if self.window_weight + self.contrastive_weight + self.short_weight + self.crop_weight == 0:
             raise ValueError(
-                "window_weight, contrastive_weight and short_weight are all 0: the long stage has no loss"
+                "window_weight, contrastive_weight, short_weight and crop_weight are all 0: the long stage "
+                "has no loss"
             )
+        if self.crop_weight > 0:  # the crops' options mean something only with their term on
+            check_number("crop_length", self.crop_length, 1, integer=True, below=(self.long_length - 2) // 2 + 1,
+                         why=f"a crop lies inside one half of a long_length={self.long_length} span's text")  # fmt: skip
+            check_number("crops_per_half", self.crops_per_half, 1, integer=True)
         low = 2 if self.contrastive_weight > 0 else 1
         check_number("long_batch_size", self.long_batch_size, low, integer=True,
                      why="the contrastive loss needs another span's half as a negative" if low == 2 else "")  # fmt: skip

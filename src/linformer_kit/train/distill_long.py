@@ -13,8 +13,14 @@ and B short documents of the 512 stages' examples:
                  Loss's semantics (sentence-transformers): L_mnr = CE(scale · cos(a_i, p_j), j = i)
     (c) short    L_e2e (train/distill_losses.py) on the short documents against the teacher at 512:
                  what keeps the 512 fidelity
+    (d) crops    `crops_per_half` crops of `crop_length` tokens of each half, embedded by the teacher (the
+                 query a user writes is read at short length), each against the 2B halves of (b): its own
+                 half against the same span's other half (the same book: a hard negative) and the
+                 batch's. The long reading must keep what each piece of its text says, which a fact in
+                 prose (needle) asks of it: L_crop = CE(scale · cos(t_c, a_j), j = half(c)). The teacher
+                 gets no gradient, so the short reading (and the 512 fidelity) is not moved by it
 
-    L_long = window_weight · L_win + contrastive_weight · L_mnr + short_weight · L_e2e
+    L_long = window_weight · L_win + contrastive_weight · L_mnr + short_weight · L_e2e + crop_weight · L_crop
 
 E and F are resized to N before the stage (`projection_resize`): "interpolate" stretches each trained
 slot over the same share of the longer input (E_N[j, t] = E_L[j, ⌊t L / N⌋] · L / N: a window mean stays
@@ -36,7 +42,7 @@ from transformers import PreTrainedTokenizerBase
 
 from linformer_kit.models import LinformerPreTrainedModel
 from linformer_kit.models.convert import is_projection_key
-from linformer_kit.models.embedding import sentence_embedding
+from linformer_kit.models.embedding import encoder_of, sentence_embedding
 from linformer_kit.models.extend import extended
 from linformer_kit.train.data import load_text
 from linformer_kit.train.distill_config import LONG_OPTIONS, DistillConfig
@@ -136,17 +142,50 @@ def window_targets(teacher: nn.Module, input_ids: torch.Tensor, window: int) -> 
     return targets
 
 
-def halves_loss(model: nn.Module, input_ids: torch.Tensor, scale: float) -> torch.Tensor:
-    """L_mnr of the module docstring on each span's two halves (b >= 2 spans; [CLS] / [SEP] around each half)."""
+def halves(input_ids: torch.Tensor) -> torch.Tensor:
+    """(b, n) whole spans -> (2, b, m + 2): each span's two halves of m = (n - 2) // 2 text tokens, [CLS] / [SEP]
+    around each (an odd text's last token is dropped, so both halves are one length)."""
     cls, sep, text = input_ids[:, :1], input_ids[:, -1:], input_ids[:, 1:-1]
     middle = text.shape[1] // 2
-    embedded = []
-    for half in (text[:, :middle], text[:, middle:]):
-        ids = torch.cat([cls, half, sep], 1)
+    return torch.stack(
+        [torch.cat([cls, half, sep], 1) for half in (text[:, :middle], text[:, middle : 2 * middle])]
+    )
+
+
+def embedded_halves(model: nn.Module, input_ids: torch.Tensor) -> torch.Tensor:
+    """(b, n) whole spans -> (2, b, D): the unit embeddings of each span's first and second half."""
+    out = []
+    for ids in halves(input_ids):
         mask = torch.ones_like(ids)
-        embedded.append(sentence_embedding(model(input_ids=ids, attention_mask=mask).last_hidden_state, mask))
+        out.append(sentence_embedding(model(input_ids=ids, attention_mask=mask).last_hidden_state, mask))
+    return torch.stack(out)
+
+
+def halves_loss(embedded: torch.Tensor, scale: float) -> torch.Tensor:
+    """L_mnr of the module docstring from `embedded_halves` (b >= 2 spans)."""
     logits = scale * embedded[0] @ embedded[1].T  # (b, b) cosines of unit vectors
     return F.cross_entropy(logits, torch.arange(len(logits), device=logits.device))
+
+
+def crops_loss(
+    teacher: nn.Module, input_ids: torch.Tensor, embedded: torch.Tensor, length: int, count: int, scale: float
+) -> torch.Tensor:
+    """L_crop of the module docstring: `count` random crops of `length` text tokens of each half of each span
+    (`input_ids` (b, n)), read by `teacher` (an encoder), against the 2 b halves `embedded` (2, b, D)."""
+    ids = halves(input_ids).flatten(0, 1)  # (2 b, m + 2): half j = h b + i
+    text = ids[:, 1:-1]
+    starts = torch.randint(0, text.shape[1] - length + 1, (len(ids), count), device=ids.device)  # (2b, count)
+    crops = text.gather(1, (starts[..., None] + torch.arange(length, device=ids.device)).flatten(1))
+    crops = crops.view(len(ids) * count, length)  # (2 b count, length): crop c of half j at row j count + c
+    crops = torch.cat(
+        [ids[:, :1].repeat_interleave(count, 0), crops, ids[:, -1:].repeat_interleave(count, 0)], 1
+    )
+    mask = torch.ones_like(crops)
+    with torch.no_grad():
+        queries = sentence_embedding(teacher(input_ids=crops, attention_mask=mask).last_hidden_state, mask)
+    logits = scale * queries @ embedded.flatten(0, 1).T  # (2 b count, 2 b)
+    target = torch.arange(len(ids), device=ids.device).repeat_interleave(count)
+    return F.cross_entropy(logits, target)
 
 
 class LongTrainer(DistillTrainer):
@@ -177,8 +216,14 @@ def long_loss(
         real = inputs["attention_mask"].bool()
         errors = [relative_error(s, t, real) for s, t in zip(got[1:], want[1:], strict=True)]
         loss = loss + config.window_weight * torch.stack(errors).mean()
-    if config.contrastive_weight > 0:
-        loss = loss + config.contrastive_weight * halves_loss(encoder, ids, config.contrastive_scale)
+    if config.contrastive_weight > 0 or config.crop_weight > 0:
+        embedded = embedded_halves(encoder, ids)  # (2, b, D): the long reading of each half
+        if config.contrastive_weight > 0:
+            loss = loss + config.contrastive_weight * halves_loss(embedded, config.contrastive_scale)
+        if config.crop_weight > 0:
+            crops = crops_loss(encoder_of(teacher), ids, embedded, config.crop_length, config.crops_per_half,
+                               config.contrastive_scale)  # fmt: skip
+            loss = loss + config.crop_weight * crops
     if config.short_weight > 0:
         short = {"input_ids": inputs["short_input_ids"], "attention_mask": inputs["short_attention_mask"]}
         loss = loss + config.short_weight * end_to_end_loss(
