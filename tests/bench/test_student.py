@@ -14,6 +14,7 @@ import torch
 import linformer_kit.bench.student as student
 from linformer_kit.bench import BenchmarkConfig, preset
 from linformer_kit.bench.config import named_students
+from linformer_kit.bench.flops import least_encoder_flops
 from linformer_kit.bench.student import StudentRecord, StudentResult, run_student_benchmark
 from linformer_kit.bench.student_inputs import (
     BUILT_IN_TEXT,
@@ -173,6 +174,72 @@ def test_ratios_are_computed_from_the_records() -> None:
         ("t", "torch", 4096, "chunks"): (None, None),
         ("s", "onnxruntime", 4096, "chunks"): (0.5, None),
     }
+
+
+def test_flop_limits_are_the_baseline_s_least_gflop_over_the_student_s() -> None:
+    s, full, chunks = record("s", "whole", 4096, 1.5, None), record("original", "whole", 4096, 0.5, None), \
+        record("original", "chunks", 4096, 1.0, None)  # fmt: skip
+    s.gflop, full.gflop, chunks.gflop = 10.0, 30.0, 12.0
+    got = {r.baseline: r.flop_limit for r in student_ratios([s, full, chunks])}
+    assert got == {"full": 3.0, "chunks": pytest.approx(1.2)}
+    old = record("t", "whole", 4096, 1.5, None)  # a result saved before records counted FLOPs
+    assert {r.flop_limit for r in student_ratios([old, full])} == {None}
+
+
+BERT_FIELDS = {"model_type": "bert", "hidden_size": 32, "num_hidden_layers": 2, "intermediate_size": 37}
+
+
+def test_least_flops_of_bert_are_torch_s_count_of_its_matmuls() -> None:
+    """The counter sees every product of a BERT encoder (eager attention; the pooler left out)."""
+    from torch.utils.flop_counter import FlopCounterMode
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(**BERT_FIELDS, num_attention_heads=4, vocab_size=50, attn_implementation="eager")
+    model = BertModel(config, add_pooling_layer=False).eval()
+    with FlopCounterMode(display=False) as counter, torch.no_grad():
+        model(input_ids=torch.randint(5, 50, (3, 24)))
+    assert least_encoder_flops(BERT_FIELDS, 3, 24) == counter.get_total_flops()
+
+
+def test_least_flops_of_a_windowed_linformer_by_hand() -> None:
+    # b 1, n 64, D 32, I 37, 2 layers; k 8, w 4, g 1: per layer linears 8·64·32² = 524 288, FFN 4·64·32·37
+    # = 303 104, E K and F V 4·8·64·32 = 65 536, slots and window 4·64·(8 + 9)·32 = 139 264, global 8·64·32
+    # = 16 384
+    linformer = {**BERT_FIELDS, "model_type": "linformer", "projected_length": 8, "local_window": 4,
+                 "global_tokens": 1, "exact_length": 16}  # fmt: skip
+    assert least_encoder_flops(linformer, 1, 64) == 2 * (524288 + 303104 + 65536 + 139264 + 16384)
+    # at n <= exact_length the student reads with full attention: BERT's count
+    assert least_encoder_flops(linformer, 5, 16) == least_encoder_flops(BERT_FIELDS, 5, 16)
+    per_layer = {**linformer, "projected_length": [8, None], "exact_length": None}  # a k per layer
+    bert_layer = least_encoder_flops({**BERT_FIELDS, "num_hidden_layers": 1}, 1, 64)
+    assert least_encoder_flops(per_layer, 1, 64) == 524288 + 303104 + 65536 + 139264 + 16384 + bert_layer
+
+
+def test_least_flops_are_below_what_the_banded_core_does() -> None:
+    """The least count is a bound: the kit's banded core (query blocks, a block's whole band) does more."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from linformer_kit.models import LinformerConfig, LinformerModel
+
+    fields = {
+        **BERT_FIELDS,
+        "model_type": "linformer",
+        "projected_length": 8,
+        "local_window": 4,
+        "global_tokens": 1,
+    }
+    config = LinformerConfig(**{k: v for k, v in fields.items() if k != "model_type"}, num_attention_heads=4,
+                             vocab_size=50, max_position_embeddings=66)  # fmt: skip
+    model = LinformerModel(config, add_pooling_layer=False).eval()
+    for layer in model.modules():
+        if hasattr(layer, "backend"):
+            layer.backend = "blocked"  # matmuls the counter sees
+    with FlopCounterMode(display=False) as counter, torch.no_grad():
+        model(input_ids=torch.randint(5, 50, (2, 64)))
+    # per layer, in units of 4 b n D: 8 of E K and F V, then the least 8 slots + 9 window + 2 global keys
+    # against the core's 8 + 40 (a block of 32 queries reads its 32 + 2w band keys) + 2
+    least, done = least_encoder_flops(fields, 2, 64), counter.get_total_flops()
+    assert done - least == 2 * (40 - 9) * 4 * 2 * 64 * 32
 
 
 # --- a run on tiny models -------------------------------------------------------------------------------------
@@ -373,7 +440,7 @@ def test_a_report_from_a_saved_result_is_the_same(tmp_path: Path) -> None:
     paths = write_student_report(result, tmp_path)
     again = load_student_result(paths["json"])
     assert format_student_report(again) == paths["markdown"].read_text() == format_student_report(result)
-    assert "| 512 | 8 | original | 0.80x | 1.50x |" in paths["markdown"].read_text()
+    assert "| 512 | 8 | original | 0.80x | – | 1.50x |" in paths["markdown"].read_text()  # no FLOPs counted
 
 
 def test_onnx_exports_a_student_without_exact_length_which_has_no_exported_form() -> None:

@@ -29,9 +29,26 @@ b batch, n length, k projected length, D model dim, I FFN width, L layers.
     train_step         3 x forward            the AdamW step is elementwise, about 15 FLOPs per parameter:
                                               under 1% of 6 b n FLOPs per weight of forward+backward
                                               once b n >= 256, so it is not counted
+
+A saved encoder's least count (`least_encoder_flops`: scope "student", the FLOP limit of a student against
+its original): the products its attention cannot do without, whatever the core, per block
+
+    Q, K, V, output linears                   8 b n D^2        (a window needs K and V of every token)
+    full attention (BERT; a Linformer at n <= exact_length, or n <= k with short_inputs "exact")
+                       Q K^T and P V          4 b n^2 D
+    Linformer, k slots, window w, g global tokens
+                       E K and F V            4 b k n D
+                       slots                  4 b n k D
+                       window                 4 b n (2w + 1) D   each query against the 2w + 1 keys around it
+                       global keys and rows   8 b n g D          every query against g keys; g rows against n
+    FFN                                       4 b n D I
+A core that pads, or reads a block's whole band (B + 2w keys), does more: the limit is an upper bound.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from linformer_kit.bench.config import PassType, Scope
 
@@ -91,3 +108,28 @@ def case_flops(
     if scope == "encoder":
         flops = layers * (flops + 4 * batch * n * hidden * intermediate)
     return flops if pass_type == "forward" else 3 * flops
+
+
+def least_encoder_flops(config: Mapping[str, Any], rows: int, length: int) -> int:
+    """Forward FLOPs of a saved encoder (its config.json: a BERT / RoBERTa, or a Linformer) reading `rows`
+    sequences of `length` tokens: the least count of the module docstring."""
+    b, n, D = rows, length, int(config["hidden_size"])
+    layers = int(config["num_hidden_layers"])
+    ks = config.get("projected_length") if config.get("model_type") == "linformer" else None
+    ks = ks if isinstance(ks, list) else [ks] * layers  # k per layer, or one k for all
+    exact = config.get("exact_length")
+    total = 0
+    for k in ks:
+        total += 8 * b * n * D * D + 4 * b * n * D * int(config["intermediate_size"])
+        full = (
+            k is None
+            or (exact is not None and n <= exact)
+            or (config.get("short_inputs") == "exact" and n <= k)
+        )
+        if full:
+            total += 4 * b * n * n * D
+            continue
+        w, g = config.get("local_window"), int(config.get("global_tokens") or 0)
+        window = 2 * min(int(w), n) + 1 if w is not None else 0
+        total += 4 * b * k * n * D + 4 * b * n * (k + window) * D + 8 * b * n * g * D
+    return total

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import importlib
 import json
 import logging
@@ -55,6 +56,7 @@ from typing import Any, cast
 import torch
 
 from linformer_kit.bench.config import BenchmarkConfig, named_students
+from linformer_kit.bench.flops import least_encoder_flops
 from linformer_kit.bench.measure import _environment, _sample
 from linformer_kit.bench.memory import current_rss, peak_rss, run_memory_subprocess
 from linformer_kit.bench.student_inputs import Ends, chunked, ends_of, pieces, text_ids, token_rows, whole
@@ -78,6 +80,7 @@ class StudentRecord:
     length: int  # tokens a sequence: n (whole), chunk_length (chunks)
     longest_input: int  # the model's longest input as saved: above it the model is read extended
     threads: int
+    gflop: float | None = None  # the least forward GFLOP of a call (bench/flops.py `least_encoder_flops`)
     seconds_median: float | None = None
     seconds_q1: float | None = None  # interquartile range of the samples
     seconds_q3: float | None = None
@@ -190,6 +193,14 @@ def check_student_files(config: BenchmarkConfig) -> tuple[Model, list[Model]]:
         json_records = file_format(config.text_file) in ("json", "jsonl")
         check_data_file(config.text_file, "text_file", columns=("text",) if json_records else ())
     return original, students
+
+
+@functools.cache
+def saved_config(path: str) -> dict[str, Any]:
+    """A model folder's config.json, read once."""
+    from linformer_kit.models.loading import read_config_json
+
+    return read_config_json(path, path)
 
 
 def _model(name: str, path: str, config: dict[str, Any]) -> Model:
@@ -511,9 +522,10 @@ class Group:
 
     def record(self, model: Model, method: str) -> StudentRecord:
         shape = self.inputs[method]["input_ids"].shape
+        gflop = least_encoder_flops(saved_config(model.path), shape[0], shape[1]) / 1e9
         return StudentRecord(model=model.name, path=model.path, runtime=self.runner.runtime, method=method, n=self.n,
                              batch=self.batch, rows=shape[0], length=shape[1], longest_input=model.longest,
-                             threads=torch.get_num_threads())  # fmt: skip
+                             threads=torch.get_num_threads(), gflop=gflop)  # fmt: skip
 
     def measure(
         self, original: Model, students: list[Model], history: dict, with_memory: bool

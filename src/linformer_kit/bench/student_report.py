@@ -9,6 +9,8 @@ A ratio compares a student with the original at the same runtime, n and batch (t
     speed     texts/s of the student / texts/s of the baseline (above 1: the student is faster)
     memory    peak memory of a call, student / baseline (below 1: the student needs less); measured at
               each n's largest batch only
+    FLOP limit  the baseline's least FLOPs / the student's (bench/flops.py `least_encoder_flops`): the speed
+              ratio a machine running both at one matmul rate would show, what the arithmetic allows
 
 `student_ratios(records)` computes them from the records alone, so a saved student.json gives them back.
 """
@@ -35,6 +37,7 @@ class StudentRatio:
     baseline: str  # original | chunks | full
     speed: float | None  # texts/s of the student / of the baseline (None: either was not timed)
     memory: float | None  # peak MiB of a call, student / baseline (None: not measured)
+    flop_limit: float | None = None  # the baseline's least GFLOP / the student's (None: not counted)
 
 
 def baseline_of(record: StudentRecord) -> str:
@@ -61,7 +64,10 @@ def student_ratios(records: list[StudentRecord]) -> list[StudentRatio]:
                 else None
             )
             memory = s.peak_mib / b.peak_mib if s.peak_mib is not None and b.peak_mib else None
-            ratios.append(StudentRatio(s.model, s.runtime, s.n, s.batch, baseline_of(b), speed, memory))
+            limit = b.gflop / s.gflop if s.gflop and b.gflop is not None else None
+            ratios.append(
+                StudentRatio(s.model, s.runtime, s.n, s.batch, baseline_of(b), speed, memory, limit)
+            )
     return ratios
 
 
@@ -83,13 +89,19 @@ def format_ratio_tables(result: StudentResult) -> str:
         for r in ratios:
             if r.runtime == runtime:
                 rows.setdefault((r.n, r.batch, r.baseline), {})[r.student] = r
-        head = "| n | batch | baseline | " + " | ".join(f"{s} texts/s | {s} memory" for s in students) + " |"
+        head = (
+            "| n | batch | baseline | "
+            + " | ".join(f"{s} texts/s | {s} FLOP limit | {s} memory" for s in students)
+            + " |"
+        )
         lines = [
-            f"**{runtime}: student / baseline** (texts/s: above 1x the student is faster; memory: the peak "
-            "memory of a call, below 1x the student needs less; measured at each n's largest batch)",
+            f"**{runtime}: student / baseline** (texts/s: above 1x the student is faster; FLOP limit: the "
+            "baseline's least FLOPs / the student's, the texts/s ratio the arithmetic allows at one matmul "
+            "rate; memory: the peak memory of a call, below 1x the student needs less; measured at each n's "
+            "largest batch)",
             "",
             head,
-            "|" + "---|" * (3 + 2 * len(students)),
+            "|" + "---|" * (3 + 3 * len(students)),
         ]
         order = {"original": 0, "full": 1, "chunks": 2}
         for (n, batch, baseline), cells in sorted(
@@ -98,7 +110,8 @@ def format_ratio_tables(result: StudentResult) -> str:
             values = []
             for student in students:
                 cell = cells.get(student)
-                values += [_times(cell.speed if cell else None), _times(cell.memory if cell else None)]
+                values += [_times(cell.speed if cell else None), _times(cell.flop_limit if cell else None),
+                           _times(cell.memory if cell else None)]  # fmt: skip
             lines.append(
                 f"| {n} | {batch} | {baseline_label(baseline, n, chunk_length)} | "
                 + " | ".join(values)
