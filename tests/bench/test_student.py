@@ -273,6 +273,10 @@ def test_a_run_records_every_model_length_batch_and_writes_the_ratios(models, tm
     assert {r["baseline"] for r in ratios if r["n"] == 96} == {"full", "chunks"}
     assert {r["baseline"] for r in ratios if r["n"] == 48} == {"original", "chunks"}
     assert all(r["speed"] > 0 and r["memory"] is None for r in ratios)
+    assert all(r["flop_limit"] > 0 for r in ratios)  # every record counted its least FLOPs
+    limits = {(r["student"], r["n"], r["baseline"]): r["flop_limit"] for r in ratios}
+    assert limits["w4", 96, "full"] > limits["w4", 48, "original"]  # full attention's n² grows away
+    assert "w4 FLOP limit" in printed
     assert "| 96 | 1 | original on 3 chunks of 32 |" in printed
     assert "| 96 | 1 | original, full attention (positions copied) |" in printed
     assert "w4 texts/s" in printed
