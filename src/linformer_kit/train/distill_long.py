@@ -17,8 +17,9 @@ and B short documents of the 512 stages' examples:
                  query a user writes is read at short length), each against the 2B halves of (b): its own
                  half against the same span's other half (the same book: a hard negative) and the
                  batch's. The long reading must keep what each piece of its text says, which a fact in
-                 prose (needle) asks of it: L_crop = CE(scale · cos(t_c, a_j), j = half(c)). The teacher
-                 gets no gradient, so the short reading (and the 512 fidelity) is not moved by it
+                 prose (needle) asks of it: L_crop = CE(scale · cos(t_c, a_j), j = half(c)). The queries
+                 are the teacher's (no gradient), but the halves' gradient reaches every weight the
+                 short reading shares: on MiniLM (d) at weight 1 cost fidelity at 512 (0.972 -> 0.952)
 
     L_long = window_weight · L_win + contrastive_weight · L_mnr + short_weight · L_e2e + crop_weight · L_crop
 
