@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import importlib
 import json
 import logging
@@ -111,6 +110,7 @@ class Model:
     path: str
     longest: int  # its longest input as saved
     heads: int
+    config: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # its config.json
 
 
 def run_student_benchmark(config: BenchmarkConfig) -> StudentResult:
@@ -195,18 +195,10 @@ def check_student_files(config: BenchmarkConfig) -> tuple[Model, list[Model]]:
     return original, students
 
 
-@functools.cache
-def saved_config(path: str) -> dict[str, Any]:
-    """A model folder's config.json, read once."""
-    from linformer_kit.models.loading import read_config_json
-
-    return read_config_json(path, path)
-
-
 def _model(name: str, path: str, config: dict[str, Any]) -> Model:
     from linformer_kit.models.loading import longest_input
 
-    return Model(name, path, longest_input(config), int(config.get("num_attention_heads", 1)))
+    return Model(name, path, longest_input(config), int(config.get("num_attention_heads", 1)), config)
 
 
 def _check_readable(student: Model, n: int) -> None:
@@ -522,7 +514,7 @@ class Group:
 
     def record(self, model: Model, method: str) -> StudentRecord:
         shape = self.inputs[method]["input_ids"].shape
-        gflop = least_encoder_flops(saved_config(model.path), shape[0], shape[1]) / 1e9
+        gflop = least_encoder_flops(model.config, shape[0], shape[1]) / 1e9
         return StudentRecord(model=model.name, path=model.path, runtime=self.runner.runtime, method=method, n=self.n,
                              batch=self.batch, rows=shape[0], length=shape[1], longest_input=model.longest,
                              threads=torch.get_num_threads(), gflop=gflop)  # fmt: skip
