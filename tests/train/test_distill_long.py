@@ -156,9 +156,42 @@ def test_the_long_stage_trains_a_student_reading_long_length(
     assert tokenizer_config["model_max_length"] == 64
 
 
+def test_projections_alone_keep_every_weight_the_short_reading_has(
+    word_teacher: Path, long_text: Path, tmp_path: Path
+) -> None:
+    """long_tune='projections' with exact_length = seq_len: E and F move; every other weight is the 512
+    student's (the position table's new rows are copies), so every input of at most 32 tokens reads as
+    the 512 student reads it."""
+    result = distill(_config(word_teacher, long_text, tmp_path / "out", exact_length=32, long_tune="projections",
+                             short_weight=0.0, long_steps=2, long_learning_rate=1e-2))  # fmt: skip
+    weights = load_file(tmp_path / "out" / "model.safetensors")
+    trained = load_file(tmp_path / "out" / "end-to-end" / "model.safetensors")
+    assert weights.keys() == trained.keys()
+    for name, tensor in weights.items():
+        if is_projection_key(name):
+            assert not torch.equal(tensor, stretched(trained[name], 64)), name
+        elif "position_embeddings" in name:
+            assert_close(tensor, trained[name].repeat(2, 1), rtol=0, atol=0)  # row p: row p mod 32
+        else:
+            assert_close(tensor, trained[name], rtol=0, atol=0, msg=name)
+    assert result.fidelity["long"] > result.different_documents
+    stage = json.loads((tmp_path / "out" / "long" / "stage.json").read_text())
+    assert stage["options"]["long_tune"] == "projections"
+    from linformer_kit.train.distill_long import long_stage
+
+    # the default is left out of the options a resume compares: a stage run before the option resumes
+    assert "long_tune" not in long_stage(_config(word_teacher, long_text, tmp_path / "new", seq_len=32)).options
+
+
 @pytest.mark.parametrize(
     ("overrides", "match"),
     [
+        ({"long_tune": "all"}, "long_tune='all': expected 'tune' or 'projections'"),
+        ({"long_length": None, "long_tune": "projections"}, "long_tune: options of the long stage"),
+        (
+            {"long_tune": "projections", "exact_length": 32},
+            r"short_weight=1.0: with long_tune='projections' and exact_length=32 >= seq_len=32",
+        ),
         (
             {"long_length": None, "window_weight": 2.0, "long_steps": 5, "long_batch_size": 4},
             "long_steps, window_weight: options of the long stage",

@@ -31,8 +31,10 @@ ProjectionResize = Literal["interpolate", "restart"]
 # the long stage's options (train/distill_long.py): each means something only with long_length
 LONG_OPTIONS = ("long_train", "long_steps", "long_batch_size", "long_learning_rate", "window_weight",
                 "contrastive_weight", "contrastive_scale", "short_weight", "crop_weight", "crop_length",
-                "crops_per_half", "projection_resize")  # fmt: skip
+                "crops_per_half", "projection_resize", "long_tune")  # fmt: skip
 Tune = Literal["all", "lora"]
+# what the long stage trains: what `tune` names, or E and F alone (train/distill_long.py, "What trains")
+LongTune = Literal["tune", "projections"]
 Examples = Literal["documents", "blocks"]
 # fidelity's baseline, the teacher's mean cosine of two different held-out documents, needs two of them
 MIN_EVAL_DOCUMENTS = 2
@@ -150,6 +152,12 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                   "same share of the input) or 'restart' (at their window start, as `linformer extend`)"},
     )  # fmt: skip
 
+    long_tune: LongTune = field(
+        default="tune",
+        metadata={"help": "long stage: what trains: 'tune' (what --tune names) or 'projections' (E and F "
+                  "alone: with --exact-length >= seq_len, every input up to it reads as the 512 student does)"},
+    )  # fmt: skip
+
     def _check_fields(self) -> None:
         """Values only; the teacher's files (and the defaults they give) are the preflight's (`_check_inputs`)."""
         if self.teacher is None:
@@ -218,6 +226,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             raise ValueError(
                 f"projection_resize={self.projection_resize!r}: expected 'interpolate' or 'restart'"
             )
+        if self.long_tune not in ("tune", "projections"):
+            raise ValueError(f"long_tune={self.long_tune!r}: expected 'tune' or 'projections'")
 
     def _check_inputs(self) -> None:
         """The preflight's part (train/distill_preflight.py): the teacher's folder, a BERT / RoBERTa (or
@@ -228,7 +238,19 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             raise ValueError(
                 f"long_length={self.long_length}: the long stage reads more than seq_len={self.seq_len} tokens"
             )
+        self._check_short_term()
         self.student_config()  # the options against the teacher's architecture, before any weight is read
+
+    def _check_short_term(self) -> None:
+        """With E and F alone training and every input of seq_len read exactly, the short term (c) reads
+        no weight that trains: refused rather than computed for nothing."""
+        exact = self.exact_length is not None and self.seq_len is not None and self.exact_length >= self.seq_len
+        if self.long_length is not None and self.long_tune == "projections" and exact and self.short_weight > 0:
+            raise ValueError(
+                f"short_weight={self.short_weight}: with long_tune='projections' and exact_length="
+                f"{self.exact_length} >= seq_len={self.seq_len}, the short term reads no weight that trains "
+                "(short inputs are read exactly, without E and F); set --short-weight 0"
+            )
 
     def _check_checkpoints(self) -> None:
         """Stages keep their checkpoints in output_dir/<stage>/; a new run needs an empty output_dir."""

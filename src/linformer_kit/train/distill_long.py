@@ -23,6 +23,12 @@ and B short documents of the 512 stages' examples:
 
     L_long = window_weight · L_win + contrastive_weight · L_mnr + short_weight · L_e2e + crop_weight · L_crop
 
+What trains (`long_tune`): what `tune` names (every weight by default), or "projections": E and F alone.
+With `exact_length` T >= seq_len every input of at most T tokens is read exactly, without E and F, so the
+second keeps the 512 student's reading of them bit for bit (its fidelity at 512 is the 512 stage's, however
+hard the long terms push) and learns the long reading in the weights only the long reading has; the short
+term (c) then trains nothing and is refused. The price: the long reading cannot change the shared weights.
+
 E and F are resized to N before the stage (`projection_resize`): "interpolate" stretches each trained
 slot over the same share of the longer input (E_N[j, t] = E_L[j, ⌊t L / N⌋] · L / N: a window mean stays
 the window mean of the same share, row sums kept), "restart" starts them anew at their window start
@@ -238,8 +244,11 @@ def long_stage(config: DistillConfig) -> StagePlan:
     options = {name: getattr(config, name) for name in LONG_OPTIONS}
     options.update(config.conversion_options(), long_length=config.long_length, seq_len=config.seq_len,
                    exact_length=config.exact_length)  # fmt: skip
+    if config.long_tune == "tune":  # left out: a stage run before the option existed resumes as it was
+        del options["long_tune"]
+    trains = "projections" if config.long_tune == "projections" else config.tune
     return StagePlan(
-        "long", "long", config.long_steps, config.long_learning_rate, options,
+        "long", "long", trains, config.long_steps, config.long_learning_rate, options,
         trainer=functools.partial(LongTrainer, config=config), collator=LongCollator,
         batch_size=config.long_batch_size,
     )  # fmt: skip

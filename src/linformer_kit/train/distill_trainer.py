@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import datasets
 import torch
@@ -29,6 +29,8 @@ from linformer_kit.models.loading import head_of, read_config_json
 from linformer_kit.train.distill_config import DistillConfig, Stage
 from linformer_kit.train.distill_losses import attention_layers, attention_transfer_loss, end_to_end_loss
 from linformer_kit.train.guards import GuardedTrainer
+
+Trains = Literal["projections", "all", "lora"]  # what a stage trains (`trainable`)
 
 # --- teacher and student ---------------------------------------------------------------------------
 
@@ -67,7 +69,8 @@ class StagePlan:
     train/guards.py), its loss, steps and learning rate."""
 
     name: str  # its folder under output_dir and its key in DistillResult's fidelity, losses and seconds
-    loss: Stage  # "attention": L_att, E and F train; "end-to-end" / "long": what `tune` names trains
+    loss: Stage  # "attention": L_att; "end-to-end": L_e2e; "long": L_long (train/distill_long.py)
+    trains: Trains  # "projections": E and F alone; "all": every weight; "lora": adapters plus E and F
     steps: int  # 0: the stage is skipped
     learning_rate: float
     options: dict[str, Any]  # what a finished stage must have run with for a resume to reuse it (JSON)
@@ -80,8 +83,9 @@ def attention_stage(config: DistillConfig) -> StagePlan:
     """Attention transfer as configured (`attention_steps`, `attention_learning_rate`)."""
     steps, rate = config.attention_steps, config.attention_learning_rate
     return StagePlan(
-        "attention", "attention", steps, rate, {**_run_options(config, steps), "learning_rate": rate}
-    )
+        "attention", "attention", "projections", steps, rate,
+        {**_run_options(config, steps), "learning_rate": rate},
+    )  # fmt: skip
 
 
 def end_to_end_stage(config: DistillConfig) -> StagePlan:
@@ -89,7 +93,7 @@ def end_to_end_stage(config: DistillConfig) -> StagePlan:
     steps, rate = config.end_to_end_steps, config.learning_rate
     options = {**_run_options(config, steps), "learning_rate": rate, "tune": config.tune,
                "embedding_weight": config.embedding_weight, "logits_weight": config.logits_weight}  # fmt: skip
-    return StagePlan("end-to-end", "end-to-end", steps, rate, options)
+    return StagePlan("end-to-end", "end-to-end", config.tune, steps, rate, options)
 
 
 def _run_options(config: DistillConfig, steps: int) -> dict[str, Any]:
@@ -120,7 +124,7 @@ def run_stage(
         student.load_state_dict(type(student).from_pretrained(folder).state_dict())
         return student, done["loss"]
     _claim(folder, stage, config.resume)
-    model = trainable(student, stage.loss, config)
+    model = trainable(student, stage.trains, config.lora_rank)
     trainer = (stage.trainer or DistillTrainer)(
         model=model, args=stage_arguments(config, stage, folder), train_dataset=train,
         data_collator=stage.collator(tokenizer), teacher=teacher, stage=stage.loss,
@@ -151,14 +155,14 @@ def _claim(folder: Path, stage: StagePlan, resume: bool) -> None:
     started.write_text(json.dumps(options))
 
 
-def trainable(student: LinformerPreTrainedModel, stage: Stage, config: DistillConfig) -> nn.Module:
-    """What trains: E and F only (attention transfer), every weight, or LoRA adapters plus E and F."""
-    if stage == "attention":
+def trainable(student: LinformerPreTrainedModel, trains: Trains, lora_rank: int) -> nn.Module:
+    """What trains: E and F alone, every weight, or LoRA adapters (rank `lora_rank`) plus E and F."""
+    if trains == "projections":
         for name, parameter in student.named_parameters():
             parameter.requires_grad_(is_projection_key(name))
         return student
     student.requires_grad_(True)
-    if config.tune == "all":
+    if trains == "all":
         return student
     import peft  # the lora extra
 
@@ -166,7 +170,7 @@ def trainable(student: LinformerPreTrainedModel, stage: Stage, config: DistillCo
     projections = sorted(
         {name.rsplit(".", 2)[-2] for name, _ in student.named_parameters() if is_projection_key(name)}
     )
-    lora = peft.LoraConfig(r=config.lora_rank, lora_alpha=2 * config.lora_rank, modules_to_save=projections,
+    lora = peft.LoraConfig(r=lora_rank, lora_alpha=2 * lora_rank, modules_to_save=projections,
                            target_modules=["query", "key", "value", "dense"])  # fmt: skip
     return peft.get_peft_model(student, lora)
 
