@@ -210,8 +210,7 @@ def long_loss(
     model: nn.Module, teacher: nn.Module, inputs: dict[str, torch.Tensor], config: DistillConfig
 ) -> torch.Tensor:
     """L_long of the module docstring: the terms whose weight is above 0."""
-    encoder = getattr(model, "base_model", model)
-    encoder = getattr(encoder, "linformer", encoder)  # the last hidden state, not a head's logits
+    encoder = encoder_of(model)  # the last hidden state, not a head's logits (PEFT-wrapped or not)
     ids = inputs["input_ids"]
     loss = ids.new_zeros((), dtype=torch.float32)
     if config.window_weight > 0:
