@@ -14,7 +14,7 @@ from transformers import AutoModel, AutoTokenizer
 from linformer_kit.longdocs import texts
 from linformer_kit.longdocs.config import LongDocsConfig
 from linformer_kit.longdocs.methods import Reader, rows
-from linformer_kit.longdocs.report import table, write_report
+from linformer_kit.longdocs.report import gathered, table, write_report
 from linformer_kit.longdocs.sources import wikitext_articles
 from linformer_kit.longdocs.suite import retrieval_hits, run_suite
 from tests.longdocs.conftest import prose, word_tokenizer
@@ -182,3 +182,29 @@ def test_the_suite_writes_every_record_table_and_plot(
     paths = write_report(config.output_dir)
     assert paths["plot"].stat().st_size > 0
     assert "| passkey | 64 |" in table(body["records"])
+
+
+def _run_folder(folder: Path, records: list[dict]) -> Path:
+    folder.mkdir()
+    (folder / "longdocs.json").write_text(json.dumps({"records": records}))
+    return folder
+
+
+def test_runs_made_apart_are_gathered_into_one_table(tmp_path: Path) -> None:
+    def record(method: str, model: str, score: float) -> dict:
+        return {"task": "books", "length": 4096, "method": method, "score": score, "model": model, "seed": 1,
+                "seconds_per_document": 1.0, "depth": None}  # fmt: skip
+
+    student = _run_folder(
+        tmp_path / "student", [record("whole", "s", 50.0), record("chunks-mean-512", "o", 46.0)]
+    )
+    baselines = _run_folder(
+        tmp_path / "baselines", [record("whole", "t", 40.0), record("chunks-mean-512", "o", 46.0)]
+    )
+    records = gathered([(student, ["whole"]), (baselines, ["chunks-mean-512"])])
+    assert [(r["method"], r["model"]) for r in records] == [("whole", "s"), ("chunks-mean-512", "o")]
+    assert "| books | 4096 | **50.0** | 46.0 |" in table(records)
+    with pytest.raises(ValueError, match=r"both hold \('books', 4096, 'whole', 1, None\)"):
+        gathered([(student, ["whole"]), (baselines, ["whole"])])
+    with pytest.raises(ValueError, match=r"no record of \['late-chunking-512'\]"):
+        gathered([(student, ["late-chunking-512"])])

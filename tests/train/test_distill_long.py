@@ -180,7 +180,9 @@ def test_projections_alone_keep_every_weight_the_short_reading_has(
     from linformer_kit.train.distill_long import long_stage
 
     # the default is left out of the options a resume compares: a stage run before the option resumes
-    assert "long_tune" not in long_stage(_config(word_teacher, long_text, tmp_path / "new", seq_len=32)).options
+    assert (
+        "long_tune" not in long_stage(_config(word_teacher, long_text, tmp_path / "new", seq_len=32)).options
+    )
 
 
 @pytest.mark.parametrize(

@@ -93,6 +93,29 @@ def plot(records: list[dict], path: str | Path) -> Path:
     return Path(path)
 
 
+def gathered(sources: list[tuple[str | Path, list[str]]]) -> list[dict]:
+    """The records of several runs (each a folder's longdocs.json and the methods taken from it) as one
+    list, for one table and plot of runs made apart (a student's `whole` beside the baselines another run
+    measured on the same seeded documents); ValueError when two runs give the same task, length, method,
+    seed and depth, or a folder has none of the methods asked of it."""
+    seen: dict[tuple, str] = {}
+    out = []
+    for folder, methods in sources:
+        path = Path(folder) / "longdocs.json"
+        records = [
+            r for r in json.loads(path.read_text(encoding="utf-8"))["records"] if r["method"] in methods
+        ]
+        if not records:
+            raise ValueError(f"{path}: no record of {methods}")
+        for r in records:
+            key = (r["task"], r["length"], r["method"], r["seed"], r.get("depth"))
+            if key in seen:
+                raise ValueError(f"{path} and {seen[key]} both hold {key}: take the method from one of them")
+            seen[key] = str(path)
+            out.append(r)
+    return out
+
+
 def write_report(output_dir: str | Path) -> dict[str, Path]:
     """longdocs.md and longdocs.png from the folder's longdocs.json."""
     out = Path(output_dir)

@@ -244,8 +244,15 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     def _check_short_term(self) -> None:
         """With E and F alone training and every input of seq_len read exactly, the short term (c) reads
         no weight that trains: refused rather than computed for nothing."""
-        exact = self.exact_length is not None and self.seq_len is not None and self.exact_length >= self.seq_len
-        if self.long_length is not None and self.long_tune == "projections" and exact and self.short_weight > 0:
+        exact = (
+            self.exact_length is not None and self.seq_len is not None and self.exact_length >= self.seq_len
+        )
+        if (
+            self.long_length is not None
+            and self.long_tune == "projections"
+            and exact
+            and self.short_weight > 0
+        ):
             raise ValueError(
                 f"short_weight={self.short_weight}: with long_tune='projections' and exact_length="
                 f"{self.exact_length} >= seq_len={self.seq_len}, the short term reads no weight that trains "
