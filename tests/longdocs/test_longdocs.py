@@ -14,7 +14,7 @@ from transformers import AutoModel, AutoTokenizer
 from linformer_kit.longdocs import texts
 from linformer_kit.longdocs.config import LongDocsConfig
 from linformer_kit.longdocs.methods import Reader, rows
-from linformer_kit.longdocs.report import gathered, table, write_report
+from linformer_kit.longdocs.report import Source, gathered, table, write_report
 from linformer_kit.longdocs.sources import wikitext_articles
 from linformer_kit.longdocs.suite import retrieval_hits, run_suite
 from tests.longdocs.conftest import prose, word_tokenizer
@@ -191,20 +191,22 @@ def _run_folder(folder: Path, records: list[dict]) -> Path:
 
 
 def test_runs_made_apart_are_gathered_into_one_table(tmp_path: Path) -> None:
-    def record(method: str, model: str, score: float) -> dict:
-        return {"task": "books", "length": 4096, "method": method, "score": score, "model": model, "seed": 1,
+    def record(method: str, model: str, score: float, task: str = "books") -> dict:
+        return {"task": task, "length": 4096, "method": method, "score": score, "model": model, "seed": 1,
                 "seconds_per_document": 1.0, "depth": None}  # fmt: skip
 
+    mean = record("chunks-mean-512", "o", 46.0)
     student = _run_folder(
-        tmp_path / "student", [record("whole", "s", 50.0), record("chunks-mean-512", "o", 46.0)]
+        tmp_path / "student", [record("whole", "s", 50.0), mean, record("whole", "s", 9, "imdb")]
     )
-    baselines = _run_folder(
-        tmp_path / "baselines", [record("whole", "t", 40.0), record("chunks-mean-512", "o", 46.0)]
-    )
-    records = gathered([(student, ["whole"]), (baselines, ["chunks-mean-512"])])
+    baselines = _run_folder(tmp_path / "baselines", [record("whole", "t", 40.0), mean])
+    records = gathered([Source(student, ("whole",), ("books",)), Source(baselines, ("chunks-mean-512",))])
     assert [(r["method"], r["model"]) for r in records] == [("whole", "s"), ("chunks-mean-512", "o")]
     assert "| books | 4096 | **50.0** | 46.0 |" in table(records)
-    with pytest.raises(ValueError, match=r"both hold \('books', 4096, 'whole', 1, None\)"):
-        gathered([(student, ["whole"]), (baselines, ["whole"])])
-    with pytest.raises(ValueError, match=r"no record of \['late-chunking-512'\]"):
-        gathered([(student, ["late-chunking-512"])])
+    # the same record from two runs: kept once; another score for it: refused
+    both = gathered([Source(student, ("chunks-mean-512",)), Source(baselines, ("chunks-mean-512",))])
+    assert both == [mean]
+    with pytest.raises(ValueError, match=r"both hold \('books', 4096, 'whole', 1, None\), with other scores"):
+        gathered([Source(student, ("whole",)), Source(baselines, ("whole",))])
+    with pytest.raises(ValueError, match=r"no record of methods \['late-chunking-512'\]"):
+        gathered([Source(student, ("late-chunking-512",))])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 from linformer_kit.longdocs.methods import METHODS
@@ -29,9 +30,9 @@ def summary(records: list[dict]) -> dict[tuple[str, int], dict[str, tuple[float,
     return out
 
 
-def table(records: list[dict]) -> str:
+def table(records: list[dict], timing: str = "A/B in one process") -> str:
     """A Markdown table: a row per task and length, a column per method ("score ± spread"), the best
-    score of each row in bold, then seconds per document of every method."""
+    score of each row in bold, then seconds per document of every method (`timing`: how they were timed)."""
     rows = summary(records)
     methods = [m for m in METHODS if any(m in cells for cells in rows.values())]
     head = "| task | length | " + " | ".join(methods) + " |\n|---|---|" + "---|" * len(methods) + "\n"
@@ -54,13 +55,7 @@ def table(records: list[dict]) -> str:
             + " | ".join(f"{cells[m][2]:.3f}" if m in cells else "–" for m in methods)
             + " |"
         )
-    return (
-        head
-        + "\n".join(body)
-        + "\n\nSeconds per document (A/B in one process):\n\n"
-        + "\n".join(speed)
-        + "\n"
-    )
+    return head + "\n".join(body) + f"\n\nSeconds per document ({timing}):\n\n" + "\n".join(speed) + "\n"
 
 
 def plot(records: list[dict], path: str | Path) -> Path:
@@ -81,7 +76,9 @@ def plot(records: list[dict], path: str | Path) -> Path:
                 if t == task and method in cells
             )
             if points:
-                ax.plot(*zip(*points, strict=True), marker="o", label=method)
+                # one colour per method in every panel (the cycle would shift where a method is absent)
+                color = f"C{METHODS.index(method)}"
+                ax.plot(*zip(*points, strict=True), marker="o", label=method, color=color)
         ax.set_xscale("log", base=2)
         ax.set_title(task)
         ax.set_xlabel("tokens")
@@ -93,34 +90,49 @@ def plot(records: list[dict], path: str | Path) -> Path:
     return Path(path)
 
 
-def gathered(sources: list[tuple[str | Path, list[str]]]) -> list[dict]:
-    """The records of several runs (each a folder's longdocs.json and the methods taken from it) as one
-    list, for one table and plot of runs made apart (a student's `whole` beside the baselines another run
-    measured on the same seeded documents); ValueError when two runs give the same task, length, method,
-    seed and depth, or a folder has none of the methods asked of it."""
-    seen: dict[tuple, str] = {}
+@dataclass(frozen=True)
+class Source:
+    """The records one run's folder (its longdocs.json) gives to a gathered report: those of `methods`, of
+    `tasks` (None: every task)."""
+
+    folder: str | Path
+    methods: tuple[str, ...]
+    tasks: tuple[str, ...] | None = None
+
+
+def gathered(sources: list[Source]) -> list[dict]:
+    """The records of several runs as one list, for one table and plot of runs made apart (a student's
+    `whole` beside the baselines another run measured on the same seeded documents). A record two runs
+    both give (task, length, method, seed, depth) is kept once if they agree on its model and score;
+    ValueError if they do not, or if a source gives no record."""
+    seen: dict[tuple, tuple[str, dict]] = {}
     out = []
-    for folder, methods in sources:
-        path = Path(folder) / "longdocs.json"
+    for source in sources:
+        path = Path(source.folder) / "longdocs.json"
         records = [
-            r for r in json.loads(path.read_text(encoding="utf-8"))["records"] if r["method"] in methods
+            r
+            for r in json.loads(path.read_text(encoding="utf-8"))["records"]
+            if r["method"] in source.methods and (source.tasks is None or r["task"] in source.tasks)
         ]
         if not records:
-            raise ValueError(f"{path}: no record of {methods}")
+            raise ValueError(f"{path}: no record of methods {list(source.methods)}, tasks {source.tasks}")
         for r in records:
             key = (r["task"], r["length"], r["method"], r["seed"], r.get("depth"))
             if key in seen:
-                raise ValueError(f"{path} and {seen[key]} both hold {key}: take the method from one of them")
-            seen[key] = str(path)
+                first, kept = seen[key]
+                if (kept["model"], kept["score"]) != (r["model"], r["score"]):
+                    raise ValueError(f"{path} and {first} both hold {key}, with other scores or models")
+                continue
+            seen[key] = (str(path), r)
             out.append(r)
     return out
 
 
-def write_report(output_dir: str | Path) -> dict[str, Path]:
-    """longdocs.md and longdocs.png from the folder's longdocs.json."""
+def write_report(output_dir: str | Path, timing: str = "A/B in one process") -> dict[str, Path]:
+    """longdocs.md and longdocs.png from the folder's longdocs.json (`timing`: as `table`'s)."""
     out = Path(output_dir)
     records = json.loads((out / "longdocs.json").read_text(encoding="utf-8"))["records"]
-    (out / "longdocs.md").write_text(table(records), encoding="utf-8")
+    (out / "longdocs.md").write_text(table(records, timing), encoding="utf-8")
     return {
         "json": out / "longdocs.json",
         "table": out / "longdocs.md",
