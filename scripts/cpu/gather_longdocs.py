@@ -25,7 +25,7 @@ SOURCES = [
     Source(RUNS / "long4096-c1-late" / "books", STUDENT),
     Source(RUNS / "long4096-c1-books", ("whole",)),
     Source(RUNS / "long4096-c1-books-seeds", ("whole",)),
-    Source(RUNS / "long4096-c1-late" / "imdb-full", STUDENT + BASELINES),
+    Source(RUNS / "long4096-c1-late" / "imdb-full", (*STUDENT, "truncate-512", "chunks-mean-512")),
     # the original on the same documents
     Source(RUNS / "long4096", BASELINES, ("passkey", "needle")),
     Source(RUNS / "needle4096-baselines", BASELINES),

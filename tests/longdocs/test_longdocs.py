@@ -208,5 +208,8 @@ def test_runs_made_apart_are_gathered_into_one_table(tmp_path: Path) -> None:
     assert both == [mean]
     with pytest.raises(ValueError, match=r"both hold \('books', 4096, 'whole', 1, None\), with other scores"):
         gathered([Source(student, ("whole",)), Source(baselines, ("whole",))])
-    with pytest.raises(ValueError, match=r"no record of methods \['late-chunking-512'\]"):
-        gathered([Source(student, ("late-chunking-512",))])
+    with pytest.raises(ValueError, match=r"no record of method \['late-chunking-512'\] among those"):
+        gathered([Source(student, ("whole", "late-chunking-512"))])  # one name right does not hide the other
+    with pytest.raises(ValueError, match=r"no record of task \['book'\] among those"):
+        gathered([Source(student, ("whole",), ("books", "book"))])
+    assert "Seconds per document (timed apart):" in table(records, "timed apart")

@@ -160,8 +160,8 @@ def test_projections_alone_keep_every_weight_the_short_reading_has(
     word_teacher: Path, long_text: Path, tmp_path: Path
 ) -> None:
     """long_tune='projections' with exact_length = seq_len: E and F move; every other weight is the 512
-    student's (the position table's new rows are copies), so every input of at most 32 tokens reads as
-    the 512 student reads it."""
+    student's (the position table's new rows are copies), so every input of at most 32 tokens is read
+    exactly by weights the stage left untouched."""
     result = distill(_config(word_teacher, long_text, tmp_path / "out", exact_length=32, long_tune="projections",
                              short_weight=0.0, long_steps=2, long_learning_rate=1e-2))  # fmt: skip
     weights = load_file(tmp_path / "out" / "model.safetensors")
@@ -188,7 +188,15 @@ def test_projections_alone_keep_every_weight_the_short_reading_has(
 @pytest.mark.parametrize(
     ("overrides", "match"),
     [
-        ({"long_tune": "all"}, "long_tune='all': expected 'tune' or 'projections'"),
+        ({"long_tune": "all"}, r"long_tune='all': expected one of \('tune', 'projections'\)"),
+        (
+            {"long_tune": "projections", "projection": "mean", "short_weight": 0.0},
+            "long_tune='projections': projection='mean' .* has no E and F to train",
+        ),
+        (
+            {"long_tune": "projections", "exact_length": 33, "short_weight": 0.0},
+            r"contrastive_weight=0.2: with long_tune='projections' its halves of 33 tokens are read exactly",
+        ),
         ({"long_length": None, "long_tune": "projections"}, "long_tune: options of the long stage"),
         (
             {"long_tune": "projections", "exact_length": 32},

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from linformer_kit.longdocs.methods import METHODS
 
+TIMED_TOGETHER = "A/B in one process"  # how one run of the suite times its methods (`table`)
+
 
 def summary(records: list[dict]) -> dict[tuple[str, int], dict[str, tuple[float, float, float]]]:
     """{(task, length): {method: (mean score, spread over seeds, seconds per document)}} (depth records
@@ -30,7 +32,7 @@ def summary(records: list[dict]) -> dict[tuple[str, int], dict[str, tuple[float,
     return out
 
 
-def table(records: list[dict], timing: str = "A/B in one process") -> str:
+def table(records: list[dict], timing: str = TIMED_TOGETHER) -> str:
     """A Markdown table: a row per task and length, a column per method ("score ± spread"), the best
     score of each row in bold, then seconds per document of every method (`timing`: how they were timed)."""
     rows = summary(records)
@@ -114,8 +116,10 @@ def gathered(sources: list[Source]) -> list[dict]:
             for r in json.loads(path.read_text(encoding="utf-8"))["records"]
             if r["method"] in source.methods and (source.tasks is None or r["task"] in source.tasks)
         ]
-        if not records:
-            raise ValueError(f"{path}: no record of methods {list(source.methods)}, tasks {source.tasks}")
+        for field, names in (("method", source.methods), ("task", source.tasks or ())):
+            missing = [name for name in names if not any(r[field] == name for r in records)]
+            if missing:  # a misspelt name would otherwise drop its records without a word
+                raise ValueError(f"{path}: no record of {field} {missing} among those asked for")
         for r in records:
             key = (r["task"], r["length"], r["method"], r["seed"], r.get("depth"))
             if key in seen:
@@ -128,7 +132,7 @@ def gathered(sources: list[Source]) -> list[dict]:
     return out
 
 
-def write_report(output_dir: str | Path, timing: str = "A/B in one process") -> dict[str, Path]:
+def write_report(output_dir: str | Path, timing: str = TIMED_TOGETHER) -> dict[str, Path]:
     """longdocs.md and longdocs.png from the folder's longdocs.json (`timing`: as `table`'s)."""
     out = Path(output_dir)
     records = json.loads((out / "longdocs.json").read_text(encoding="utf-8"))["records"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from linformer_kit.models import LinformerConfig
 from linformer_kit.nn import ShortInputs
@@ -155,7 +155,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     long_tune: LongTune = field(
         default="tune",
         metadata={"help": "long stage: what trains: 'tune' (what --tune names) or 'projections' (E and F "
-                  "alone: with --exact-length >= seq_len, every input up to it reads as the 512 student does)"},
+                  "alone: with --exact-length >= seq_len, inputs up to it are read exactly with the 512 "
+                  "student's weights, untouched)"},
     )  # fmt: skip
 
     def _check_fields(self) -> None:
@@ -180,14 +181,16 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         check_number("max_train_documents", self.max_train_documents, 1, integer=True, optional=True)
         check_number("seq_len", self.seq_len, 2, integer=True, optional=True)
         self._check_long_fields()
-        if self.attention_steps and (
-            self.projected_length is None or self.projection in ("mean", "max", "random")
-        ):
+        if self.attention_steps and not self._has_projection_weights():
             raise ValueError(
                 f"attention_steps={self.attention_steps}: attention transfer trains E and F, and "
                 f"projection={self.projection!r} (projected_length={self.projected_length}) has none to train; "
                 "set --attention-steps 0"
             )
+
+    def _has_projection_weights(self) -> bool:
+        """Whether the student has an E and F to train (a learned projection)."""
+        return self.projected_length is not None and self.projection not in ("mean", "max", "random")
 
     def _check_long_fields(self) -> None:
         """The long stage's values; without long_length, none of its options may be given."""
@@ -226,8 +229,28 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             raise ValueError(
                 f"projection_resize={self.projection_resize!r}: expected 'interpolate' or 'restart'"
             )
-        if self.long_tune not in ("tune", "projections"):
-            raise ValueError(f"long_tune={self.long_tune!r}: expected 'tune' or 'projections'")
+        if self.long_tune not in get_args(LongTune):
+            raise ValueError(f"long_tune={self.long_tune!r}: expected one of {get_args(LongTune)}")
+        if self.long_tune == "projections" and not self._has_projection_weights():
+            raise ValueError(
+                f"long_tune='projections': projection={self.projection!r} (projected_length="
+                f"{self.projected_length}) has no E and F to train; use --long-tune tune"
+            )
+        if self.long_tune == "projections" and self.exact_length is not None:
+            self._check_halves_projected()
+
+    def _check_halves_projected(self) -> None:
+        """With E and F alone training, the halves' and the crops' terms train only if the halves they read
+        are projected: longer than exact_length."""
+        assert self.long_length is not None and self.exact_length is not None
+        half = (self.long_length - 2) // 2 + 2  # [CLS] + half the span's text + [SEP] (`halves`)
+        for name in ("contrastive_weight", "crop_weight"):
+            if getattr(self, name) > 0 and half <= self.exact_length:
+                raise ValueError(
+                    f"{name}={getattr(self, name)}: with long_tune='projections' its halves of {half} tokens "
+                    f"are read exactly (exact_length={self.exact_length} >= {half}), by no weight that "
+                    f"trains; set it to 0 or lower --exact-length below {half}"
+                )
 
     def _check_inputs(self) -> None:
         """The preflight's part (train/distill_preflight.py): the teacher's folder, a BERT / RoBERTa (or
@@ -244,9 +267,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     def _check_short_term(self) -> None:
         """With E and F alone training and every input of seq_len read exactly, the short term (c) reads
         no weight that trains: refused rather than computed for nothing."""
-        exact = (
-            self.exact_length is not None and self.seq_len is not None and self.exact_length >= self.seq_len
-        )
+        assert self.seq_len is not None  # set by check_teacher
+        exact = self.exact_length is not None and self.exact_length >= self.seq_len
         if (
             self.long_length is not None
             and self.long_tune == "projections"

@@ -24,10 +24,13 @@ and B short documents of the 512 stages' examples:
     L_long = window_weight · L_win + contrastive_weight · L_mnr + short_weight · L_e2e + crop_weight · L_crop
 
 What trains (`long_tune`): what `tune` names (every weight by default), or "projections": E and F alone.
-With `exact_length` T >= seq_len every input of at most T tokens is read exactly, without E and F, so the
-second keeps the 512 student's reading of them bit for bit (its fidelity at 512 is the 512 stage's, however
-hard the long terms push) and learns the long reading in the weights only the long reading has; the short
-term (c) then trains nothing and is refused. The price: the long reading cannot change the shared weights.
+With `exact_length` T >= seq_len every input of at most T tokens is read exactly, without E and F, by the
+512 student's weights, which the second leaves untouched: the long student's fidelity at seq_len is fixed
+before the stage starts (that of the 512 student's weights read exactly, not the 512 student's own, which
+projects), however hard the long terms push, and the long reading is learned in the weights only it has.
+A term whose inputs are all read exactly then trains nothing and is refused: the short term (c), and the
+halves' (b) and crops' (d) if a half is at most T tokens. The price: the long reading cannot change the
+shared weights.
 
 E and F are resized to N before the stage (`projection_resize`): "interpolate" stretches each trained
 slot over the same share of the longer input (E_N[j, t] = E_L[j, ⌊t L / N⌋] · L / N: a window mean stays
@@ -246,6 +249,8 @@ def long_stage(config: DistillConfig) -> StagePlan:
     if config.long_tune == "tune":  # left out: a stage run before the option existed resumes as it was
         del options["long_tune"]
     trains = "projections" if config.long_tune == "projections" else config.tune
+    if trains == "lora":  # what trains is compared on resume too (all: left out, as before)
+        options.update(tune=config.tune, lora_rank=config.lora_rank)
     return StagePlan(
         "long", "long", trains, config.long_steps, config.long_learning_rate, options,
         trainer=functools.partial(LongTrainer, config=config), collator=LongCollator,

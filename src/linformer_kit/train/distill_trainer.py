@@ -26,11 +26,13 @@ from transformers import DataCollatorWithPadding, PreTrainedTokenizerBase, Train
 from linformer_kit.models import LinformerForMaskedLM, LinformerModel, LinformerPreTrainedModel
 from linformer_kit.models.convert import converter, is_projection_key, with_linformer_options
 from linformer_kit.models.loading import head_of, read_config_json
-from linformer_kit.train.distill_config import DistillConfig, Stage
+from linformer_kit.train.distill_config import DistillConfig, Stage, Tune
 from linformer_kit.train.distill_losses import attention_layers, attention_transfer_loss, end_to_end_loss
 from linformer_kit.train.guards import GuardedTrainer
 
-Trains = Literal["projections", "all", "lora"]  # what a stage trains (`trainable`)
+Trains = Literal[
+    "projections", Tune
+]  # what a stage trains (`trainable`): E and F alone, or what `tune` names
 
 # --- teacher and student ---------------------------------------------------------------------------
 
