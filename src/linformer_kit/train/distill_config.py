@@ -242,7 +242,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     def _check_halves_projected(self) -> None:
         """With E and F alone training, the halves' and the crops' terms train only if the halves they read
         are projected: longer than exact_length."""
-        assert self.long_length is not None and self.exact_length is not None
+        assert self.long_length is not None
+        assert self.exact_length is not None
         half = (self.long_length - 2) // 2 + 2  # [CLS] + half the span's text + [SEP] (`halves`)
         for name in ("contrastive_weight", "crop_weight"):
             if getattr(self, name) > 0 and half <= self.exact_length:
