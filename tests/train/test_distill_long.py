@@ -194,6 +194,10 @@ def test_projections_alone_keep_every_weight_the_short_reading_has(
             "long_tune='projections': projection='mean' .* has no E and F to train",
         ),
         (
+            {"long_tune": "projections", "tune": "lora", "end_to_end_steps": 0, "attention_steps": 1},
+            r"tune='lora': no stage reads it \(end_to_end_steps=0",
+        ),
+        (
             {"long_tune": "projections", "exact_length": 33, "short_weight": 0.0},
             r"contrastive_weight=0.2: with long_tune='projections' its halves of 33 tokens are read exactly",
         ),

@@ -238,6 +238,11 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             )
         if self.long_tune == "projections" and self.exact_length is not None:
             self._check_halves_projected()
+        if self.long_tune == "projections" and self.end_to_end_steps == 0 and self.tune != "all":
+            raise ValueError(
+                f"tune={self.tune!r}: no stage reads it (end_to_end_steps=0, and long_tune='projections' "
+                "trains E and F alone); leave --tune out or give end-to-end steps"
+            )
 
     def _check_halves_projected(self) -> None:
         """With E and F alone training, the halves' and the crops' terms train only if the halves they read
