@@ -188,7 +188,7 @@ def test_projections_alone_keep_every_weight_the_short_reading_has(
 @pytest.mark.parametrize(
     ("overrides", "match"),
     [
-        ({"long_tune": "all"}, r"long_tune='all': expected one of \('tune', 'projections'\)"),
+        ({"long_tune": "all"}, r"long_tune must be one of \('tune', 'projections'\), got 'all'"),
         (
             {"long_tune": "projections", "projection": "mean", "short_weight": 0.0},
             "long_tune='projections': projection='mean' .* has no E and F to train",
@@ -223,7 +223,10 @@ def test_projections_alone_keep_every_weight_the_short_reading_has(
         ({"crop_weight": -1.0}, "crop_weight=-1.0 must be a number >= 0"),
         ({"long_length": None, "crop_weight": 0.5}, "crop_weight: options of the long stage"),
         ({"long_length": 32}, "long_length=32: the long stage reads more than seq_len=32"),
-        ({"projection_resize": "stretch"}, "projection_resize='stretch'"),
+        (
+            {"projection_resize": "stretch"},
+            r"projection_resize must be one of \('interpolate', 'restart'\), got 'stretch'",
+        ),
         ({"long_length": None, "exact_length": 16}, "exact_length: options of the long stage"),
         ({"exact_length": 64}, "exact_length=64 must be below max_seq_len=64"),
         ({"exact_length": 4}, "exact_length=4 must be at least projected_length k=8"),

@@ -13,7 +13,7 @@ from typing import Any, Literal, get_args
 
 from linformer_kit.models import LinformerConfig
 from linformer_kit.nn import ShortInputs
-from linformer_kit.nn.options import check_exact_length, option_field
+from linformer_kit.nn.options import check_choice, check_exact_length, option_field
 from linformer_kit.train.distill_preflight import check_fresh_run, check_teacher, student_config
 from linformer_kit.train.model_fields import ConversionFields
 from linformer_kit.train.training_arguments import (
@@ -225,20 +225,21 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         low = 2 if self.contrastive_weight > 0 else 1
         check_number("long_batch_size", self.long_batch_size, low, integer=True,
                      why="the contrastive loss needs another span's half as a negative" if low == 2 else "")  # fmt: skip
-        if self.projection_resize not in ("interpolate", "restart"):
-            raise ValueError(
-                f"projection_resize={self.projection_resize!r}: expected 'interpolate' or 'restart'"
-            )
-        if self.long_tune not in get_args(LongTune):
-            raise ValueError(f"long_tune={self.long_tune!r}: expected one of {get_args(LongTune)}")
-        if self.long_tune == "projections" and not self._has_projection_weights():
+        check_choice("projection_resize", self.projection_resize, get_args(ProjectionResize))
+        check_choice("long_tune", self.long_tune, get_args(LongTune))
+        if self.long_tune == "projections":
+            self._check_projections_alone()
+
+    def _check_projections_alone(self) -> None:
+        """long_tune='projections': E and F to train, and no option that would then train nothing."""
+        if not self._has_projection_weights():
             raise ValueError(
                 f"long_tune='projections': projection={self.projection!r} (projected_length="
                 f"{self.projected_length}) has no E and F to train; use --long-tune tune"
             )
-        if self.long_tune == "projections" and self.exact_length is not None:
+        if self.exact_length is not None:
             self._check_halves_projected()
-        if self.long_tune == "projections" and self.end_to_end_steps == 0 and self.tune != "all":
+        if self.end_to_end_steps == 0 and self.tune != "all":
             raise ValueError(
                 f"tune={self.tune!r}: no stage reads it (end_to_end_steps=0, and long_tune='projections' "
                 "trains E and F alone); leave --tune out or give end-to-end steps"

@@ -30,9 +30,8 @@ from linformer_kit.train.distill_config import DistillConfig, Stage, Tune
 from linformer_kit.train.distill_losses import attention_layers, attention_transfer_loss, end_to_end_loss
 from linformer_kit.train.guards import GuardedTrainer
 
-Trains = Literal[
-    "projections", Tune
-]  # what a stage trains (`trainable`): E and F alone, or what `tune` names
+# what a stage trains (`trainable`): E and F alone, or what `tune` names
+Trains = Literal["projections", Tune]
 
 # --- teacher and student ---------------------------------------------------------------------------
 
