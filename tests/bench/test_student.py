@@ -187,6 +187,8 @@ def test_flop_limits_are_the_baseline_s_least_gflop_over_the_student_s() -> None
 
 
 BERT_FIELDS = {"model_type": "bert", "hidden_size": 32, "num_hidden_layers": 2, "intermediate_size": 37}
+# a Linformer's fields build a LinformerConfig, whose heads must divide hidden_size (12 by default)
+LINFORMER_FIELDS = {**BERT_FIELDS, "model_type": "linformer", "num_attention_heads": 4}
 
 
 def test_least_flops_of_bert_are_torch_s_count_of_its_matmuls() -> None:
@@ -205,14 +207,33 @@ def test_least_flops_of_a_windowed_linformer_by_hand() -> None:
     # b 1, n 64, D 32, I 37, 2 layers; k 8, w 4, g 1: per layer linears 8·64·32² = 524 288, FFN 4·64·32·37
     # = 303 104, E K and F V 4·8·64·32 = 65 536, slots and window 4·64·(8 + 9)·32 = 139 264, global 8·64·32
     # = 16 384
-    linformer = {**BERT_FIELDS, "model_type": "linformer", "projected_length": 8, "local_window": 4,
-                 "global_tokens": 1, "exact_length": 16}  # fmt: skip
+    linformer = {**LINFORMER_FIELDS, "projected_length": 8, "local_window": 4, "global_tokens": 1,
+                 "exact_length": 16}  # fmt: skip
     assert least_encoder_flops(linformer, 1, 64) == 2 * (524288 + 303104 + 65536 + 139264 + 16384)
     # at n <= exact_length the student reads with full attention: BERT's count
     assert least_encoder_flops(linformer, 5, 16) == least_encoder_flops(BERT_FIELDS, 5, 16)
     per_layer = {**linformer, "projected_length": [8, None], "exact_length": None}  # a k per layer
     bert_layer = least_encoder_flops({**BERT_FIELDS, "num_hidden_layers": 1}, 1, 64)
     assert least_encoder_flops(per_layer, 1, 64) == 524288 + 303104 + 65536 + 139264 + 16384 + bert_layer
+
+
+def test_least_flops_of_a_linformer_with_a_window_per_layer() -> None:
+    # b 1, n 64, D 32, I 37, 2 layers, k 8, local_window [16, None] (the CLI's '16,none'), g 0: per layer
+    # linears 8·64·32² = 524 288, FFN 4·64·32·37 = 303 104, E K and F V 4·8·64·32 = 65 536; slots and window
+    # 4·64·(8 + 2·16 + 1)·32 = 335 872 in the first layer, slots alone 4·64·8·32 = 65 536 in the second
+    per_layer = {**LINFORMER_FIELDS, "projected_length": 8, "local_window": [16, None]}
+    first, second = 524288 + 303104 + 65536 + 335872, 524288 + 303104 + 65536 + 65536
+    assert least_encoder_flops(per_layer, 1, 64) == first + second == 2187264
+    # n 12 caps the window at n (2·12 + 1 keys) in the first layer: 4·12·(8 + 25)·32 of slots and window
+    short = 8 * 12 * 32**2 + 4 * 12 * 32 * 37 + 4 * 8 * 12 * 32
+    assert least_encoder_flops(per_layer, 1, 12) == 2 * short + 4 * 12 * (8 + 25) * 32 + 4 * 12 * 8 * 32
+
+
+def test_least_flops_of_one_window_for_every_layer_are_unchanged() -> None:
+    # the per-layer test's first layer, twice: one int w is every layer's w
+    one = {**LINFORMER_FIELDS, "projected_length": 8, "local_window": 16}
+    assert least_encoder_flops(one, 1, 64) == 2 * (524288 + 303104 + 65536 + 335872) == 2457600
+    assert least_encoder_flops({**one, "local_window": [16, 16]}, 1, 64) == 2457600
 
 
 def test_least_flops_are_below_what_the_banded_core_does() -> None:
@@ -222,14 +243,14 @@ def test_least_flops_are_below_what_the_banded_core_does() -> None:
     from linformer_kit.models import LinformerConfig, LinformerModel
 
     fields = {
-        **BERT_FIELDS,
-        "model_type": "linformer",
+        **LINFORMER_FIELDS,
         "projected_length": 8,
         "local_window": 4,
         "global_tokens": 1,
+        "vocab_size": 50,
+        "max_position_embeddings": 66,
     }
-    config = LinformerConfig(**{k: v for k, v in fields.items() if k != "model_type"}, num_attention_heads=4,
-                             vocab_size=50, max_position_embeddings=66)  # fmt: skip
+    config = LinformerConfig(**{k: v for k, v in fields.items() if k != "model_type"})
     model = LinformerModel(config, add_pooling_layer=False).eval()
     for layer in model.modules():
         if hasattr(layer, "backend"):

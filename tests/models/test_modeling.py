@@ -53,6 +53,26 @@ def test_config_longest_input_follows_position_style():
     assert tiny_linformer_config(projected_length=[8, 4]).projected_lengths() == [8, 4]
 
 
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"projected_length": [8, None], "short_inputs": "exact"},
+        {"projected_length": [8, 4], "exact_length": 16},
+        {"projected_length": 8, "short_inputs": "exact", "exact_length": 16, "local_window": [4, None]},
+        {"projected_length": 8},
+    ],
+)
+def test_config_attends_exactly_where_its_layers_do(overrides):
+    """`LinformerConfig.attends_exactly` (bench/flops.py counts by it) is each layer's own answer."""
+    from linformer_kit.nn import LinformerSelfAttention
+
+    config = tiny_linformer_config(**overrides)
+    layers = [m for m in LinformerModel(config).modules() if isinstance(m, LinformerSelfAttention)]
+    assert len(layers) == config.num_hidden_layers
+    for n in (1, 4, 5, 8, 9, 16, 17, N):
+        assert config.attends_exactly(n) == [layer.attends_exactly(n) for layer in layers], n
+
+
 def test_loading_a_bad_config_raises(tmp_path):
     tiny_linformer_config().save_pretrained(tmp_path)
     config = json.loads((tmp_path / "config.json").read_text())

@@ -100,3 +100,27 @@ def test_export_is_refused_with_the_way_out() -> None:
     layer = _layers(4, 1)[0].float().eval()
     with pytest.raises(ValueError, match=r"exact_length=24 has no exported form .* exact_length=None"):
         exported(layer, {"x": torch.randn(2, 40, D), "key_padding_mask": length_mask([40, 9], 40)}, N)
+
+
+@pytest.mark.parametrize(("window", "tokens"), WINDOWS)
+def test_the_sync_free_form_equals_the_host_branch(window, tokens, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While tracing (and on a GPU) no row is chosen on the host: every row projected, every row's first T real
+    tokens exact, selected by row (nn/exact_rows.py, `_one_graph`). The same values at every real token."""
+    from linformer_kit.nn import exact_rows
+
+    layer, _, _ = _layers(window, tokens)
+    lengths = [N, T + 1, T, 12, K, 3, 0]
+    x = torch.randn(len(lengths), N, D, dtype=torch.float64)
+    mask = length_mask(lengths, N)
+    mask[3] = mask[3].flip(0)  # a left-padded row: its real tokens are gathered from the end
+    x[~mask] = float("nan")
+    host = layer(x, mask)
+    monkeypatch.setattr(exact_rows, "tracing", lambda: True)
+    calls: list[int] = []
+    one_graph = exact_rows._one_graph
+    monkeypatch.setattr(exact_rows, "_one_graph", lambda *a: calls.append(1) or one_graph(*a))
+    sync_free = layer(x, mask)
+    assert calls == [1]
+    assert_close(sync_free[mask], host[mask], rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="attention weights with exact_length=24 and a padding mask"):
+        layer.forward_with_weights(x, mask)

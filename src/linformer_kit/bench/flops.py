@@ -34,12 +34,15 @@ A saved encoder's least count (`least_encoder_flops`: scope "student", the FLOP 
 its original): the products its attention cannot do without, whatever the core, per block
 
     Q, K, V, output linears                   8 b n D^2        (a window needs K and V of every token)
-    full attention (BERT; a Linformer at n <= exact_length, or n <= k with short_inputs "exact")
+    full attention (BERT; a Linformer layer with k None, or at n <= exact_length, or n <= k with
+    short_inputs "exact": LinformerConfig.attends_exactly)
                        Q K^T and P V          4 b n^2 D
-    Linformer, k slots, window w, g global tokens
+    Linformer, the layer's k slots and window w, g global tokens (k, w per layer: LinformerConfig's
+    projected_lengths, local_windows; a layer without a window counts no window term)
                        E K and F V            4 b k n D
                        slots                  4 b n k D
-                       window                 4 b n (2w + 1) D   each query against the 2w + 1 keys around it
+                       window                 4 b n (2w + 1) D   each query against the 2w + 1 keys around it,
+                                                                 w capped at n
                        global keys and rows   8 b n g D          every query against g keys; g rows against n
     FFN                                       4 b n D I
 A core that pads, or reads a block's whole band (B + 2w keys), does more: the limit is an upper bound.
@@ -112,24 +115,27 @@ def case_flops(
 
 def least_encoder_flops(config: Mapping[str, Any], rows: int, length: int) -> int:
     """Forward FLOPs of a saved encoder (its config.json: a BERT / RoBERTa, or a Linformer) reading `rows`
-    sequences of `length` tokens: the least count of the module docstring."""
-    b, n, D = rows, length, int(config["hidden_size"])
+    sequences of `length` tokens: the least count of the module docstring.
+
+    A Linformer's k, w and exact attention, layer by layer, are its `LinformerConfig`'s (built from `config`: a
+    ValueError for an invalid one); a BERT / RoBERTa attends fully in every layer."""
+    b, n, D, ffn = rows, length, int(config["hidden_size"]), int(config["intermediate_size"])
     layers = int(config["num_hidden_layers"])
-    ks = config.get("projected_length") if config.get("model_type") == "linformer" else None
-    ks = ks if isinstance(ks, list) else [ks] * layers  # k per layer, or one k for all
-    exact = config.get("exact_length")
+    if config.get("model_type") == "linformer":
+        # here: this module stays free of torch at import
+        from linformer_kit.models.configuration_linformer import LinformerConfig
+
+        linformer = LinformerConfig.from_dict(dict(config))
+        ks, windows = linformer.projected_lengths(), linformer.local_windows()
+        exact, g = linformer.attends_exactly(n), linformer.global_tokens
+    else:
+        ks, windows, exact, g = [None] * layers, [None] * layers, [True] * layers, 0
     total = 0
-    for k in ks:
-        total += 8 * b * n * D * D + 4 * b * n * D * int(config["intermediate_size"])
-        full = (
-            k is None
-            or (exact is not None and n <= exact)
-            or (config.get("short_inputs") == "exact" and n <= k)
-        )
-        if full:
+    for k, w, full in zip(ks, windows, exact, strict=True):
+        total += 8 * b * n * D * D + 4 * b * n * D * ffn
+        if full or k is None:  # (a layer of k None attends exactly: `full`; the test narrows k)
             total += 4 * b * n * n * D
             continue
-        w, g = config.get("local_window"), int(config.get("global_tokens") or 0)
-        window = 2 * min(int(w), n) + 1 if w is not None else 0
+        window = 2 * min(w, n) + 1 if w is not None else 0
         total += 4 * b * k * n * D + 4 * b * n * (k + window) * D + 8 * b * n * g * D
     return total

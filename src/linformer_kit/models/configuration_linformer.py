@@ -140,6 +140,16 @@ class LinformerConfig(PreTrainedConfig):
         """w of every layer (None = no window in that layer)."""
         return self.linformer_options().local_windows(self.num_hidden_layers)
 
+    def attends_exactly(self, n: int) -> list[bool]:
+        """Whether an input of n tokens (padded length) takes exact softmax attention, one bool per layer:
+        every n in a full layer (k None), n <= k with short_inputs="exact", n <= exact_length. Each layer's
+        `LinformerSelfAttention.attends_exactly(n)` for an int n, without building the layers."""
+        limit = self.exact_length or 0
+        return [
+            k is None or n <= max(k if self.short_inputs == "exact" else 0, limit)
+            for k in self.projected_lengths()
+        ]
+
     def layer_options(self, layer_idx: int) -> dict[str, Any]:
         """The Linformer options of layer `layer_idx`, as `LinformerSelfAttention` takes them (one k, one w)."""
         return {

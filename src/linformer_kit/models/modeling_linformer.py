@@ -46,7 +46,7 @@ from transformers.modeling_outputs import (
 from linformer_kit.models.configuration_linformer import LinformerConfig
 from linformer_kit.models.loading import share_saved_weights, strict_from_pretrained
 from linformer_kit.nn import LinformerSelfAttention, SequenceProjection
-from linformer_kit.nn.exact_rows import tracing
+from linformer_kit.nn.exact_rows import without_full_mask
 
 # --- embeddings ------------------------------------------------------------------------------------
 
@@ -306,13 +306,8 @@ def _key_padding_mask(attention_mask: torch.Tensor | None) -> torch.Tensor | Non
         raise ValueError(
             f"attention_mask must have shape (batch, seq_len) with 1 = real token, got {tuple(attention_mask.shape)}"
         )
-    mask = attention_mask.bool()
-    # every token real: no mask, checked once a call (HF's BERT does the same before SDPA). The layers then
-    # skip masking, and on a GPU SDPA can take its flash kernel, which takes no mask. Never while tracing
-    # (`tracing`: torch.compile / export / jit trace): no branch on a value there.
-    if tracing() or not bool(mask.all()):
-        return mask
-    return None
+    # every token real: no mask, checked once a call by the kit's one rule (nn/exact_rows.py)
+    return without_full_mask(attention_mask.bool())
 
 
 # --- the base model -------------------------------------------------------------------------------------

@@ -12,8 +12,9 @@ PyTorch's fused SDPA kernel reaches about a third of the bf16 GEMM rate when m i
 keys (its per-block softmax work dominates), and `sdpa_attention` everywhere else (GPU, fp32/fp64,
 fp16), and also for a backward pass over more than 1 024 keys: autograd keeps the blocked core's
 (b, h, n, m) weights, where SDPA's backward keeps O(n) statistics, so full attention at long n
-trains in SDPA. Measured in docs/benchmarks.md ("bfloat16 on CPU"). "split" names a core of the local
-window (nn/local.py: two partial softmaxes merged); the plain softmax has one key set, and runs SDPA.
+trains in SDPA. Measured in docs/benchmarks.md ("bfloat16 on CPU"). "split" and "flex" name cores of the
+local window (nn/local.py: two partial softmaxes merged; nn/local_flex.py: one FlexAttention kernel); the
+plain softmax has one key set, and runs SDPA.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Literal, get_args
 import torch
 from torch.nn import functional as F
 
-AttentionBackend = Literal["auto", "sdpa", "blocked", "eager", "split"]
+AttentionBackend = Literal["auto", "sdpa", "blocked", "eager", "split", "flex"]
 ATTENTION_BACKENDS: tuple[str, ...] = get_args(AttentionBackend)
 
 AttentionFn = Callable[..., tuple[torch.Tensor, torch.Tensor | None]]
@@ -130,6 +131,7 @@ BACKENDS: dict[str, AttentionFn] = {
     "sdpa": sdpa_attention,
     "blocked": blocked_attention,
     "split": sdpa_attention,  # a window core (nn/local.py); one key set has nothing to split
+    "flex": sdpa_attention,  # a window core (nn/local_flex.py); one unmasked key set is SDPA's own case
 }
 
 

@@ -15,11 +15,15 @@ guarantee): a 300-token sentence padded into a batch with a 4 000-token one gets
     n > T, no row L <= T     every row projected (a batch of long documents pays nothing for T)
     n > T, some rows L <= T  those rows exact, the others projected: run apart, written back by row
 
-The choice reads the mask's values, so torch.compile breaks the graph there (and compiles each path), and
-torch.export, which cannot break it, is refused with a ValueError naming the way out (export the model with
-exact_length=None: rows past k are then projected, as the paper's layer does). A one-graph form was tried:
-torch.cond(any row <= T, both paths selected by row, the projection) exports in principle, but PyTorch
-2.13's cond could not merge the symbolic strides of the window cores' outputs (a KeyError in
+On a CPU in eager mode the choice reads the mask's values (a host branch: each path runs on its rows
+only). While tracing (torch.compile) and on any other device it reads nothing on the host, so a compiled
+model has no graph break and a GPU no sync (`_one_graph`): every row takes the projected path, and every
+row's first T real tokens (gathered, in order) take exact attention; a row of at most T real tokens gets
+the exact result at its tokens by a select. That costs exact attention over T tokens a row on top of the
+projection (at n = 4 096, T = 512, MiniLM's shape: about 2 % of a layer's products). torch.export, which
+gives no value a branch, is refused with a ValueError naming the way out (export the model with
+exact_length=None: rows past k are then projected, as the paper's layer does). A torch.cond form was tried:
+PyTorch 2.13's cond could not merge the symbolic strides of the window cores' outputs (a KeyError in
 torch/_higher_order_ops/cond.py) nor trace the projection's slice of E without a guard on n.
 
 Exact rows return no attention weights in a mixed batch (their (n x n) weights do not fit the projected
@@ -46,10 +50,12 @@ def tracing() -> bool:
 
 
 def without_full_mask(mask: torch.Tensor | None) -> torch.Tensor | None:
-    """None for a CPU mask of real tokens only (eager): the same output, and the cores skip the mask, the
-    zeroing copies of K and V and the short-row gathers. Kept on other devices, where `.all()` would wait
-    for the device, and while tracing (no branch on a value)."""
-    if mask is None or mask.device.type != "cpu" or tracing() or not bool(mask.all()):
+    """None for a mask of real tokens only, in eager mode: the same output, and the layers skip the mask, the
+    zeroing copies of K and V and the short-row gathers, and SDPA may take its flash kernel (which takes no
+    mask). The one place the kit drops such a mask (the model once a forward, `LinformerModel`; a bare layer
+    once a call). On a GPU `.all()` waits for the device once, as Hugging Face's BERT does before SDPA. Kept
+    while tracing (no branch on a value): a compiled model given no mask for an unpadded batch skips it."""
+    if mask is None or tracing() or not bool(mask.all()):
         return mask
     return None
 
@@ -75,6 +81,13 @@ def exact_up_to_length(
         )
     if mask is None:  # every row has n real tokens (n <= limit: a symbolic n, which `attends_exactly` leaves)
         return (exact if x.shape[1] <= limit else projected)(query, x, mask, need_weights)
+    if tracing() or mask.device.type != "cpu":
+        if need_weights:
+            raise ValueError(
+                f"attention weights with exact_length={limit} and a padding mask are read on a CPU in eager "
+                "mode only (elsewhere the exact path is not chosen by row): run it there, or without the mask"
+            )
+        return _one_graph(exact, projected, query, x, mask, limit), None
     short = mask.sum(-1) <= limit  # (b,) which rows take exact attention
     if not bool(short.any()):
         return projected(query, x, mask, need_weights)
@@ -90,3 +103,25 @@ def exact_up_to_length(
     out[rows] = exact(query[rows], x[rows], mask[rows], False)[0].to(out.dtype)
     out[others] = projected(query[others], x[others], mask[others], False)[0].to(out.dtype)
     return out, None
+
+
+def _one_graph(
+    exact: Path, projected: Path, query: torch.Tensor, x: torch.Tensor, mask: torch.Tensor, limit: int
+) -> torch.Tensor:
+    """`exact_up_to_length` without a host branch (module docstring) -> out (b, h, n, d)."""
+    b, h, n, d = query.shape
+    width = min(limit, n)
+    # each row's real tokens first, in order (pads sorted to the back, stably): a row of at most `limit` real
+    # tokens has all of them among its first `width` columns
+    order = torch.argsort((~mask).to(torch.uint8), dim=1, stable=True)[:, :width]  # (b, width)
+    heads = order[:, None, :, None].expand(b, h, width, d)
+    near = exact(
+        query.gather(2, heads),
+        x.gather(1, order[..., None].expand(b, width, x.shape[-1])),
+        mask.gather(1, order),
+        False,
+    )[0]  # (b, h, width, d)
+    far = projected(query, x, mask, False)[0]  # (b, h, n, d)
+    placed = far.scatter(2, heads, near.to(far.dtype))
+    short = mask.sum(-1) <= limit  # (b,)
+    return torch.where(short[:, None, None, None], placed, far)

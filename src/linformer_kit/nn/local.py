@@ -14,7 +14,7 @@ of its attention within ±16 tokens, docs/reproduction/distill-minilm/spectrum.t
 twice. A row whose k slots already hold its own real tokens (short_inputs="exact" in a mixed batch,
 `windowed` False) takes no window and no global key: its slots are exact attention.
 
-Four cores compute it, one contract (`LocalCore`): (q, k, v, keyset: KeySet, *, scale, dropout_p) ->
+Five cores compute it, one contract (`LocalCore`): (q, k, v, keyset: KeySet, *, scale, dropout_p) ->
 (out (b, h, n, d), weights or None), `KeySet` holding the slots (`Slots`), the padding mask, w, g. The
 table `LOCAL_CORES` names them by backend, and `local_attention_function` resolves "auto":
 
@@ -33,6 +33,10 @@ table `LOCAL_CORES` names them by backend, and `local_attention_function` resolv
                               strided views of K padded once; no key copied per block. PyTorch's fused
                               CPU flash kernel (it returns the log-sum-exp) for a CPU forward without
                               gradients or dropout, explicit scores otherwise.
+    `flex_local_attention`    "flex": one `flex_attention` call over [slots ; K] with a block mask of the
+                              band, the global keys and the slots, built once per (n, s, w, g) and shared
+                              by every layer; compiled into one block-sparse kernel (nn/local_flex.py).
+                              Inference on a CPU; training needs CUDA; no dropout.
     `dense_local_attention`   "eager", the reference: an (n x (s + n)) score matrix with a band mask
                               through `eager_attention`. Its weights, (b, h, n, s + n), are what
                               `output_attentions` returns: columns [:s] the projected slots, column
@@ -40,7 +44,8 @@ table `LOCAL_CORES` names them by backend, and `local_attention_function` resolv
 
 The global rows (i < g) are `eager_attention` in every core. The explicit ones take scores and softmax in
 fp32 or wider (half precision promoted, as `eager_attention`; SDPA accumulates half precision in fp32
-inside its kernel). All four agree to float64 round-off, values and gradients (tests/nn/test_local.py);
+inside its kernel). All five agree to float64 round-off, values and gradients (tests/nn/test_local.py; the
+flex core: tests/nn/test_local_flex.py, gradients on CUDA);
 which is faster where: docs/benchmarks.md, "Local window". Torch-only.
 """
 
@@ -387,12 +392,27 @@ def dense_local_attention(
     return eager_attention(q, key_rows, value_rows, keep, scale=scale, dropout_p=dropout_p)
 
 
+def flex_local_attention(
+    q: Tensor, k: Tensor, v: Tensor, keyset: KeySet, *, scale: float, dropout_p: float = 0.0
+) -> tuple[Tensor, None]:
+    """The module docstring's attention in one FlexAttention kernel, compiled: nn/local_flex.py.
+
+    Imported at the call: that module builds on this one's types, and torch < 2.5 has no flex_attention.
+    """
+    from linformer_kit.nn.local_flex import flex_window_attention
+
+    return flex_window_attention(q, k, v, keyset, scale=scale, dropout_p=dropout_p)
+
+
 LOCAL_CORES: dict[str, LocalCore] = {
     "eager": dense_local_attention,
     "sdpa": sdpa_local_attention,
     "blocked": banded_attention,
     "split": split_local_attention,
+    "flex": flex_local_attention,
 }  # by backend name, as nn/backends.py's BACKENDS
+
+FLEX_MIN_HEAD_DIM = 16  # FlexAttention's Triton kernels take head dims >= 16
 
 
 def local_attention_function(backend: str, q: Tensor, dropout_p: float = 0.0) -> LocalCore:
@@ -404,11 +424,19 @@ def local_attention_function(backend: str, q: Tensor, dropout_p: float = 0.0) ->
         return banded_attention
     if backend != "auto":
         return LOCAL_CORES[backend]
+    if q.device.type == "cuda" and dropout_p == 0.0 and q.shape[-1] >= FLEX_MIN_HEAD_DIM and _has_flex():
+        return flex_local_attention  # one block-sparse kernel: no slots copied per block, no launch per part
     if q.device.type == "cpu" and dropout_p > 0.0:  # PyTorch's fused CPU kernel has no dropout: its unfused
         return banded_attention  # fallback is slower than writing the scores out
     if q.device.type == "cpu" and not (torch.is_grad_enabled() and q.requires_grad):  # a CPU forward: slots
         return split_local_attention  # read once, not copied per block, fewer band keys; no backward to pay
     return sdpa_local_attention  # one fused kernel, no scores written out: the faster core everywhere else
+
+
+def _has_flex() -> bool:
+    from linformer_kit.nn.local_flex import flex_available
+
+    return flex_available()
 
 
 def _aligned(slot_ok: Tensor, key_keep: Tensor) -> list[Tensor]:

@@ -1,0 +1,179 @@
+"""The window core as one FlexAttention kernel: nn/local.py's attention in one `flex_attention` call.
+
+Notation of nn/local.py (w window, g global tokens, s slots, m the padding mask); Bq x Bk the block mask's
+query and key blocks (`FLEX_BLOCK`). Keys and values are laid out as
+
+    keys = [ E K (s slots) ; 0 (s' - s) ; K (n) ]      s' = s rounded up to whole key blocks
+
+so token j is key column c = s' + j and the band |i - j| <= w stays aligned to the key blocks. What query
+i may read is split in two, so that one block mask serves every layer with the same (n, s, w, g):
+
+    structure (the `BlockMask`'s mask_mod)   c < s  or  ( c >= s'  and  ( |i - (c - s')| <= w  or  c - s' < g ) )
+    values    (the score_mod, -inf where not) slot c kept (the slot mask, per row and head); token c - s'
+                                              real and in a row that takes the window (`windowed`)
+
+The structure depends on ints only: it is built once per (n, s, w, g, device) and reused by every layer
+and every call (`window_block_mask`, a small cache; while tracing it is built inside the graph). The
+values are applied to every score the kernel computes (a full block skips the mask_mod, never the
+score_mod), so a padded batch reads no pad key; without padding, slot mask or `windowed` there is no
+score_mod at all. The g global query rows (i < g) attend to every real key: one `eager_attention` call
+over g rows, as in the other cores.
+
+Keys a query block reads, against the 2w + 1 + g + s it needs: ceil(s / Bk) slot blocks, the key block
+of the global tokens (when outside the band), and the ceil((Bq + 2w) / Bk) (+ 1 unaligned) blocks of the
+band. At Bq = 128, Bk = 64, s = 128, w = 64, g = 1: 2 + 1 + 4 = 7 blocks = 448 keys for 258 (a 512-token
+chunk reads 512); Bk = 128: 1 + 1 + 3 = 5 blocks = 640. Blocks off the band are never computed.
+
+`flex_attention` is fused only when compiled: outside a compiled region the core calls a module-level
+`torch.compile(flex_attention)` (Triton on CUDA, an inductor C++ kernel on a CPU); `compiled=False`
+runs PyTorch's unfused reference (every score written out, as `dense_local_attention`), the path the
+tests check on a machine without a compiler. Limits, each refused by name: no attention dropout; no
+backward on a CPU (PyTorch's flex has none there); torch >= 2.5 (`flex_available`). Equality to
+`dense_local_attention`, values (CPU, eager and compiled) and gradients (CUDA): tests/nn/test_local_flex.py.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+from linformer_kit.nn.exact_rows import tracing
+from linformer_kit.nn.local import KeySet, _global_rows, _real_tokens, _sizes, _window_keys
+
+FLEX_BLOCK = (128, 64)  # (Bq, Bk): query rows and keys per block of the block mask (module docstring)
+
+
+def flex_available() -> bool:
+    """Whether this torch has FlexAttention (torch >= 2.5)."""
+    try:
+        from torch.nn.attention import flex_attention  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def flex_window_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    keyset: KeySet,
+    *,
+    scale: float,
+    dropout_p: float = 0.0,
+    compiled: bool = True,
+) -> tuple[Tensor, None]:
+    """nn/local.py's attention in one `flex_attention` call (module docstring) -> (out (b, h, n, d), None).
+
+    q, k, v (b, h, n, d); `keyset` the slots, padding mask, w and g. Needs a concrete n.
+    """
+    _check(q, dropout_p, q, k, v, keyset.slots.keys, keyset.slots.values)
+    from torch.nn.attention.flex_attention import flex_attention
+
+    b, h, n, d = q.shape
+    slots = keyset.slots
+    real = keyset.real
+    if real is not None:
+        real, k, v = _real_tokens(real, k, v)  # pad keys zeroed: NaN there would survive a zero weight
+    w, g = _sizes(keyset, n)
+    s = slots.keys.shape[-2]
+    offset = -(-s // FLEX_BLOCK[1]) * FLEX_BLOCK[1]  # s'
+    gap = q.new_zeros(b, h, offset - s, d)
+    keys = torch.cat([slots.keys.to(q.dtype), gap, k], dim=-2)  # (b, h, s' + n, d)
+    values = torch.cat([slots.values.to(q.dtype), gap, v], dim=-2)
+    window = None if keyset.window is None else w
+    block_mask = window_block_mask(n, s, window, g, q.device)
+    token_ok = (
+        None if real is None and slots.windowed is None else _window_keys(_all_real(real, q), slots.windowed)
+    )
+    score_mod = _value_mask(slots.keep, token_ok, s, offset, n)
+    attend: Callable[..., Tensor] = flex_attention if tracing() or not compiled else _compiled_flex()  # type: ignore[assignment]
+    out = attend(q.contiguous(), keys, values, score_mod=score_mod, block_mask=block_mask, scale=scale)
+    assert isinstance(out, Tensor)  # (no lse asked for)
+    if g:
+        top = _global_rows(q, k, v, _all_real(real, q), g, scale, 0.0)  # (b, h, g, d)
+        out = torch.cat([top.to(out.dtype), out[:, :, g:]], dim=2)
+    return out, None
+
+
+def window_block_mask(n: int, s: int, w: int | None, g: int, device: torch.device):  # -> BlockMask
+    """The structure of the module docstring as a `BlockMask` over n queries and s' + n keys, cached by
+    (n, s, w, g, device) in eager mode; while tracing, built in the graph (no Python cache there)."""
+    if tracing():
+        return _block_mask(n, s, w, g, device)
+    return _cached_block_mask(n, s, w, g, str(device))
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_block_mask(n: int, s: int, w: int | None, g: int, device: str):  # -> BlockMask
+    return _block_mask(n, s, w, g, torch.device(device))
+
+
+def _block_mask(n: int, s: int, w: int | None, g: int, device: torch.device):  # -> BlockMask
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    offset = -(-s // FLEX_BLOCK[1]) * FLEX_BLOCK[1]
+
+    def structure(b: Tensor, h: Tensor, i: Tensor, c: Tensor) -> Tensor:
+        j = c - offset  # the token of key column c (negative in the slot region)
+        token = (j >= 0) & (j < g) if w is None else (j >= 0) & (((i - j).abs() <= w) | (j < g))
+        return (c < s) | token
+
+    # compiled where it runs on a GPU (no (n x (s' + n)) bool mask written out); on a CPU the eager
+    # build is a few ms and needs no compiler
+    compile_build = device.type == "cuda" and not tracing()
+    return create_block_mask(
+        structure, None, None, n, offset + n, device=device, BLOCK_SIZE=FLEX_BLOCK, _compile=compile_build
+    )
+
+
+def _value_mask(
+    keep: Tensor | None, token_ok: Tensor | None, s: int, offset: int, n: int
+) -> Callable[[Tensor, Tensor, Tensor, Tensor, Tensor], Tensor] | None:
+    """The score_mod of the module docstring: -inf on a dropped slot and on a token the row may not read;
+    None when nothing is dropped. keep (b, 1|h, 1, s), token_ok (b, n)."""
+    if keep is None and token_ok is None:
+        return None
+    slot_ok = None if keep is None else keep[:, :, 0, :]  # (b, 1|h, s)
+    per_head = slot_ok is not None and slot_ok.shape[1] > 1
+
+    def value_mask(score: Tensor, b: Tensor, h: Tensor, i: Tensor, c: Tensor) -> Tensor:
+        slot = c < offset  # (the gap between s and s' is the block mask's to drop)
+        ok_slot = slot if slot_ok is None else slot_ok[b, h if per_head else 0, c.clamp(max=s - 1)]
+        ok_token = ~slot if token_ok is None else token_ok[b, (c - offset).clamp(0, n - 1)]
+        return torch.where(torch.where(slot, ok_slot, ok_token), score, float("-inf"))
+
+    return value_mask
+
+
+@functools.cache
+def _compiled_flex() -> Callable[..., Tensor]:
+    """`flex_attention` compiled once for the process (its kernels are generated per shape and mask)."""
+    from torch.nn.attention.flex_attention import flex_attention
+
+    return torch.compile(flex_attention)
+
+
+def _all_real(real: Tensor | None, q: Tensor) -> Tensor:
+    b, _, n, _ = q.shape
+    return torch.ones(b, n, dtype=torch.bool, device=q.device) if real is None else real
+
+
+def _check(q: Tensor, dropout_p: float, *tensors: Tensor) -> None:
+    """The limits of the module docstring, named before any work."""
+    if not flex_available():
+        raise ValueError(
+            f"backend 'flex' needs torch >= 2.5 (FlexAttention), this is torch {torch.__version__}"
+        )
+    if dropout_p > 0.0:
+        raise ValueError(
+            f"backend 'flex' has no attention dropout, got dropout_p={dropout_p}: use backend 'auto' in training"
+        )
+    if q.device.type == "cpu" and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        raise ValueError(
+            "backend 'flex' has no backward on a CPU (PyTorch's FlexAttention): use backend 'auto' to train there"
+        )
+    if not isinstance(q.shape[-2], int):
+        raise ValueError("backend 'flex' needs a concrete sequence length (not torch.export's symbolic one)")
