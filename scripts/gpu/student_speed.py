@@ -1,6 +1,8 @@
-"""Issue "On a GPU", step 1: the windowed student against the original on a GPU, texts/s and memory.
+"""Issue "On a GPU", step 1: the windowed student against the original on a GPU, texts/s and memory, with each
+window core, eager and compiled.
 
-    python scripts/gpu/student_speed.py OUT_DIR [--device cuda] [--dtype bfloat16] [--lengths 128 ... 16384]
+    python scripts/gpu/student_speed.py OUT_DIR [--device cuda] [--dtype bfloat16] [--lengths 128 ... 4096]
+        [--parts layer models profile train] [--cores sdpa flex] [--compile eager default]
 
 Models (all-MiniLM-L6-v2's shape: 6 layers, D = 384, 12 heads; random weights: the time and memory of a
 call do not depend on the values, and the saved students are too large to travel to the GPU machine):
@@ -10,13 +12,21 @@ call do not depend on the values, and the saved students are too large to travel
     chunks         the original on ceil(n / 512) chunks of 512 tokens in one batch (n > 512)
     w64, w16, k64  `from_bert(original, k, "headwise", local_window=w, global_tokens=1, exact_length=512)`:
                    the distilled student's options (w64: k 128, window 64; w16: k 128, window 16; k64: k 64,
-                   window 64), read at every n
-Each (n, batch) is timed for inference (torch.inference_mode) and for training (forward + backward of the
-mean square of the last hidden state; eval mode: no dropout), at batch `tokens // n` and at batch 1.
+                   window 64), read at every n; `--students` picks them (default w64, the recommended one)
+    STUDENT-CORE   the student with every layer's window core set to CORE (`--cores`: "sdpa", today's CUDA
+                   core, and "flex", one FlexAttention kernel: nn/local_flex.py)
+Each model runs eager and, with `--compile default`, under `torch.compile` ("+c" in its name; the batch
+then has no attention_mask: an unpadded batch decided outside the compiled region).
+
+Parts, in the order given (the first ones are the cheap, decisive ones):
+    layer     one attention layer at batch 1, n = 4 096 (D = 384, 12 heads): the windowed Linformer with each
+              core against full attention (the same module with k = None: SDPA), eager and compiled
+    models    inference (torch.inference_mode) at batch `tokens // n` and at batch 1
+    profile   torch.profiler's top CUDA kernels of one call at n = 128, batch 512 (the exact path: the student
+              runs the original's computation there), the original beside each student core
+    train     forward + backward of the mean square of the last hidden state (eval mode: no dropout)
 Seconds a call: CUDA-synchronised wall time, the median of 5 samples, each repeating the call until it lasts
 `--min-time` s. Memory: torch.cuda.max_memory_allocated during one call minus what was allocated before it.
-Then `layer`: one attention layer at batch 1, n = 4 096 (D = 384, 12 heads), the windowed Linformer
-against full attention (the same module with k = None: SDPA), eager and under torch.compile.
 
 Every finished record is written at once to OUT_DIR/student_speed.json (the whole file rewritten), so a run
 cut at its limit leaves what it finished. A case that fails (out of memory) is a record with its error.
@@ -47,7 +57,8 @@ STUDENTS = {"w64": (128, 64), "w16": (128, 16), "k64": (64, 64)}  # name -> (k, 
 CHUNK = 512
 
 
-def build_models(longest: int, device: str, dtype: torch.dtype) -> dict[str, torch.nn.Module]:
+def build_models(args: argparse.Namespace, longest: int, dtype: torch.dtype) -> dict[str, torch.nn.Module]:
+    """The original and each `--students` student with each `--cores` core, eager and under each `--compile`."""
     from transformers import BertConfig, BertModel
 
     import linformer_kit.models  # noqa: F401  (registers model_type "linformer")
@@ -57,23 +68,47 @@ def build_models(longest: int, device: str, dtype: torch.dtype) -> dict[str, tor
     short = BertModel(BertConfig(**MINILM, max_position_embeddings=CHUNK))
     config = BertConfig(**MINILM, max_position_embeddings=longest)
     config._attn_implementation = "sdpa"
-    original = BertModel(config)
-    models: dict[str, torch.nn.Module] = {"original": original}
-    for name, (k, window) in STUDENTS.items():
-        models[name] = from_bert(
-            short, k, "headwise", local_window=window, global_tokens=1, exact_length=CHUNK, max_length=longest
-        )
-    return {name: model.to(device=device, dtype=dtype).eval() for name, model in models.items()}
+    eager: dict[str, torch.nn.Module] = {"original": BertModel(config)}
+    for name in args.students:
+        k, window = STUDENTS[name]
+        for core in args.cores:
+            student = from_bert(
+                short,
+                k,
+                "headwise",
+                local_window=window,
+                global_tokens=1,
+                exact_length=CHUNK,
+                max_length=longest,
+            )
+            eager[f"{name}-{core}"] = with_core(student, core)
+    models = {name: model.to(device=args.device, dtype=dtype).eval() for name, model in eager.items()}
+    for mode in args.compile:
+        if mode != "eager":
+            models.update(
+                {f"{name}+c": torch.compile(model, mode=mode) for name, model in list(eager.items())}
+            )
+    return models
 
 
-def inputs(rows: int, n: int, device: str) -> dict[str, torch.Tensor]:
+def with_core(model: torch.nn.Module, core: str) -> torch.nn.Module:
+    """The model with every Linformer layer's backend set to `core` (a window core of nn/local.py)."""
+    from linformer_kit.nn import LinformerSelfAttention
+
+    for module in model.modules():
+        if isinstance(module, LinformerSelfAttention):
+            module.backend = core  # type: ignore[assignment]
+    return model
+
+
+def inputs(rows: int, n: int, device: str, masked: bool = True) -> dict[str, torch.Tensor]:
     generator = torch.Generator().manual_seed(n * 7919 + rows)
     ids = torch.randint(1000, 30000, (rows, n), generator=generator)
     ids[:, 0], ids[:, -1] = 101, 102  # [CLS] ... [SEP]
-    return {
-        "input_ids": ids.to(device),
-        "attention_mask": torch.ones(rows, n, dtype=torch.long, device=device),
-    }
+    batch = {"input_ids": ids.to(device)}
+    if masked:
+        batch["attention_mask"] = torch.ones(rows, n, dtype=torch.long, device=device)
+    return batch
 
 
 def call_of(model: torch.nn.Module, batch: dict[str, torch.Tensor], mode: str) -> Any:
@@ -109,24 +144,27 @@ def cases(n: int, tokens: int) -> list[int]:
     return sorted({max(1, tokens // n), 1}, reverse=True)
 
 
-def measure_models(args: argparse.Namespace, result: dict[str, Any], out: Path) -> None:
+def measure_models(args: argparse.Namespace, result: dict[str, Any], out: Path, mode: str) -> None:
     dtype = getattr(torch, args.dtype)
     # exact_length 512 needs a longer longest input: a dry run at short lengths builds the models at 1 024
-    models = build_models(max(*args.lengths, 2 * CHUNK), args.device, dtype)
-    for mode in args.modes:
-        for n in args.lengths:
-            for batch in cases(n, args.tokens):
-                entries = [("original", "whole", batch, n)]
-                if n > CHUNK:
-                    entries.append(("original", "chunks", batch * math.ceil(n / CHUNK), CHUNK))
-                entries += [(name, "whole", batch, n) for name in STUDENTS]
-                for name, method, rows, length in entries:
+    models = build_models(args, max(*args.lengths, 2 * CHUNK), dtype)
+    for n in args.lengths:
+        for batch in cases(n, args.tokens):
+            for name in models:
+                entries = [("whole", batch, n)]
+                if name.startswith("original") and n > CHUNK:
+                    entries.append(("chunks", batch * math.ceil(n / CHUNK), CHUNK))
+                for method, rows, length in entries:
                     record: dict[str, Any] = {
                         "mode": mode, "n": n, "batch": batch, "model": name, "method": method,
                         "rows": rows, "length": length,
                     }  # fmt: skip
                     try:
-                        call = call_of(models[name], inputs(rows, length, args.device), mode)
+                        batch_inputs = inputs(rows, length, args.device, masked=not name.endswith("+c"))
+                        call = call_of(models[name], batch_inputs, mode)
+                        start = time.perf_counter()
+                        call()
+                        record["first_call_s"] = time.perf_counter() - start
                         times = timed(call, args.device, args.min_time)
                         record["seconds_median"] = statistics.median(times)
                         record["seconds_min"] = min(times)
@@ -146,13 +184,13 @@ def measure_layer(args: argparse.Namespace, result: dict[str, Any], out: Path) -
 
     n, dtype = args.layer_length, getattr(torch, args.dtype)
     x = torch.randn(1, n, 384, device=args.device, dtype=dtype)
-    mask = torch.ones(1, n, dtype=torch.bool, device=args.device)
-    layers = {
-        "full-sdpa": LinformerSelfAttention(384, 12, n, None),
-        "w64": LinformerSelfAttention(384, 12, n, 128, sharing="headwise", local_window=64, global_tokens=1),
-        "w16": LinformerSelfAttention(384, 12, n, 128, sharing="headwise", local_window=16, global_tokens=1),
-    }
-    for compile_mode in ("eager", "default", "reduce-overhead"):
+    layers = {"full-sdpa": LinformerSelfAttention(384, 12, n, None)}
+    for core in args.cores:
+        for name, window in (("w64", 64), ("w16", 16)):
+            layers[f"{name}-{core}"] = LinformerSelfAttention(
+                384, 12, n, 128, sharing="headwise", local_window=window, global_tokens=1, backend=core
+            )
+    for compile_mode in args.compile:
         for name, layer in layers.items():
             layer = layer.to(device=args.device, dtype=dtype).eval()
             record: dict[str, Any] = {"mode": "layer-inference", "n": n, "batch": 1, "model": name,
@@ -162,7 +200,7 @@ def measure_layer(args: argparse.Namespace, result: dict[str, Any], out: Path) -
 
                 def call(module: Any = module) -> None:
                     with torch.inference_mode():
-                        module(x, mask)
+                        module(x)  # no mask: an unpadded batch
 
                 start = time.perf_counter()
                 call()
@@ -177,6 +215,33 @@ def measure_layer(args: argparse.Namespace, result: dict[str, Any], out: Path) -
             print(json.dumps(record), flush=True)
 
 
+def measure_profile(args: argparse.Namespace, result: dict[str, Any], out: Path) -> None:
+    """The exact path's kernels: n = 128, batch 512 (`cases`), the original beside each student core, eager."""
+    from torch.profiler import ProfilerActivity, profile
+
+    dtype = getattr(torch, args.dtype)
+    profiled = argparse.Namespace(**{**vars(args), "compile": ["eager"]})
+    models = build_models(profiled, max(*args.lengths, 2 * CHUNK), dtype)
+    n = 128
+    batch = inputs(max(1, args.tokens // n), n, args.device)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if args.device == "cuda" else [])
+    for name, model in models.items():
+        call = call_of(model, batch, "inference")
+        record: dict[str, Any] = {"mode": "profile", "n": n, "batch": len(batch["input_ids"]), "model": name}
+        try:
+            call()
+            with profile(activities=activities) as prof:
+                call()
+            sort = "cuda_time_total" if args.device == "cuda" else "cpu_time_total"
+            record["table"] = prof.key_averages().table(sort_by=sort, row_limit=15)
+            record["events"] = len(prof.events())
+        except Exception as error:
+            record["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+        result["records"].append(record)
+        save(result, out)
+        print(record.get("table", record.get("error")), flush=True)
+
+
 def save(result: dict[str, Any], out: Path) -> None:
     for file, text in ((out, json.dumps(result, indent=1)), (out.with_suffix(".md"), report(result))):
         tmp = file.with_suffix(".tmp")
@@ -185,48 +250,59 @@ def save(result: dict[str, Any], out: Path) -> None:
 
 
 def report(result: dict[str, Any]) -> str:
-    """Markdown: per mode, n and batch, the original's ms a call and each student's speed-up over it (and over
-    chunking), with peak MiB; then the layer rows."""
+    """Markdown: per mode, n and batch, the original's ms a call and its chunks', then each other model's
+    speed-up over the original (and over chunking), with peak MiB; then the layer rows."""
     records = result["records"]
     key = {(r["mode"], r["n"], r["batch"], r["model"], r.get("method")): r for r in records}
-    names = list(STUDENTS)
     lines = [f"# Students on a GPU ({result['environment'].get('gpu', 'cpu')})", "",
-             "Speed-up = the original's seconds a call / the student's (> 1: the student is faster); x ch: over the "
-             "original on 512-token chunks. MiB: peak allocated during one call.", ""]  # fmt: skip
+             "Speed-up = the original's seconds a call / the model's (> 1: the model is faster); x ch: over the "
+             "original on 512-token chunks, both eager or both compiled (+c). MiB: peak allocated during one call.",
+             ""]  # fmt: skip
     for mode in ("inference", "train"):
-        head = f"| {mode}: n | batch | original ms | MiB | chunks ms | MiB | " + " | ".join(
-            f"{name} x orig | x ch | MiB" for name in names
-        )
-        lines += [head + " |", "|" + "---|" * (6 + 3 * len(names))]
-        for r in records:
-            if r["mode"] != mode or r["model"] != "original" or r["method"] != "whole" or "error" in r:
-                continue
-            original, chunks = r["seconds_median"], key.get((mode, r["n"], r["batch"], "original", "chunks"))
-            chunk_s = chunks.get("seconds_median") if chunks else None
-            cells = [str(r["n"]), str(r["batch"]), f"{original * 1e3:.2f}", _mib(r.get("peak_mib"))]
-            cells += [
-                f"{chunk_s * 1e3:.2f}" if chunk_s else "–",
-                _mib(chunks.get("peak_mib") if chunks else None),
-            ]
-            for name in names:
-                student = key.get((mode, r["n"], r["batch"], name, "whole"), {})
-                seconds = student.get("seconds_median")
-                cells += [f"{original / seconds:.2f}" if seconds else student.get("error", "–")[:30],
-                          f"{chunk_s / seconds:.2f}" if seconds and chunk_s else "–", _mib(student.get("peak_mib"))]  # fmt: skip
+        rows = [r for r in records if r["mode"] == mode and r.get("method") == "whole"]
+        if not rows:
+            continue
+        lines += [
+            f"| {mode}: n | batch | model | ms | x original | x chunks | MiB |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in rows:
+            suffix = "+c" if r["model"].endswith("+c") else ""
+            original = key.get((mode, r["n"], r["batch"], "original" + suffix, "whole"), {}).get(
+                "seconds_median"
+            )
+            chunks = key.get((mode, r["n"], r["batch"], "original" + suffix, "chunks"), {}).get(
+                "seconds_median"
+            )
+            seconds = r.get("seconds_median")
+            cells = [str(r["n"]), str(r["batch"]), r["model"],
+                     f"{seconds * 1e3:.2f}" if seconds else r.get("error", "–")[:40],
+                     f"{original / seconds:.2f}" if seconds and original else "–",
+                     f"{chunks / seconds:.2f}" if seconds and chunks else "–", _mib(r.get("peak_mib"))]  # fmt: skip
             lines.append("| " + " | ".join(cells) + " |")
+            if r["model"].startswith("original") and chunks:
+                chunk_record = key[(mode, r["n"], r["batch"], r["model"], "chunks")]
+                lines.append(f"| {r['n']} | {r['batch']} | {r['model']} chunks | {chunks * 1e3:.2f} | – | 1.00 | "
+                             f"{_mib(chunk_record.get('peak_mib'))} |")  # fmt: skip
         lines.append("")
     layer = [r for r in records if r["mode"] == "layer-inference"]
     if layer:
         lines += [
-            "| layer, batch 1, n | model | compile | ms | speed-up over full-sdpa, same compile |",
-            "|---|---|---|---|---|",
+            "| layer, batch 1, n | model | compile | ms | speed-up over full-sdpa, same compile | first call s |",
+            "|---|---|---|---|---|---|",
         ]
         full = {r["compile"]: r.get("seconds_median") for r in layer if r["model"] == "full-sdpa"}
         for r in layer:
             seconds, reference = r.get("seconds_median"), full.get(r["compile"])
             ratio = f"{reference / seconds:.2f}" if seconds and reference else "–"
             ms = f"{seconds * 1e3:.3f}" if seconds else r.get("error", "–")[:40]
-            lines.append(f"| {r['n']} | {r['model']} | {r['compile']} | {ms} | {ratio} |")
+            first = f"{r['first_call_s']:.1f}" if "first_call_s" in r else "–"
+            lines.append(f"| {r['n']} | {r['model']} | {r['compile']} | {ms} | {ratio} | {first} |")
+        lines.append("")
+    for r in records:
+        if r["mode"] == "profile":
+            lines += [f"## Profile: {r['model']}, n = {r['n']}, batch {r['batch']}", "", "```",
+                      r.get("table", r.get("error", "")), "```", ""]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -250,24 +326,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out_dir")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     parser.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16", "float32"))
-    parser.add_argument(
-        "--lengths", type=int, nargs="+", default=[128, 256, 512, 1024, 2048, 4096, 8192, 16384]
-    )
+    parser.add_argument("--lengths", type=int, nargs="+", default=[128, 512, 4096])
     parser.add_argument(
         "--tokens", type=int, default=65536, help="tokens a batch (the user's batch: tokens // n)"
     )
-    parser.add_argument("--modes", nargs="+", default=["inference", "train"], choices=("inference", "train"))
     parser.add_argument("--min-time", type=float, default=0.05, help="seconds a sample lasts at least")
     parser.add_argument("--layer-length", type=int, default=4096)
-    parser.add_argument("--parts", nargs="+", default=["models", "layer"], choices=("models", "layer"))
+    parser.add_argument("--students", nargs="+", default=["w64"], choices=sorted(STUDENTS))
+    parser.add_argument(
+        "--cores", nargs="+", default=["sdpa", "flex"], choices=("sdpa", "flex", "split", "blocked")
+    )
+    parser.add_argument("--compile", nargs="+", default=["eager", "default"],
+                        choices=("eager", "default", "reduce-overhead", "max-autotune-no-cudagraphs"))  # fmt: skip
+    parser.add_argument(
+        "--parts", nargs="+", default=["layer", "models", "profile", "train"],
+        choices=("layer", "models", "profile", "train"),
+    )  # fmt: skip
     args = parser.parse_args(argv)
     out = Path(args.out_dir) / "student_speed.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {"argv": sys.argv[1:], "environment": environment(args.device), "records": []}
     save(result, out)
+    parts = {
+        "layer": lambda: measure_layer(args, result, out),
+        "models": lambda: measure_models(args, result, out, "inference"),
+        "profile": lambda: measure_profile(args, result, out),
+        "train": lambda: measure_models(args, result, out, "train"),
+    }
     for part in args.parts:
         try:
-            (measure_models if part == "models" else measure_layer)(args, result, out)
+            parts[part]()
         except Exception:
             result.setdefault("errors", []).append(traceback.format_exc()[-2000:])
             save(result, out)

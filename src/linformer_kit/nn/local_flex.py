@@ -28,7 +28,9 @@ chunk reads 512); Bk = 128: 1 + 1 + 3 = 5 blocks = 640. Blocks off the band are 
 `torch.compile(flex_attention)` (Triton on CUDA, an inductor C++ kernel on a CPU); `compiled=False`
 runs PyTorch's unfused reference (every score written out, as `dense_local_attention`), the path the
 tests check on a machine without a compiler. Limits, each refused by name: no attention dropout; no
-backward on a CPU (PyTorch's flex has none there); torch >= 2.5 (`flex_available`). Equality to
+backward on a CPU (PyTorch's flex has none there); not inside a model compiled whole on a CPU (PyTorch
+2.13's CPU flex kernel takes no block mask built in the graph: the core compiles its own kernel there);
+torch >= 2.5 (`flex_available`). Equality to
 `dense_local_attention`, values (CPU, eager and compiled) and gradients (CUDA): tests/nn/test_local_flex.py.
 """
 
@@ -174,6 +176,11 @@ def _check(q: Tensor, dropout_p: float, *tensors: Tensor) -> None:
     if q.device.type == "cpu" and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
         raise ValueError(
             "backend 'flex' has no backward on a CPU (PyTorch's FlexAttention): use backend 'auto' to train there"
+        )
+    if q.device.type == "cpu" and tracing():
+        raise ValueError(
+            "backend 'flex' inside a compiled model on a CPU: PyTorch's CPU flex kernel takes no block mask built "
+            "in the graph; run the model uncompiled (the core compiles its own kernel) or with backend 'auto'"
         )
     if not isinstance(q.shape[-2], int):
         raise ValueError("backend 'flex' needs a concrete sequence length (not torch.export's symbolic one)")
