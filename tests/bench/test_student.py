@@ -481,3 +481,15 @@ def test_onnx_exports_a_student_without_exact_length_which_has_no_exported_form(
     assert layer.exact_length is None
     assert not without_exact_length(layer)  # nothing left to drop
     torch.testing.assert_close(exported(layer, inputs, 32)(**inputs), layer(**inputs))
+
+
+@pytest.mark.slow  # compiles three encoders (~1 minute on 2 cores)
+def test_the_compiled_runtime_times_every_model_compiled(models, tmp_path: Path) -> None:
+    config = tiny(
+        models, tmp_path / "out", seq_lens=(48,), tokens_per_batch=None, runtimes=("torch", "torch-compile")
+    )
+    result = run_student_benchmark(config)
+    compiled = [r for r in result.records if r.runtime == "torch-compile"]
+    assert {r.model for r in compiled} == {r.model for r in result.records if r.runtime == "torch"}
+    assert all(r.seconds_median and r.seconds_median > 0 for r in compiled)
+    assert "**torch-compile: student / baseline**" in format_student_report(result)

@@ -52,7 +52,9 @@ Device = Literal["cpu", "cuda"]
 DEVICES: tuple[str, ...] = get_args(Device)
 DType = Literal["float32", "bfloat16", "float16"]
 DTYPES: tuple[str, ...] = get_args(DType)
-Runtime = Literal["torch", "onnxruntime"]  # scope student: eager PyTorch, or the ONNX export in ONNX Runtime
+Runtime = Literal[
+    "torch", "torch-compile", "onnxruntime"
+]  # scope student: eager PyTorch, torch.compile, ONNX Runtime
 RUNTIMES: tuple[str, ...] = get_args(Runtime)
 Preset = Literal["quick", "full", "training", "window", "student"]
 PRESETS: tuple[Preset, ...] = get_args(Preset)
@@ -137,7 +139,8 @@ class BenchmarkConfig:
     runtimes: tuple[Runtime, ...] = field(
         default=("torch",),
         metadata={
-            "help": "scope student: torch (eager), and/or onnxruntime (each model exported by "
+            "help": "scope student: torch (eager), torch-compile (each model under torch.compile, compiled in "
+            "the warm-up; the students compile whole, no graph break), and/or onnxruntime (each model exported by "
             "torch.onnx.export(dynamo=True) with a dynamic batch and length, run in ONNX Runtime on the CPU)"
         },
     )

@@ -5,7 +5,7 @@
     result = run_student_benchmark(config)             # a record per model, method, n, batch and runtime
     write_student_report(result, config.output_dir)    # student.json (records, ratios), student.md
 
-At every n of `seq_lens`, under every runtime of `runtimes` (torch, onnxruntime), it measures:
+At every n of `seq_lens`, under every runtime of `runtimes` (torch, torch-compile, onnxruntime), it measures:
     whole    every student reading texts of n tokens, and the original reading them: up to its longest
              input as it is; above it with full attention over a position table wrapped as `convert
              --max-length` wraps it (position p takes the trained row of p mod 512: `encoder_at`), the
@@ -308,6 +308,22 @@ class TorchRunner:
         return None
 
 
+class CompiledRunner(TorchRunner):
+    """`TorchRunner` with each model under `torch.compile` (compiled by the warm-up calls of each shape). Its
+    memory is measured on the same model compiled in a fresh process."""
+
+    runtime = "torch-compile"
+
+    def prepare(self, original: Model, students: list[Model], n: int, chunk_length: int) -> None:
+        before = set(self.loaded)
+        super().prepare(original, students, n, chunk_length)
+        for key in set(self.loaded) - before:
+            self.loaded[key] = cast(torch.nn.Module, torch.compile(self.loaded[key]))
+
+    def memory_spec(self, model: Model, length: int) -> dict[str, Any]:
+        return {**super().memory_spec(model, length), "runtime": self.runtime}
+
+
 class OnnxRunner:
     """ONNX Runtime: each model exported at each length it reads (as a deployment exports for the lengths it
     serves), with a dynamic batch and length up to it, when an n first needs it.
@@ -394,7 +410,7 @@ class OnnxRunner:
         return self.failed.get((model.name, self.extent(model, length)))
 
 
-Runner = TorchRunner | OnnxRunner
+Runner = TorchRunner | CompiledRunner | OnnxRunner
 
 
 @contextlib.contextmanager
@@ -403,8 +419,8 @@ def _runner(
     notes: list[str],
 ) -> Iterator[Runner | None]:  # fmt: skip
     """The runner of `runtime`, or None (with a note) when its packages are not installed."""
-    if runtime == "torch":
-        yield TorchRunner(config)
+    if runtime in ("torch", "torch-compile"):
+        yield TorchRunner(config) if runtime == "torch" else CompiledRunner(config)
         return
     missing = [name for name in ("onnxruntime", "onnxscript", "onnx") if not _importable(name)]
     if missing:
@@ -667,8 +683,10 @@ def _memory_main(spec: dict[str, Any]) -> None:
         text_ids(tokenizer, spec["text_file"], int(spec["at_least"])), spec["n"], spec["batch"], ends
     )
     inputs = chunked(rows, spec["chunk"], ends) if spec["chunk"] else whole(rows)
-    if spec["runtime"] == "torch":
+    if spec["runtime"] in ("torch", "torch-compile"):
         encoder = load_encoder(spec["path"], int(spec["extent"]), spec["dtype"])
+        if spec["runtime"] == "torch-compile":
+            encoder = torch.compile(encoder)
 
         def call() -> None:
             with torch.inference_mode():
