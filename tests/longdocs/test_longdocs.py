@@ -93,6 +93,23 @@ def test_rows_do_not_depend_on_batching(tiny_bert_dir: Path) -> None:
             torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
 
 
+def test_bucketed_batches_give_the_same_rows_in_one_shape_a_bucket(tiny_bert_dir: Path) -> None:
+    """`longdocs --compile` pads every batch to a multiple of the bucket and to its full row count: one input
+    shape a bucket (one compile each), and the rows do not change."""
+    docs = [prose(i, 10 + 9 * i) for i in range(6)]
+    plain = _reader(tiny_bert_dir, 64)
+    bucketed = _reader(tiny_bert_dir, 64)
+    bucketed.bucket = 16
+    shapes: list[tuple[int, ...]] = []
+    model = bucketed.model
+    bucketed.model = lambda **inputs: shapes.append(tuple(inputs["input_ids"].shape)) or model(**inputs)  # type: ignore[assignment]
+    bucketed.model.parameters = model.parameters  # type: ignore[attr-defined]
+    for a, b in zip(rows("whole", plain, docs, 16), rows("whole", bucketed, docs, 16), strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+    assert all(width % 16 == 0 and rows_ * width <= 64 for rows_, width in shapes)
+    assert len(set(shapes)) == len({width for _, width in shapes})  # one shape a width
+
+
 def test_the_methods_agree_on_a_text_of_one_chunk_and_split_a_long_one(tiny_bert_dir: Path) -> None:
     reader = _reader(tiny_bert_dir)
     short, long = prose(0, 8), prose(1, 100)

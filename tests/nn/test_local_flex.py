@@ -130,8 +130,8 @@ def test_auto_keeps_the_split_core_on_a_cpu() -> None:
 def test_a_stack_of_layers_builds_one_block_mask(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every layer with the same (n, s, w, g) reads the same BlockMask, built once for all calls."""
     built: list[tuple] = []
-    build = lf._block_mask
-    monkeypatch.setattr(lf, "_block_mask", lambda *key: built.append(key) or build(*key))
+    build = lf._structure_mask
+    monkeypatch.setattr(lf, "_structure_mask", lambda *key: built.append(key) or build(*key))
     lf._cached_block_mask.cache_clear()
     torch.manual_seed(0)
     layers = [
@@ -153,13 +153,13 @@ def test_a_query_block_reads_the_key_blocks_the_docstring_counts() -> None:
     """Bq = 128, Bk = 64, s = 128, w = 64, g = 1: a query block far from both ends reads 2 slot blocks, the
     global token's block and 4 band blocks (7 x 64 = 448 keys for the 258 it needs)."""
     assert lf.FLEX_BLOCK == (128, 64)
-    mask = lf._block_mask(4096, 128, 64, 1, torch.device("cpu"))
+    mask = lf._structure_mask(4096, 128, 64, 1, torch.device("cpu"))
     partial, full = mask.kv_num_blocks[0, 0], mask.full_kv_num_blocks[0, 0]  # per query block
     read = partial + full
     assert read[8].item() == 7  # rows 1 024-1 151
     assert read.max().item() == 7
     assert read[0].item() == 2 + 3  # the first block: the global token is in its band, nothing before it
-    no_window = lf._block_mask(4096, 128, None, 1, torch.device("cpu"))
+    no_window = lf._structure_mask(4096, 128, None, 1, torch.device("cpu"))
     assert (no_window.kv_num_blocks + no_window.full_kv_num_blocks)[0, 0].max().item() == 3  # slots + global
 
 

@@ -66,6 +66,13 @@ class LongDocsConfig:
     )
     tokens_per_batch: int = field(default=16384, metadata={"help": "padded tokens per forward pass"})
     device: str = field(default="cpu", metadata={"help": "torch device, e.g. cpu or cuda"})
+    compile: bool = field(
+        default=False,
+        metadata={
+            "help": "encode under torch.compile (each model compiles whole; every batch padded to a multiple of "
+            "chunk_length tokens, so a model compiles once a width: at most 8 widths to 4 096 at 512)"
+        },
+    )
 
     def __post_init__(self) -> None:
         self.tasks, self.methods = tuple(self.tasks), tuple(self.methods)

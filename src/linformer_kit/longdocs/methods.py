@@ -54,6 +54,9 @@ class Reader:
     tokenizer: object
     max_length: int
     tokens_per_batch: int = 16384
+    bucket: int | None = (
+        None  # pad every batch's width up to a multiple of it (a compiled model: one shape a bucket)
+    )
 
     def ids(self, texts: list[str]) -> list[list[int]]:
         """Each text's token ids without special tokens, whole."""
@@ -75,9 +78,14 @@ class Reader:
         start = 0
         while start < len(order):
             width = len(inputs[order[start]])
-            chosen = order[start : start + max(1, self.tokens_per_batch // max(width, 1))]
-            ids = torch.full((len(chosen), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(chosen), width), dtype=torch.long)
+            if self.bucket:  # padding is exact (the kit's guarantee; BERT's masked softmax): the same states
+                width = min(-(-width // self.bucket) * self.bucket, max(self.max_length, width))
+            count = max(1, self.tokens_per_batch // max(width, 1))
+            chosen = order[start : start + count]
+            # a compiled model: every batch of a bucket has its rows (all-pad rows fill the last), one shape
+            rows = count if self.bucket else len(chosen)
+            ids = torch.full((rows, width), pad, dtype=torch.long)
+            mask = torch.zeros((rows, width), dtype=torch.long)
             for row, i in enumerate(chosen):
                 ids[row, : len(inputs[i])] = torch.tensor(inputs[i])
                 mask[row, : len(inputs[i])] = 1

@@ -93,7 +93,12 @@ class Suite:
             key, tokenizer = (config.original_dir, config.chunk_length), self.tokenizer
         if key not in self._readers:
             model = self.load(*key).to(config.device)
-            self._readers[key] = Reader(model, tokenizer, key[1], config.tokens_per_batch)
+            bucket = None
+            if (
+                config.compile
+            ):  # static shapes, one a width bucket (a symbolic length would change the window core)
+                model, bucket = torch.compile(model, dynamic=False), config.chunk_length
+            self._readers[key] = Reader(model, tokenizer, key[1], config.tokens_per_batch, bucket)
         return self._readers[key]
 
     def encode(

@@ -31,6 +31,7 @@ SOURCES = (
     "nn/projection.py",
     "nn/short_inputs.py",
     "nn/local.py",  # the local window and global tokens beside the projection
+    "nn/local_flex.py",  # its FlexAttention core (local.py calls it at call time, by name)
     "nn/exact_rows.py",  # exact_length: rows of at most T real tokens take exact attention
     "nn/attention.py",
     "models/loading.py",  # from_pretrained's checks (safetensors only, no silent re-initialisation)
@@ -75,9 +76,11 @@ def remote_code_source() -> str:
 
 
 def _without_package_imports(text: str) -> str:
-    """`text` without its top-level `from __future__` / `from linformer_kit... import` statements."""
+    """`text` without its `from __future__` / `from linformer_kit... import` statements, top-level or inside a
+    function (an import at call time, where two modules build on each other): in the one file every name is
+    already defined."""
     dropped: set[int] = set()
-    for node in ast.parse(text).body:
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in (
             "__future__",
             "linformer_kit",

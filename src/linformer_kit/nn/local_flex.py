@@ -71,7 +71,7 @@ def flex_window_attention(
 
     q, k, v (b, h, n, d); `keyset` the slots, padding mask, w and g. Needs a concrete n.
     """
-    _check(q, dropout_p, q, k, v, keyset.slots.keys, keyset.slots.values)
+    _check_flex(q, dropout_p, q, k, v, keyset.slots.keys, keyset.slots.values)
     from torch.nn.attention.flex_attention import flex_attention
 
     b, h, n, d = q.shape
@@ -91,7 +91,9 @@ def flex_window_attention(
         None if real is None and slots.windowed is None else _window_keys(_all_real(real, q), slots.windowed)
     )
     score_mod = _value_mask(slots.keep, token_ok, s, offset, n)
-    attend: Callable[..., Tensor] = flex_attention if tracing() or not compiled else _compiled_flex()  # type: ignore[assignment]
+    attend: Callable[..., Tensor] = (
+        flex_attention if tracing() or not compiled else _compiled_flex(q.device.type)  # type: ignore[assignment]
+    )
     out = attend(q.contiguous(), keys, values, score_mod=score_mod, block_mask=block_mask, scale=scale)
     assert isinstance(out, Tensor)  # (no lse asked for)
     if g:
@@ -104,16 +106,16 @@ def window_block_mask(n: int, s: int, w: int | None, g: int, device: torch.devic
     """The structure of the module docstring as a `BlockMask` over n queries and s' + n keys, cached by
     (n, s, w, g, device) in eager mode; while tracing, built in the graph (no Python cache there)."""
     if tracing():
-        return _block_mask(n, s, w, g, device)
+        return _structure_mask(n, s, w, g, device)
     return _cached_block_mask(n, s, w, g, str(device))
 
 
 @functools.lru_cache(maxsize=32)
 def _cached_block_mask(n: int, s: int, w: int | None, g: int, device: str):  # -> BlockMask
-    return _block_mask(n, s, w, g, torch.device(device))
+    return _structure_mask(n, s, w, g, torch.device(device))
 
 
-def _block_mask(n: int, s: int, w: int | None, g: int, device: torch.device):  # -> BlockMask
+def _structure_mask(n: int, s: int, w: int | None, g: int, device: torch.device):  # -> BlockMask
     from torch.nn.attention.flex_attention import create_block_mask
 
     offset = -(-s // FLEX_BLOCK[1]) * FLEX_BLOCK[1]
@@ -151,11 +153,13 @@ def _value_mask(
 
 
 @functools.cache
-def _compiled_flex() -> Callable[..., Tensor]:
-    """`flex_attention` compiled once for the process (its kernels are generated per shape and mask)."""
+def _compiled_flex(device_type: str) -> Callable[..., Tensor]:
+    """`flex_attention` compiled once for the process and device type (its kernels are generated per shape and
+    mask). A length seen second makes CUDA's kernel dynamic in n (one kernel for every length); on a CPU each
+    length gets its own kernel: PyTorch 2.13's CPU flex template fails to compile with a dynamic length."""
     from torch.nn.attention.flex_attention import flex_attention
 
-    return torch.compile(flex_attention)
+    return torch.compile(flex_attention, dynamic=False if device_type == "cpu" else None)
 
 
 def _all_real(real: Tensor | None, q: Tensor) -> Tensor:
@@ -163,7 +167,7 @@ def _all_real(real: Tensor | None, q: Tensor) -> Tensor:
     return torch.ones(b, n, dtype=torch.bool, device=q.device) if real is None else real
 
 
-def _check(q: Tensor, dropout_p: float, *tensors: Tensor) -> None:
+def _check_flex(q: Tensor, dropout_p: float, *tensors: Tensor) -> None:
     """The limits of the module docstring, named before any work."""
     if not flex_available():
         raise ValueError(
