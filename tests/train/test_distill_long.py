@@ -185,10 +185,51 @@ def test_projections_alone_keep_every_weight_the_short_reading_has(
     )
 
 
+def test_long_adapters_train_and_leave_every_input_up_to_exact_length_as_it_was(
+    word_teacher: Path, long_text: Path, tmp_path: Path
+) -> None:
+    """long_tune='adapters' with exact_length = seq_len: E, F and the new long adapters move, every other
+    weight is the 512 student's; the saved student reads an input of at most 32 tokens bit for bit as the
+    same weights without adapters, and a longer one otherwise."""
+    from transformers import AutoModel
+
+    distill(_config(word_teacher, long_text, tmp_path / "out", exact_length=32, long_tune="adapters",
+                    long_adapter_rank=4, short_weight=0.0, long_steps=2, long_learning_rate=1e-2))  # fmt: skip
+    weights = load_file(tmp_path / "out" / "model.safetensors")
+    trained = load_file(tmp_path / "out" / "end-to-end" / "model.safetensors")
+    adapters = {name for name in weights if ".long_adapters." in name}
+    assert adapters == weights.keys() - trained.keys()
+    assert any(name.endswith("up.weight") and weights[name].abs().max() > 0 for name in adapters)  # B moved
+    for name in trained:
+        if not is_projection_key(name) and "position_embeddings" not in name:
+            assert_close(weights[name], trained[name], rtol=0, atol=0, msg=name)
+    student = AutoModel.from_pretrained(tmp_path / "out").eval()
+    assert student.config.long_adapter_rank == 4
+    config = student.config.to_dict() | {"long_adapter_rank": None}
+    plain = type(student)(type(student.config).from_dict(config)).eval()
+    plain.load_state_dict(student.state_dict(), strict=False)
+    ids = torch.randint(5, 90, (2, 64))
+    mask = torch.ones_like(ids)
+    mask[1, 20:] = 0  # row 1: 20 real tokens, read exactly
+    with torch.no_grad():
+        a = student(input_ids=ids, attention_mask=mask).last_hidden_state
+        p = plain(input_ids=ids, attention_mask=mask).last_hidden_state
+    assert torch.equal(a[1, :20], p[1, :20])
+    assert (a[0] - p[0]).abs().max() > 1e-4
+
+
 @pytest.mark.parametrize(
     ("overrides", "match"),
     [
-        ({"long_tune": "all"}, r"long_tune must be one of \('tune', 'projections'\), got 'all'"),
+        ({"long_tune": "all"}, r"long_tune must be one of \('tune', 'projections', 'adapters'\), got 'all'"),
+        (
+            {"long_tune": "adapters"},
+            r"long_tune='adapters': long adapters are read by inputs longer than exact_length",
+        ),
+        (
+            {"long_tune": "adapters", "exact_length": 32, "short_weight": 0.0, "long_adapter_rank": 0},
+            "long_adapter_rank",
+        ),
         (
             {"long_tune": "projections", "projection": "mean", "short_weight": 0.0},
             "long_tune='projections': projection='mean' .* has no E and F to train",

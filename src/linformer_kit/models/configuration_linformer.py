@@ -15,6 +15,9 @@ tool that reads `hidden_size`, `num_hidden_layers`, ... keeps working. Linformer
     global_tokens     g: the first g tokens are exact keys of every query and attend to every token
     exact_length      T: a sequence of at most T real tokens takes exact softmax attention with the same
                       weights, whatever its padding (nn/exact_rows.py); None: short_inputs decides
+    long_adapter_rank r: rank-r updates of each layer's attention linears read by rows of more than
+                      exact_length real tokens only (nn/long_adapters.py; `distill --long-tune adapters`);
+                      None: none
     projection_init   how a new model's learned E, F start: "window" (each slot the mean of n/k
                       neighbouring positions; the default, the start that learns local context) |
                       "random" (zero-mean N(0, 1/n), the paper's). Loaded weights are never re-started.
@@ -120,6 +123,7 @@ class LinformerConfig(PreTrainedConfig):
     local_window: int | list[int | None] | None = DEFAULT_LOCAL_WINDOW
     global_tokens: int = DEFAULT_OPTIONS.global_tokens
     exact_length: int | None = DEFAULT_OPTIONS.exact_length
+    long_adapter_rank: int | None = None
 
     def __post_init__(self, **kwargs) -> None:
         super().__post_init__(**kwargs)
@@ -194,6 +198,14 @@ class LinformerConfig(PreTrainedConfig):
             raise ValueError(
                 f"max_position_embeddings={self.max_position_embeddings} leaves no room for a token "
                 f"(position_style={self.position_style!r}, pad_token_id={self.pad_token_id})"
+            )
+        rank = self.long_adapter_rank
+        if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 1):
+            raise ValueError(f"long_adapter_rank must be an int >= 1 or None, got {rank!r}")
+        if rank is not None and self.exact_length is None:
+            raise ValueError(
+                f"long_adapter_rank={rank}: long adapters are read by rows of more than exact_length real "
+                "tokens; set exact_length"
             )
         options = self.linformer_options()
         k = options.projected_length  # normalised: plain ints, a per-layer tuple becomes the JSON list

@@ -119,6 +119,7 @@ class LinformerAttention(nn.Module):
             config.max_seq_len,
             dropout=config.attention_probs_dropout_prob,
             shared_projection=shared_projection,
+            long_adapter_rank=config.long_adapter_rank if config.projected_lengths()[layer_idx] else None,
             **config.layer_options(layer_idx),
         )
         self.LayerNorm = _layer_norm(config, "pre")  # before the attention (pre-LN only)

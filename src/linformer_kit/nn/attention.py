@@ -41,6 +41,7 @@ from linformer_kit.nn.backends import (
 )
 from linformer_kit.nn.exact_rows import exact_up_to_length, without_full_mask
 from linformer_kit.nn.local import KeySet, Slots, local_attention_function
+from linformer_kit.nn.long_adapters import LongAdapters, long_rows
 from linformer_kit.nn.options import (
     DEFAULT_LOCAL_WINDOW,
     DEFAULT_OPTIONS,
@@ -96,6 +97,8 @@ class LinformerSelfAttention(nn.Module):
             attend to every real key (nn/local.py).
         exact_length: T >= k, or None: a sequence of at most T real tokens takes exact softmax attention
             with the same weights, whatever it is padded to (nn/exact_rows.py); None: short_inputs decides.
+        long_adapter_rank: r, or None: rank-r updates of the four linears that only rows of more than
+            exact_length real tokens read (nn/long_adapters.py); needs exact_length.
 
     Raises:
         ValueError: on any inconsistent argument, naming the value and its limit.
@@ -123,6 +126,7 @@ class LinformerSelfAttention(nn.Module):
         local_window: int | None = DEFAULT_LOCAL_WINDOW,
         global_tokens: int = DEFAULT_OPTIONS.global_tokens,
         exact_length: int | None = DEFAULT_OPTIONS.exact_length,
+        long_adapter_rank: int | None = None,
     ) -> None:
         super().__init__()
         # one layer takes one w (a model takes one per layer)
@@ -156,6 +160,15 @@ class LinformerSelfAttention(nn.Module):
         self.key = nn.Linear(hidden_size, hidden_size, bias=bias)
         self.value = nn.Linear(hidden_size, hidden_size, bias=bias)
         self.dense = nn.Linear(hidden_size, hidden_size, bias=bias)  # output projection
+        if long_adapter_rank is not None and (exact_length is None or projected_length is None):
+            raise ValueError(
+                f"long_adapter_rank={long_adapter_rank}: long adapters are read by rows of more than exact_length "
+                f"real tokens, and this layer has exact_length={exact_length}, projected_length={projected_length}: "
+                "give both"
+            )
+        self.long_adapters = (
+            None if long_adapter_rank is None else LongAdapters(hidden_size, long_adapter_rank)
+        )
 
         self._external_projection: tuple[SequenceProjection, ...] = ()
         if projected_length is None:
@@ -289,7 +302,19 @@ class LinformerSelfAttention(nn.Module):
         else:
             out, weights = projected(query, x, mask, need_weights)
         out = out.transpose(1, 2).reshape(b, n, self.hidden_size)  # heads joined: (b, n, D)
+        if self.long_adapters is not None and self.exact_length is not None and not self.attends_exactly(n):
+            return self._long_dense(out, mask, n, self.exact_length), weights
         return self.dense(out), weights
+
+    def _long_dense(self, out: torch.Tensor, mask: torch.Tensor | None, n: int, limit: int) -> torch.Tensor:
+        """The output linear, with the long adapter's update on rows of more than `limit` real tokens only
+        (nn/long_adapters.py): a shorter row's output is the plain linear's, bit for bit."""
+        assert self.long_adapters is not None
+        plain = self.dense(out)  # (b, n, D)
+        long = long_rows(mask, n, limit)
+        if isinstance(long, bool):
+            return plain + self.long_adapters.dense(out) if long else plain
+        return torch.where(long[:, None, None], plain + self.long_adapters.dense(out), plain)
 
     def _exact(
         self, query: torch.Tensor, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
@@ -308,7 +333,9 @@ class LinformerSelfAttention(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The k slots (and the window and global keys with `is_local`) -> (out (b, h, n, d), weights | None)."""
         # every token's K, V (b, h, n, d), where the slots are projected from them or the window reads them
-        tokens = self._keys_values(x) if self.is_local or not self.uses_fast_order else None
+        tokens = self._keys_values(x, long=True) if self.is_local or not self.uses_fast_order else None
+        if self.long_adapters is not None:  # a projected row is a long one: its adapters' update of Q
+            query = query + self._split_heads(self.long_adapters.query(x))
         slots = self._slots(x, tokens, mask, one_graph)  # E K, F V (b, h, k, d)
         if self.is_local and tokens is not None:  # (is_local: tokens are computed)
             return self._local_softmax(query, tokens, slots, mask, need_weights)
@@ -350,9 +377,13 @@ class LinformerSelfAttention(nn.Module):
         b, m, _ = t.shape
         return t.view(b, m, self.num_heads, self.head_dim).transpose(1, 2)  # (b, h, m, d)
 
-    def _keys_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """K = X Wk + 1 bkᵀ and V = X Wv + 1 bvᵀ of rows x (b, m, D), heads split: (b, h, m, d) each."""
-        return self._split_heads(self.key(x)), self._split_heads(self.value(x))
+    def _keys_values(self, x: torch.Tensor, long: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """K = X Wk + 1 bkᵀ and V = X Wv + 1 bvᵀ of rows x (b, m, D), heads split: (b, h, m, d) each; with
+        `long`, the long adapters' updates added (rows of the projected path, nn/long_adapters.py)."""
+        keys, values = self.key(x), self.value(x)
+        if long and self.long_adapters is not None:
+            keys, values = keys + self.long_adapters.key(x), values + self.long_adapters.value(x)
+        return self._split_heads(keys), self._split_heads(values)
 
     def _full_keys_values(
         self, x: torch.Tensor, mask: torch.Tensor | None
@@ -427,9 +458,15 @@ class LinformerSelfAttention(nn.Module):
         """The fast order: (E (m * X)) Wk + (E m) bkᵀ, likewise with F for values: (b, h, k, d); the slot mask."""
         e, f = self._projection_pair()
         pe, pf = project_pair(e, f, x, mask)  # values (b, k, D), row_weight (b, k, 1)
-        keys = self._split_heads(_linear_rows(pe, self.key))  # (b, h, k, d)
-        values = self._split_heads(_linear_rows(pf, self.value))  # (b, h, k, d)
-        return keys, values, pe.slot_mask
+        keys, values = _linear_rows(pe, self.key), _linear_rows(pf, self.value)  # (b, k, D)
+        if (
+            self.long_adapters is not None
+        ):  # linear without a bias: E (m X) then the update = E (m (X update))
+            keys, values = (
+                keys + self.long_adapters.key(pe.values),
+                values + self.long_adapters.value(pf.values),
+            )
+        return self._split_heads(keys), self._split_heads(values), pe.slot_mask
 
     # --- input checks ----------------------------------------------------------------------------
 

@@ -31,10 +31,12 @@ ProjectionResize = Literal["interpolate", "restart"]
 # the long stage's options (train/distill_long.py): each means something only with long_length
 LONG_OPTIONS = ("long_train", "long_steps", "long_batch_size", "long_learning_rate", "window_weight",
                 "contrastive_weight", "contrastive_scale", "short_weight", "crop_weight", "crop_length",
-                "crops_per_half", "projection_resize", "long_tune")  # fmt: skip
+                "crops_per_half", "projection_resize", "long_tune", "long_adapter_rank")  # fmt: skip
 Tune = Literal["all", "lora"]
-# what the long stage trains: what `tune` names, or E and F alone (train/distill_long.py, "What trains")
-LongTune = Literal["tune", "projections"]
+# what the long stage trains: what `tune` names, E and F alone, or long adapters with E and F (weights only
+# inputs longer than exact_length read; train/distill_long.py, "What trains")
+LongTune = Literal["tune", "projections", "adapters"]
+LONG_ONLY_TUNES = ("projections", "adapters")  # what trains is read by no input of at most exact_length
 Examples = Literal["documents", "blocks"]
 # fidelity's baseline, the teacher's mean cosine of two different held-out documents, needs two of them
 MIN_EVAL_DOCUMENTS = 2
@@ -154,9 +156,15 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
 
     long_tune: LongTune = field(
         default="tune",
-        metadata={"help": "long stage: what trains: 'tune' (what --tune names) or 'projections' (E and F "
-                  "alone: with --exact-length >= seq_len, inputs up to it are read exactly with the 512 "
-                  "student's weights, untouched)"},
+        metadata={"help": "long stage: what trains: 'tune' (what --tune names), 'projections' (E and F "
+                  "alone) or 'adapters' (long adapters of rank --long-adapter-rank with E and F); with the last "
+                  "two, inputs of at most --exact-length tokens are read exactly with the 512 student's weights, "
+                  "untouched"},
+    )  # fmt: skip
+    long_adapter_rank: int = field(
+        default=16,
+        metadata={"help": "long stage, --long-tune adapters: the rank of each attention linear's update read "
+                  "by inputs longer than --exact-length only (nn/long_adapters.py)"},
     )  # fmt: skip
 
     def _check_fields(self) -> None:
@@ -227,22 +235,30 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                      why="the contrastive loss needs another span's half as a negative" if low == 2 else "")  # fmt: skip
         check_choice("projection_resize", self.projection_resize, get_args(ProjectionResize))
         check_choice("long_tune", self.long_tune, get_args(LongTune))
-        if self.long_tune == "projections":
-            self._check_projections_alone()
+        check_number("long_adapter_rank", self.long_adapter_rank, 1, integer=True)
+        if self.long_tune in LONG_ONLY_TUNES:
+            self._check_long_only()
 
-    def _check_projections_alone(self) -> None:
-        """long_tune='projections': E and F to train, and no option that would then train nothing."""
+    def _check_long_only(self) -> None:
+        """long_tune='projections' or 'adapters': E and F to train (and, for adapters, an exact_length whose
+        longer inputs read them), and no option that would then train nothing."""
+        tune = self.long_tune
         if not self._has_projection_weights():
             raise ValueError(
-                f"long_tune='projections': projection={self.projection!r} (projected_length="
+                f"long_tune={tune!r}: projection={self.projection!r} (projected_length="
                 f"{self.projected_length}) has no E and F to train; use --long-tune tune"
+            )
+        if tune == "adapters" and self.exact_length is None:
+            raise ValueError(
+                "long_tune='adapters': long adapters are read by inputs longer than exact_length; give "
+                "--exact-length (the 512 stage's length keeps every input it read on its own weights)"
             )
         if self.exact_length is not None:
             self._check_halves_projected()
         if self.end_to_end_steps == 0 and self.tune != "all":
             raise ValueError(
-                f"tune={self.tune!r}: no stage reads it (end_to_end_steps=0, and long_tune='projections' "
-                "trains E and F alone); leave --tune out or give end-to-end steps"
+                f"tune={self.tune!r}: no stage reads it (end_to_end_steps=0, and long_tune={tune!r} "
+                "trains only weights of the long stage); leave --tune out or give end-to-end steps"
             )
 
     def _check_halves_projected(self) -> None:
@@ -254,7 +270,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         for name in ("contrastive_weight", "crop_weight"):
             if getattr(self, name) > 0 and half <= self.exact_length:
                 raise ValueError(
-                    f"{name}={getattr(self, name)}: with long_tune='projections' its halves of {half} tokens "
+                    f"{name}={getattr(self, name)}: with long_tune={self.long_tune!r} its halves of {half} tokens "
                     f"are read exactly (exact_length={self.exact_length} >= {half}), by no weight that "
                     f"trains; set it to 0 or lower --exact-length below {half}"
                 )
@@ -278,12 +294,12 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         exact = self.exact_length is not None and self.exact_length >= self.seq_len
         if (
             self.long_length is not None
-            and self.long_tune == "projections"
+            and self.long_tune in LONG_ONLY_TUNES
             and exact
             and self.short_weight > 0
         ):
             raise ValueError(
-                f"short_weight={self.short_weight}: with long_tune='projections' and exact_length="
+                f"short_weight={self.short_weight}: with long_tune={self.long_tune!r} and exact_length="
                 f"{self.exact_length} >= seq_len={self.seq_len}, the short term reads no weight that trains "
                 "(short inputs are read exactly, without E and F); set --short-weight 0"
             )

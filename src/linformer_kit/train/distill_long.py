@@ -23,9 +23,11 @@ and B short documents of the 512 stages' examples:
 
     L_long = window_weight · L_win + contrastive_weight · L_mnr + short_weight · L_e2e + crop_weight · L_crop
 
-What trains (`long_tune`): what `tune` names (every weight by default), or "projections": E and F alone.
-With `exact_length` T >= seq_len every input of at most T tokens is read exactly, without E and F, by the
-512 student's weights, which the second leaves untouched: the long student's fidelity at seq_len is fixed
+What trains (`long_tune`): what `tune` names (every weight by default), "projections": E and F alone, or
+"adapters": E and F and new long adapters (`with_long_adapters`: a rank-r update of each attention linear
+that only inputs longer than exact_length read, nn/long_adapters.py). With `exact_length` T >= seq_len every
+input of at most T tokens is read exactly, without E, F or adapters, by the 512 student's weights, which the
+last two leave untouched: the long student's fidelity at seq_len is fixed
 before the stage starts (that of the 512 student's weights read exactly, not the 512 student's own, which
 projects), however hard the long terms push, and the long reading is learned in the weights only it has.
 A term whose inputs are all read exactly then trains nothing and is refused: the short term (c), and the
@@ -40,6 +42,7 @@ the window mean of the same share, row sums kept), "restart" starts them anew at
 
 from __future__ import annotations
 
+import copy
 import functools
 import random
 from typing import Any
@@ -65,6 +68,8 @@ def long_student(student: LinformerPreTrainedModel, config: DistillConfig) -> Li
     set (inputs of at most that many tokens then train and run exactly: nn/exact_rows.py), in train mode."""
     assert config.long_length is not None
     longer = extended(student, config.long_length, exact_length=config.exact_length)
+    if config.long_tune == "adapters":
+        longer = with_long_adapters(longer, config.long_adapter_rank)
     if config.projection_resize == "interpolate":
         old = student.state_dict()
         with torch.no_grad():
@@ -72,6 +77,19 @@ def long_student(student: LinformerPreTrainedModel, config: DistillConfig) -> Li
                 if is_projection_key(name) and name in old and old[name].shape != parameter.shape:
                     parameter.copy_(stretched(old[name], parameter.shape[-1]))
     return longer.train().requires_grad_(True)
+
+
+def with_long_adapters(model: LinformerPreTrainedModel, rank: int) -> LinformerPreTrainedModel:
+    """`model` with new long adapters of rank `rank` in every projected layer (nn/long_adapters.py; B = 0:
+    the same outputs), every other weight its own."""
+    config = copy.deepcopy(model.config)
+    config.long_adapter_rank = rank
+    config._validate_linformer()  # exact_length set (DistillConfig checks it first)
+    adapted = type(model)(config)
+    missing, unexpected = adapted.load_state_dict(model.state_dict(), strict=False)
+    assert not unexpected, unexpected
+    assert all(".long_adapters." in key for key in missing), missing
+    return adapted.to(next(model.parameters()).device)
 
 
 def stretched(weight: torch.Tensor, length: int) -> torch.Tensor:
@@ -248,7 +266,9 @@ def long_stage(config: DistillConfig) -> StagePlan:
                    exact_length=config.exact_length)  # fmt: skip
     if config.long_tune == "tune":  # left out: a stage run before the option existed resumes as it was
         del options["long_tune"]
-    trains = "projections" if config.long_tune == "projections" else config.tune
+    if config.long_tune != "adapters":  # (likewise)
+        del options["long_adapter_rank"]
+    trains = config.tune if config.long_tune == "tune" else config.long_tune
     if trains == "lora":  # what trains is compared on resume too (all: left out, as before)
         options.update(tune=config.tune, lora_rank=config.lora_rank)
     return StagePlan(

@@ -31,7 +31,7 @@ from linformer_kit.train.distill_losses import attention_layers, attention_trans
 from linformer_kit.train.guards import GuardedTrainer
 
 # what a stage trains (`trainable`): E and F alone, or what `tune` names
-Trains = Literal["projections", Tune]
+Trains = Literal["projections", "adapters", Tune]
 
 # --- teacher and student ---------------------------------------------------------------------------
 
@@ -157,10 +157,13 @@ def _claim(folder: Path, stage: StagePlan, resume: bool) -> None:
 
 
 def trainable(student: LinformerPreTrainedModel, trains: Trains, lora_rank: int) -> nn.Module:
-    """What trains: E and F alone, every weight, or LoRA adapters (rank `lora_rank`) plus E and F."""
-    if trains == "projections":
+    """What trains: E and F alone, E and F with the long adapters (nn/long_adapters.py), every weight, or LoRA
+    adapters (rank `lora_rank`) plus E and F."""
+    if trains in ("projections", "adapters"):
         for name, parameter in student.named_parameters():
-            parameter.requires_grad_(is_projection_key(name))
+            parameter.requires_grad_(
+                is_projection_key(name) or (trains == "adapters" and ".long_adapters." in name)
+            )
         return student
     student.requires_grad_(True)
     if trains == "all":
