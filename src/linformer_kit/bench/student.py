@@ -686,7 +686,7 @@ def _memory_main(spec: dict[str, Any]) -> None:
     if spec["runtime"] in ("torch", "torch-compile"):
         encoder = load_encoder(spec["path"], int(spec["extent"]), spec["dtype"])
         if spec["runtime"] == "torch-compile":
-            encoder = torch.compile(encoder)
+            encoder = cast(torch.nn.Module, torch.compile(encoder))
 
         def call() -> None:
             with torch.inference_mode():

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import cast
 
 import torch
 
@@ -97,7 +98,10 @@ class Suite:
             if (
                 config.compile
             ):  # static shapes, one a width bucket (a symbolic length would change the window core)
-                model, bucket = torch.compile(model, dynamic=False), config.chunk_length
+                model, bucket = (
+                    cast(torch.nn.Module, torch.compile(model, dynamic=False)),
+                    config.chunk_length,
+                )
             self._readers[key] = Reader(model, tokenizer, key[1], config.tokens_per_batch, bucket)
         return self._readers[key]
 

@@ -89,7 +89,8 @@ def with_long_adapters(model: LinformerPreTrainedModel, rank: int) -> LinformerP
     missing, unexpected = adapted.load_state_dict(model.state_dict(), strict=False)
     assert not unexpected, unexpected
     assert all(".long_adapters." in key for key in missing), missing
-    return adapted.to(next(model.parameters()).device)
+    adapted.to(next(model.parameters()).device)  # (in place: a module)
+    return adapted
 
 
 def stretched(weight: torch.Tensor, length: int) -> torch.Tensor:
