@@ -89,7 +89,7 @@ def with_long_adapters(model: LinformerPreTrainedModel, rank: int) -> LinformerP
     missing, unexpected = adapted.load_state_dict(model.state_dict(), strict=False)
     assert not unexpected, unexpected
     assert all(".long_adapters." in key for key in missing), missing
-    adapted.to(str(next(model.parameters()).device))  # (in place: a module)
+    nn.Module.to(adapted, next(model.parameters()).device)  # in place (transformers types its `to` apart)
     return adapted
 
 
