@@ -112,4 +112,7 @@ def tiny_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for i in range(3)
     ]
     (wiki / "wiki.test.raw").write_text(" \n" + "".join(articles), encoding="utf-8")
+    (data / "sst2").mkdir()
+    rows = [f"{prose(30 + i, 8 + i)}\t{i % 2}" for i in range(12)]
+    (data / "sst2" / "dev.tsv").write_text("sentence\tlabel\n" + "\n".join(rows) + "\n", encoding="utf-8")
     return data

@@ -201,6 +201,22 @@ def test_the_suite_writes_every_record_table_and_plot(
     assert "| passkey | 64 |" in table(body["records"])
 
 
+def test_fidelity_of_a_model_to_itself_is_whole_on_every_source(
+    tmp_path: Path, tiny_bert_dir: Path, tiny_data: Path
+) -> None:
+    """The `fidelity` task: the model against the original on passages of each source; a model read as its own
+    original keeps 100 everywhere, above the original's two different texts."""
+    config = LongDocsConfig(model=str(tiny_bert_dir), data=str(tiny_data), output_dir=str(tmp_path / "out"),
+                            lengths=(64, 128), tasks=("fidelity",), pairs=3, chunk_length=64)  # fmt: skip
+    records = run_suite(config)
+    kept = {r.task: r.score for r in records if r.method == "whole"}
+    different = {r.task: r.score for r in records if r.method == "two-different-texts"}
+    assert set(kept) == set(different) == {f"fidelity-{s}" for s in ("books", "wikitext", "imdb", "sst2")}
+    assert all(r.length == 64 for r in records)  # 128 > chunk_length: the original does not read it whole
+    assert all(score == pytest.approx(100.0, abs=0.01) for score in kept.values())
+    assert all(different[task] < kept[task] - 0.01 for task in different), different
+
+
 def _run_folder(folder: Path, records: list[dict]) -> Path:
     folder.mkdir()
     (folder / "longdocs.json").write_text(json.dumps({"records": records}))

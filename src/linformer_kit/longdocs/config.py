@@ -15,8 +15,8 @@ from linformer_kit.longdocs.methods import METHODS, Method
 from linformer_kit.longdocs.sources import TASK_FILES
 from linformer_kit.output_dir import check_output_dir
 
-Task = Literal["passkey", "needle", "imdb", "books", "wikitext"]
-TASKS: tuple[Task, ...] = ("passkey", "needle", "imdb", "books", "wikitext")
+Task = Literal["passkey", "needle", "imdb", "books", "wikitext", "fidelity"]
+TASKS: tuple[Task, ...] = ("passkey", "needle", "imdb", "books", "wikitext", "fidelity")
 RESULT_FILES = ("longdocs.json", "longdocs.md", "longdocs.png")
 
 

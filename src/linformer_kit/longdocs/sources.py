@@ -3,6 +3,7 @@
     IMDB       imdb/train.jsonl.gz (the probe's pool) and imdb/test.jsonl.gz: {"text", "label"} records
     books      gutenberg/valid.jsonl.gz + gutenberg/test.jsonl.gz: 10 whole books no distill run reads
     wikitext   wikitext/wikitext-2-raw/wiki.test.raw: articles split at their " = Title = " headings
+    fidelity   passages of the books, the articles and the IMDB test reviews, and SST-2's dev sentences
 
 Nothing here is trained on: `distill`'s long stage reads Gutenberg train and IMDB unsup only.
 """
@@ -22,7 +23,9 @@ TASK_FILES: dict[str, tuple[str, ...]] = {
     "imdb": ("imdb/train.jsonl.gz", "imdb/test.jsonl.gz"),
     "books": ("gutenberg/valid.jsonl.gz", "gutenberg/test.jsonl.gz"),
     "wikitext": ("wikitext/wikitext-2-raw/wiki.test.raw",),
-}
+    "fidelity": ("gutenberg/valid.jsonl.gz", "gutenberg/test.jsonl.gz", "wikitext/wikitext-2-raw/wiki.test.raw",
+                 "imdb/test.jsonl.gz", "sst2/dev.tsv"),
+}  # fmt: skip
 HEADING = re.compile(r"^ = [^=].* = $")  # a level-1 heading of WikiText (an article's title)
 
 
@@ -49,6 +52,17 @@ def wikitext_articles(data: Path) -> list[str]:
         if articles and line.strip():
             articles[-1].append(line.strip())
     return ["\n".join(lines) for lines in articles]
+
+
+def sentences(data: Path) -> list[str]:
+    """SST-2's dev sentences (sst2/dev.tsv: sentence, tab, label)."""
+    lines = (data / "sst2" / "dev.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    return [line.split("\t")[0].strip() for line in lines if line.strip()]
+
+
+def reviews(data: Path) -> list[str]:
+    """IMDB's test reviews."""
+    return [r["text"] for r in read_jsonl(data / "imdb" / "test.jsonl.gz")]
 
 
 def long_reviews(path: Path, tokenizer, count: int, above: int, seed: int = 0) -> tuple[list[str], list[int]]:

@@ -175,6 +175,44 @@ class Suite:
             hits = retrieval_hits(query_rows, doc_rows, list(range(len(firsts))))
             self.add(task, length, method, 100 * float(hits.float().mean()), seed, seconds)
 
+    def fidelity(self, length: int, seed: int) -> None:
+        """Each text source read at `length` tokens (at most the original's chunk): the mean cosine of the
+        model's and the original's embeddings of the same texts (`fidelity-SOURCE`, method `whole`, x 100),
+        beside the original's cosine of two different texts (method `two-different-texts`): how far a
+        student drifted from its original on text of each domain. SST-2's sentences are read whole."""
+        if length > self.config.chunk_length:
+            return
+        rng = random.Random(f"fidelity-{length}-{seed}")
+        count = self.config.pairs
+        sources_ = {
+            "books": self.books,
+            "wikitext": self.articles,
+            "imdb": sources.reviews(Path(self.config.data)),
+        }
+        pieces = {}
+        for name, corpus in sources_.items():
+            try:
+                pieces[name] = texts.passages(self.tokenizer, length, count, corpus, rng)
+            except texts.TooShort as error:
+                logger.info(f"longdocs: fidelity on {name} at {length} skipped: {error}")
+        if length == min(n for n in self.config.lengths if n <= self.config.chunk_length):
+            pieces["sst2"] = rng.sample(sources.sentences(Path(self.config.data)), count)
+        for name, passages_ in pieces.items():
+            encoded = self.encode(length, passages_, ["whole", "truncate-512"])
+            model = torch.stack([document_vector(r) for r in encoded["whole"][0]])
+            original = torch.stack([document_vector(r) for r in encoded["truncate-512"][0]])
+            kept = float((model * original).sum(-1).mean())
+            different = float((original[:-1] * original[1:]).sum(-1).mean())
+            self.add(f"fidelity-{name}", length, "whole", 100 * kept, seed, encoded["whole"][1])
+            self.add(
+                f"fidelity-{name}",
+                length,
+                "two-different-texts",
+                100 * different,
+                seed,
+                encoded["truncate-512"][1],
+            )
+
     def imdb(self) -> None:
         """Long IMDB reviews: one probe per seed on each method's frozen vectors."""
         from linformer_kit.reproduction.encoder_eval import probe_correct
@@ -240,6 +278,8 @@ def run_suite(
                 try:
                     if task in ("passkey", "needle"):
                         suite.keyed(task, length, seed)
+                    elif task == "fidelity":
+                        suite.fidelity(length, seed)
                     else:
                         suite.halves(task, length, seed)
                 except texts.TooShort as error:  # e.g. WikiText holds no two articles of 2 x 4 096 tokens

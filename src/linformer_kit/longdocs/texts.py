@@ -130,6 +130,17 @@ def halves(
     return [spans.text(w, half) for w in chosen], [spans.text((w[0], w[1] + half), half) for w in chosen]
 
 
+def passages(tokenizer, length: int, count: int, texts: list[str], rng: random.Random) -> list[str]:
+    """Up to `count` passages of `length` tokens with special tokens, from non-overlapping spans of `texts`;
+    `TooShort` when the texts hold none."""
+    spans = Spans(tokenizer, texts)
+    size = length - 2
+    windows = [(i, a) for i, o in enumerate(spans.offsets) for a in range(0, len(o) - size + 1, size)]
+    if not windows:
+        raise TooShort(f"length={length}: the texts hold no span of {size} tokens")
+    return [spans.text(w, size) for w in rng.sample(windows, min(count, len(windows)))]
+
+
 class TooShort(ValueError):
     """The texts hold no span of the length asked for: that length is skipped, not an error of the input."""
 
