@@ -94,7 +94,18 @@ def flex_window_attention(
     attend: Callable[..., Tensor] = (
         flex_attention if tracing() or not compiled else _compiled_flex(q.device.type)  # type: ignore[assignment]
     )
-    out = attend(q.contiguous(), keys, values, score_mod=score_mod, block_mask=block_mask, scale=scale)
+    # Triton's default forward tile for some head dims reads 128 keys at once, more than a key block: capped
+    # (a block mask's key block must hold whole tiles)
+    options = {"fwd_BLOCK_N": FLEX_BLOCK[1]} if q.device.type == "cuda" else None
+    out = attend(
+        q.contiguous(),
+        keys,
+        values,
+        score_mod=score_mod,
+        block_mask=block_mask,
+        scale=scale,
+        kernel_options=options,
+    )
     assert isinstance(out, Tensor)  # (no lse asked for)
     if g:
         top = _global_rows(q, k, v, _all_real(real, q), g, scale, 0.0)  # (b, h, g, d)
