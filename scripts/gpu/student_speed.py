@@ -2,7 +2,8 @@
 window core, eager and compiled.
 
     python scripts/gpu/student_speed.py OUT_DIR [--device cuda] [--dtype bfloat16] [--lengths 128 ... 4096]
-        [--parts layer models profile train] [--cores sdpa flex] [--compile eager default]
+        [--parts layer models blocks profile train] [--cores sdpa flex] [--compile eager default]
+        [--model-compile eager]
 
 Models (all-MiniLM-L6-v2's shape: 6 layers, D = 384, 12 heads; random weights: the time and memory of a
 call do not depend on the values, and the saved students are too large to travel to the GPU machine):
@@ -15,13 +16,15 @@ call do not depend on the values, and the saved students are too large to travel
                    window 64), read at every n; `--students` picks them (default w64, the recommended one)
     STUDENT-CORE   the student with every layer's window core set to CORE (`--cores`: "sdpa", today's CUDA
                    core, and "flex", one FlexAttention kernel: nn/local_flex.py)
-Each model runs eager and, with `--compile default`, under `torch.compile` ("+c" in its name; the batch
-then has no attention_mask: an unpadded batch decided outside the compiled region).
+Each model runs eager and, with `--model-compile default`, under `torch.compile` ("+c" in its name; the
+batch then has no attention_mask: an unpadded batch decided outside the compiled region); the layer part
+runs each `--compile` mode.
 
 Parts, in the order given (the first ones are the cheap, decisive ones):
     layer     one attention layer at batch 1, n = 4 096 (D = 384, 12 heads): the windowed Linformer with each
               core against full attention (the same module with k = None: SDPA), eager and compiled
     models    inference (torch.inference_mode) at batch `tokens // n` and at batch 1
+    blocks    the flex core's block-mask blocks (`--flex-blocks`, Bq x Bk) on the w64 layer
     profile   torch.profiler's top CUDA kernels of one call at n = 128, batch 512 (the exact path: the student
               runs the original's computation there), the original beside each student core
     train     forward + backward of the mean square of the last hidden state (eval mode: no dropout)
@@ -147,7 +150,8 @@ def cases(n: int, tokens: int) -> list[int]:
 def measure_models(args: argparse.Namespace, result: dict[str, Any], out: Path, mode: str) -> None:
     dtype = getattr(torch, args.dtype)
     # exact_length 512 needs a longer longest input: a dry run at short lengths builds the models at 1 024
-    models = build_models(args, max(*args.lengths, 2 * CHUNK), dtype)
+    models = build_models(argparse.Namespace(**{**vars(args), "compile": args.model_compile}),
+                          max(*args.lengths, 2 * CHUNK), dtype)  # fmt: skip
     for n in args.lengths:
         for batch in cases(n, args.tokens):
             for name in models:
@@ -213,6 +217,42 @@ def measure_layer(args: argparse.Namespace, result: dict[str, Any], out: Path) -
             result["records"].append(record)
             save(result, out)
             print(json.dumps(record), flush=True)
+
+
+def measure_blocks(args: argparse.Namespace, result: dict[str, Any], out: Path) -> None:
+    """The flex core's block mask blocks (Bq x Bk, nn/local_flex.py FLEX_BLOCK) on the w64 layer, eager layer
+    (the core's own compiled kernel), batch 1, n = `--layer-length`: which reads fewest keys fastest."""
+    from linformer_kit.nn import LinformerSelfAttention, local_flex
+
+    n, dtype = args.layer_length, getattr(torch, args.dtype)
+    x = torch.randn(1, n, 384, device=args.device, dtype=dtype)
+    layer = LinformerSelfAttention(384, 12, n, 128, sharing="headwise", local_window=64, global_tokens=1,
+                                   backend="flex").to(device=args.device, dtype=dtype).eval()  # fmt: skip
+    default = local_flex.FLEX_BLOCK
+    for block in args.flex_blocks:
+        local_flex.FLEX_BLOCK = tuple(int(side) for side in block.split("x"))  # type: ignore[assignment]
+        local_flex._cached_block_mask.cache_clear()
+        record: dict[str, Any] = {"mode": "layer-inference", "n": n, "batch": 1, "model": f"w64-flex-{block}",
+                                  "compile": "eager"}  # fmt: skip
+        try:
+
+            def call() -> None:
+                with torch.inference_mode():
+                    layer(x)
+
+            start = time.perf_counter()
+            call()
+            record["first_call_s"] = time.perf_counter() - start
+            times = timed(call, args.device, args.min_time)
+            record["seconds_median"] = statistics.median(times)
+            record["seconds_min"] = min(times)
+        except Exception as error:
+            record["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+        result["records"].append(record)
+        save(result, out)
+        print(json.dumps(record), flush=True)
+    local_flex.FLEX_BLOCK = default
+    local_flex._cached_block_mask.cache_clear()
 
 
 def measure_profile(args: argparse.Namespace, result: dict[str, Any], out: Path) -> None:
@@ -339,9 +379,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compile", nargs="+", default=["eager", "default"],
                         choices=("eager", "default", "reduce-overhead", "max-autotune-no-cudagraphs"))  # fmt: skip
     parser.add_argument(
-        "--parts", nargs="+", default=["layer", "models", "profile", "train"],
-        choices=("layer", "models", "profile", "train"),
+        "--parts", nargs="+", default=["layer", "models", "blocks", "profile", "train"],
+        choices=("layer", "blocks", "models", "profile", "train"),
     )  # fmt: skip
+    parser.add_argument("--model-compile", nargs="+", default=["eager"],
+                        choices=("eager", "default", "reduce-overhead", "max-autotune-no-cudagraphs"),
+                        help="the models part: each compiles once a shape (tens of seconds each on a GPU)")  # fmt: skip
+    parser.add_argument("--flex-blocks", nargs="+", default=["128x64", "128x128", "64x64"], metavar="BQxBK")
     args = parser.parse_args(argv)
     out = Path(args.out_dir) / "student_speed.json"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -349,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     save(result, out)
     parts = {
         "layer": lambda: measure_layer(args, result, out),
+        "blocks": lambda: measure_blocks(args, result, out),
         "models": lambda: measure_models(args, result, out, "inference"),
         "profile": lambda: measure_profile(args, result, out),
         "train": lambda: measure_models(args, result, out, "train"),
