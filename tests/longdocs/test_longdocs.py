@@ -192,7 +192,8 @@ def test_the_suite_writes_every_record_table_and_plot(
             assert (task, 64, "full-extended", seed) in overall
             assert (task, 128, "full-extended", seed) not in overall  # above full_extended_max
             assert (task, 128, "chunks-best-512", seed) in overall
-    assert ("imdb", 128, "chunks-best-512", 1) not in overall  # a retrieval reading only
+    assert ("imdb", 128, "chunks-best-512", 1) not in overall  # a retrieval reading only ...
+    assert ("imdb", 128, "chunks-mean-512", 1) in overall  # ... where the classifier's readings are
     assert all(0 <= r.score <= 100 and r.seconds_per_document > 0 for r in records)
     again = run_suite(replace(config, output_dir=str(tmp_path / "again")))
     assert [r.score for r in again] == [r.score for r in records]  # seeded

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 
@@ -78,8 +79,9 @@ def test_halves_loss_prefers_each_span_s_own_second_half() -> None:
     mixed = torch.cat([ids[:, :15], ids.roll(1, 0)[:, :15]], 1)  # each second half is another span's first
     same_loss = halves_loss(embedded_halves(encoder, same), 20.0)
     mixed_loss = halves_loss(embedded_halves(encoder, mixed), 20.0)
-    assert same_loss < mixed_loss
-    assert mixed_loss > 0
+    # 4 spans: a reading that tells no half from another scores ln 4; each span's own half is found in `same`,
+    # and in `mixed` the half it resembles (another span's) wins
+    assert same_loss < math.log(4) < mixed_loss
 
 
 def test_halves_are_cls_text_sep_of_one_length() -> None:
@@ -139,7 +141,8 @@ def test_the_long_stage_trains_a_student_reading_long_length(
         _config(word_teacher, long_text, tmp_path / "out", exact_length=32, crop_weight=0.5, crop_length=8)
     )
     assert set(result.fidelity) == {"drop-in", "end-to-end", "long"}
-    assert result.fidelity["long"] > result.different_documents  # kept something document-specific at 32
+    # the short term kept the 512 fidelity (inputs of 32 tokens read exactly): a stage that broke it fails
+    assert result.fidelity["long"] > result.fidelity["end-to-end"] - 0.05
     config = json.loads((tmp_path / "out" / "config.json").read_text())
     assert longest_input(config) == 64
     assert config["exact_length"] == 32
@@ -162,8 +165,8 @@ def test_projections_alone_keep_every_weight_the_short_reading_has(
     """long_tune='projections' with exact_length = seq_len: E and F move; every other weight is the 512
     student's (the position table's new rows are copies), so every input of at most 32 tokens is read
     exactly by weights the stage left untouched."""
-    result = distill(_config(word_teacher, long_text, tmp_path / "out", exact_length=32, long_tune="projections",
-                             short_weight=0.0, long_steps=2, long_learning_rate=1e-2))  # fmt: skip
+    distill(_config(word_teacher, long_text, tmp_path / "out", exact_length=32, long_tune="projections",
+                    short_weight=0.0, long_steps=2, long_learning_rate=1e-2))  # fmt: skip
     weights = load_file(tmp_path / "out" / "model.safetensors")
     trained = load_file(tmp_path / "out" / "end-to-end" / "model.safetensors")
     assert weights.keys() == trained.keys()
@@ -174,7 +177,6 @@ def test_projections_alone_keep_every_weight_the_short_reading_has(
             assert_close(tensor, trained[name].repeat(2, 1), rtol=0, atol=0)  # row p: row p mod 32
         else:
             assert_close(tensor, trained[name], rtol=0, atol=0, msg=name)
-    assert result.fidelity["long"] > result.different_documents
     stage = json.loads((tmp_path / "out" / "long" / "stage.json").read_text())
     assert stage["options"]["long_tune"] == "projections"
     from linformer_kit.train.distill_long import long_stage

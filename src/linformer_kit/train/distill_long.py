@@ -237,8 +237,10 @@ def long_loss(
     loss = ids.new_zeros((), dtype=torch.float32)
     if config.window_weight > 0:
         assert config.seq_len is not None
-        want = window_targets(teacher, ids, config.seq_len)
-        got = model(
+        # the encoders, not the head models: a masked-LM head would build (b, n, vocab) logits and drop them
+        # (2 GB of fp32 at 4 x 4 096 x 30 522)
+        want = window_targets(encoder_of(teacher), ids, config.seq_len)
+        got = encoder(
             input_ids=ids, attention_mask=inputs["attention_mask"], output_hidden_states=True
         ).hidden_states
         real = inputs["attention_mask"].bool()
