@@ -286,3 +286,43 @@ def test_lora_end_to_end_trains_adapters_and_the_projections(teacher, text, tmp_
     moved = {name for name in saved if is_projection_key(name) and not torch.equal(saved[name], plain[name])}
     assert moved, "E and F train under LoRA"
     assert result.fidelity["end-to-end"] != result.fidelity["drop-in"]
+
+
+def test_fidelity_on_text_no_stage_trains_on_is_reported_lowest_first(teacher, text, tmp_path) -> None:
+    """--fidelity-text: each file its own source, the final student's fidelity beside its two different
+    documents, sorted lowest first; the summary line and the model card lead with the lowest."""
+    from linformer_kit.cli.distill import summary
+    from linformer_kit.models.embedding import embed, fidelity
+
+    rng = random.Random(1)
+    other = tmp_path / "other.txt"
+    other.write_text("\n\n".join(" ".join(rng.choice(WORDS[:5]) for _ in range(30)) for _ in range(6)) + "\n")
+    config = _config(teacher, text, tmp_path / "out", attention_steps=0, end_to_end_steps=2,
+                     fidelity_text=[str(other)])  # fmt: skip
+    result = distill(config)
+    assert list(result.fidelity_by_source) == sorted(
+        result.fidelity_by_source, key=lambda name: result.fidelity_by_source[name]["fidelity"]
+    )
+    assert set(result.fidelity_by_source) == {"held-out", "other.txt"}
+    assert result.fidelity_by_source["held-out"]["fidelity"] == result.fidelity["end-to-end"]
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(teacher)
+    texts = other.read_text().split("\n\n")
+    student, original = AutoModel.from_pretrained(tmp_path / "out"), AutoModel.from_pretrained(teacher)
+    want = fidelity(embed(student, tokenizer, texts, 64), embed(original, tokenizer, texts, 64))
+    assert result.fidelity_by_source["other.txt"]["fidelity"] == pytest.approx(want, abs=1e-5)
+    source, lowest = result.lowest()
+    assert summary(result).startswith(f"distill done: lowest fidelity {lowest:.4f} ({source})")
+    assert "| other.txt |" in (tmp_path / "out" / "README.md").read_text()
+    (tmp_path / "empty.txt").write_text("one\n")
+    with pytest.raises(ValueError, match=r"fidelity_text .*empty.txt: 1 document\(s\)"):
+        distill(
+            _config(
+                teacher,
+                text,
+                tmp_path / "bad",
+                end_to_end_steps=1,
+                fidelity_text=[str(tmp_path / "empty.txt")],
+            )
+        )

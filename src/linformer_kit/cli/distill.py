@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 
 def summary(result: DistillResult) -> str:
     stages = ", ".join(f"{stage} {score:.4f}" for stage, score in result.fidelity.items())
+    source, lowest = result.lowest()
     return (
-        f"distill done: fidelity (mean cosine to the teacher's embeddings, {result.eval_documents} held-out "
+        f"distill done: lowest fidelity {lowest:.4f} ({source}); fidelity (mean cosine to the teacher's embeddings, {result.eval_documents} held-out "
         f"documents) {stages}; two different documents under the teacher: {result.different_documents:.4f}; "
         f"model saved to {result.output_dir}"
     )

@@ -49,7 +49,7 @@ from transformers import AutoTokenizer, set_seed
 
 from linformer_kit.models.embedding import different_documents, embed, fidelity
 from linformer_kit.train.distill_config import STAGES, DistillConfig, Examples, Stage, Tune
-from linformer_kit.train.distill_data import load_data
+from linformer_kit.train.distill_data import fidelity_texts, load_data
 from linformer_kit.train.distill_long import run_long_stage
 from linformer_kit.train.distill_losses import (
     attention_io,
@@ -105,6 +105,7 @@ def _distill(config: DistillConfig) -> DistillResult:
     assert config.seq_len is not None  # the preflight's default: the teacher's longest input
     tokenizer = AutoTokenizer.from_pretrained(config.teacher)
     train, documents = load_data(config, tokenizer)
+    others = fidelity_texts(config)  # read before any step: a bad file is named before the work
     set_seed(config.seed)
     teacher = load_teacher(config.teacher)
     student = student_from(teacher, config)
@@ -130,10 +131,18 @@ def _distill(config: DistillConfig) -> DistillResult:
         logger.info(
             f"distill: after {name} ({seconds[name]:.0f} s): fidelity at {length} tokens {scores[name]:.4f}"
         )
+    by_source = {"held-out": {"fidelity": scores[list(scores)[-1]], "different_documents": different}}
+    for name, texts in others.items():  # the final student on text no stage trained on
+        own = embed(teacher, tokenizer, texts, length, batch)
+        by_source[name] = {
+            "fidelity": fidelity(embed(student, tokenizer, texts, length, batch), own),
+            "different_documents": different_documents(own),
+        }
     result = DistillResult(
         output_dir=config.output_dir, fidelity=scores, different_documents=different, stage_losses=losses,
         stage_seconds=seconds, eval_documents=len(reference), train_examples=len(train),
         num_parameters=student.num_parameters(),
+        fidelity_by_source=dict(sorted(by_source.items(), key=lambda item: item[1]["fidelity"])),
     )  # fmt: skip
     save_student(config, student, tokenizer, result)
     return result

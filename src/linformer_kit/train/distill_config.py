@@ -69,6 +69,12 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         default=None,
         metadata={"help": "held-out documents for fidelity (default: the last train documents, held out)"},
     )
+    fidelity_text: list[str] | None = field(
+        default=None,
+        metadata={"help": "text no stage trains on, each file its own source: the final student's fidelity at "
+                  "seq_len on its first max_eval_documents documents, beside the held-out documents', the "
+                  "lowest first (e.g. held-out text of the long stage's domains)"},
+    )  # fmt: skip
     text_column: str = field(default="text", metadata={"help": "field holding the text in JSON lines"})
     max_train_documents: int | None = field(
         default=None, metadata={"help": "use the first N train documents"}

@@ -1,6 +1,7 @@
 """The data of `linformer distill`: train examples and the held-out documents of the fidelity.
 
     load_data       both, below; at least 2 held-out documents (the fidelity's baseline compares two)
+    fidelity_texts  the `fidelity_text` sources: text no stage trains on, each its own fidelity
     split_texts     `train` (pretrain's readers, the first max_train_documents) and the held-out documents:
                     `validation`'s, or the last train documents (a tenth, at least 2), not trained on;
                     max_eval_documents of them
@@ -15,6 +16,8 @@ lowered the per-layer error from 0.27 to 0.19 yet the fidelity on reviews of eve
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import datasets
 from transformers import PreTrainedTokenizerBase
@@ -37,6 +40,21 @@ def load_data(
             f"documents under the teacher) needs at least {MIN_EVAL_DOCUMENTS}: add text or --validation"
         )
     return train, documents
+
+
+def fidelity_texts(config: DistillConfig) -> dict[str, list[str]]:
+    """Each `fidelity_text` source's first max_eval_documents documents, by the file's name; ValueError where
+    one holds fewer than 2 (the baseline compares two)."""
+    out = {}
+    for source in config.fidelity_text or []:
+        texts = load_text([source], config.text_column, "fidelity_text", split="test")["text"]
+        if len(texts) < MIN_EVAL_DOCUMENTS:
+            raise ValueError(
+                f"fidelity_text {source}: {len(texts)} document(s); the fidelity's baseline (two different "
+                f"documents under the teacher) needs at least {MIN_EVAL_DOCUMENTS}"
+            )
+        out[Path(source).name] = texts[: config.max_eval_documents]
+    return out
 
 
 def split_texts(config: DistillConfig) -> tuple[datasets.Dataset, list[str], str]:

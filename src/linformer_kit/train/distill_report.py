@@ -33,6 +33,16 @@ class DistillResult:
     # was `train_blocks` in the metrics.json of runs before it counted documents too
     train_examples: int
     num_parameters: int
+    # the final student's fidelity at seq_len on each source, the lowest first: "held-out" (the documents of
+    # `fidelity`) and each `fidelity_text` file, each beside its two different documents under the teacher
+    fidelity_by_source: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+
+    def lowest(self) -> tuple[str, float]:
+        """(source, fidelity) of the source the final student keeps least of."""
+        if not self.fidelity_by_source:
+            return "held-out", list(self.fidelity.values())[-1]
+        name, scores = next(iter(self.fidelity_by_source.items()))
+        return name, scores["fidelity"]
 
 
 def describe_student(model: LinformerPreTrainedModel) -> str:
@@ -58,6 +68,20 @@ def save_student(
                     card=model_card(config, result), staged=False)  # fmt: skip
 
 
+def _by_source(result: DistillResult) -> str:
+    """The final student's fidelity on each source, the lowest first (empty with only the held-out documents)."""
+    if len(result.fidelity_by_source) < 2:
+        return ""
+    rows = "".join(
+        f"| {name} | {s['fidelity']:.4f} | {s['different_documents']:.4f} |\n"
+        for name, s in result.fidelity_by_source.items()
+    )
+    return (
+        "The final student on each source (the lowest first):\n\n| source | fidelity | two different documents |\n"
+        f"|---|---|---|\n{rows}\n"
+    )
+
+
 def model_card(config: DistillConfig, result: DistillResult) -> str:
     """README.md of the student: how it was made, its fidelity after each stage, how to load it."""
     rows = "".join(f"| {stage} | {score:.4f} |\n" for stage, score in result.fidelity.items())
@@ -71,6 +95,7 @@ def model_card(config: DistillConfig, result: DistillResult) -> str:
         "Fidelity (mean cosine of this model's and the teacher's sentence embeddings, held-out documents):\n\n"
         f"| stage | fidelity |\n|---|---|\n{rows}\n"
         f"Two different documents under the teacher: {result.different_documents:.4f}.\n\n"
+        f"{_by_source(result)}"
         "Load with `SentenceTransformer(path)` (a sentence-transformers teacher's pipeline is carried) or\n"
         "`AutoModel.from_pretrained(path, trust_remote_code=True)`; every setting is in `metrics.json`.\n"
     )
