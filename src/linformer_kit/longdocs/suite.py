@@ -95,13 +95,10 @@ class Suite:
         if key not in self._readers:
             model = self.load(*key).to(config.device)
             bucket = None
-            if (
-                config.compile
-            ):  # static shapes, one a width bucket (a symbolic length would change the window core)
-                model, bucket = (
-                    cast(torch.nn.Module, torch.compile(model, dynamic=False)),
-                    config.chunk_length,
-                )
+            if config.compile:
+                # static shapes, one a width bucket (a symbolic length would change the window core)
+                model = cast(torch.nn.Module, torch.compile(model, dynamic=False))
+                bucket = config.chunk_length
             self._readers[key] = Reader(model, tokenizer, key[1], config.tokens_per_batch, bucket)
         return self._readers[key]
 

@@ -459,13 +459,10 @@ class LinformerSelfAttention(nn.Module):
         e, f = self._projection_pair()
         pe, pf = project_pair(e, f, x, mask)  # values (b, k, D), row_weight (b, k, 1)
         keys, values = _linear_rows(pe, self.key), _linear_rows(pf, self.value)  # (b, k, D)
-        if (
-            self.long_adapters is not None
-        ):  # linear without a bias: E (m X) then the update = E (m (X update))
-            keys, values = (
-                keys + self.long_adapters.key(pe.values),
-                values + self.long_adapters.value(pf.values),
-            )
+        if self.long_adapters is not None:
+            # the update is linear without a bias: applied to E (m X) it equals E (m (X's update))
+            keys = keys + self.long_adapters.key(pe.values)
+            values = values + self.long_adapters.value(pf.values)
         return self._split_heads(keys), self._split_heads(values), pe.slot_mask
 
     # --- input checks ----------------------------------------------------------------------------

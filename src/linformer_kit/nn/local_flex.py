@@ -71,7 +71,7 @@ def flex_window_attention(
 
     q, k, v (b, h, n, d); `keyset` the slots, padding mask, w and g. Needs a concrete n.
     """
-    _check_flex(q, dropout_p, q, k, v, keyset.slots.keys, keyset.slots.values)
+    _check_flex(dropout_p, q, k, v, keyset.slots.keys, keyset.slots.values)
     from torch.nn.attention.flex_attention import flex_attention
 
     b, h, n, d = q.shape
@@ -178,8 +178,9 @@ def _all_real(real: Tensor | None, q: Tensor) -> Tensor:
     return torch.ones(b, n, dtype=torch.bool, device=q.device) if real is None else real
 
 
-def _check_flex(q: Tensor, dropout_p: float, *tensors: Tensor) -> None:
-    """The limits of the module docstring, named before any work."""
+def _check_flex(dropout_p: float, q: Tensor, *others: Tensor) -> None:
+    """The limits of the module docstring, named before any work: q the queries, `others` every other input
+    a backward would reach."""
     if not flex_available():
         raise ValueError(
             f"backend 'flex' needs torch >= 2.5 (FlexAttention), this is torch {torch.__version__}"
@@ -188,7 +189,7 @@ def _check_flex(q: Tensor, dropout_p: float, *tensors: Tensor) -> None:
         raise ValueError(
             f"backend 'flex' has no attention dropout, got dropout_p={dropout_p}: use backend 'auto' in training"
         )
-    if q.device.type == "cpu" and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+    if q.device.type == "cpu" and torch.is_grad_enabled() and any(t.requires_grad for t in (q, *others)):
         raise ValueError(
             "backend 'flex' has no backward on a CPU (PyTorch's FlexAttention): use backend 'auto' to train there"
         )
