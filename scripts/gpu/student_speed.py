@@ -201,22 +201,37 @@ def measure_layer(args: argparse.Namespace, result: dict[str, Any], out: Path) -
                                       "compile": compile_mode}  # fmt: skip
             try:
                 module = layer if compile_mode == "eager" else torch.compile(layer, mode=compile_mode)
-
-                def call(module: Any = module) -> None:
-                    with torch.inference_mode():
-                        module(x)  # no mask: an unpadded batch
-
-                start = time.perf_counter()
-                call()
-                record["first_call_s"] = time.perf_counter() - start
-                times = timed(call, args.device, args.min_time)
-                record["seconds_median"] = statistics.median(times)
-                record["seconds_min"] = min(times)
             except Exception as error:
                 record["error"] = f"{type(error).__name__}: {str(error)[:300]}"
-            result["records"].append(record)
-            save(result, out)
-            print(json.dumps(record), flush=True)
+            else:
+                time_layer(module, x, args, record)
+            keep(record, result, out)
+
+
+def time_layer(module: Any, x: torch.Tensor, args: argparse.Namespace, record: dict[str, Any]) -> None:
+    """Inference of `module` on x (no mask: an unpadded batch) timed into `record`: its first call, then the
+    samples (`timed`); an error is the record's."""
+
+    def call() -> None:
+        with torch.inference_mode():
+            module(x)
+
+    try:
+        start = time.perf_counter()
+        call()
+        record["first_call_s"] = time.perf_counter() - start
+        times = timed(call, args.device, args.min_time)
+        record["seconds_median"] = statistics.median(times)
+        record["seconds_min"] = min(times)
+    except Exception as error:
+        record["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+
+
+def keep(record: dict[str, Any], result: dict[str, Any], out: Path) -> None:
+    """The record into the result, written at once (a run cut at its limit keeps it), and printed."""
+    result["records"].append(record)
+    save(result, out)
+    print(json.dumps(record), flush=True)
 
 
 def measure_blocks(args: argparse.Namespace, result: dict[str, Any], out: Path) -> None:
@@ -234,23 +249,8 @@ def measure_blocks(args: argparse.Namespace, result: dict[str, Any], out: Path) 
         local_flex._cached_block_mask.cache_clear()
         record: dict[str, Any] = {"mode": "layer-inference", "n": n, "batch": 1, "model": f"w64-flex-{block}",
                                   "compile": "eager"}  # fmt: skip
-        try:
-
-            def call() -> None:
-                with torch.inference_mode():
-                    layer(x)
-
-            start = time.perf_counter()
-            call()
-            record["first_call_s"] = time.perf_counter() - start
-            times = timed(call, args.device, args.min_time)
-            record["seconds_median"] = statistics.median(times)
-            record["seconds_min"] = min(times)
-        except Exception as error:
-            record["error"] = f"{type(error).__name__}: {str(error)[:300]}"
-        result["records"].append(record)
-        save(result, out)
-        print(json.dumps(record), flush=True)
+        time_layer(layer, x, args, record)
+        keep(record, result, out)
     local_flex.FLEX_BLOCK = default
     local_flex._cached_block_mask.cache_clear()
 
