@@ -211,11 +211,13 @@ def test_fidelity_of_a_model_to_itself_is_whole_on_every_source(
                             lengths=(64, 128), tasks=("fidelity",), pairs=3, chunk_length=64)  # fmt: skip
     records = run_suite(config)
     kept = {r.task: r.score for r in records if r.method == "whole"}
-    different = {r.task: r.score for r in records if r.method == "two-different-texts"}
+    different = {r.task: r.score for r in records if r.method == "two-different-texts"}  # (DIFFERENT_TEXTS)
     assert set(kept) == set(different) == {f"fidelity-{s}" for s in ("books", "wikitext", "imdb", "sst2")}
     assert all(r.length == 64 for r in records)  # 128 > chunk_length: the original does not read it whole
     assert all(score == pytest.approx(100.0, abs=0.01) for score in kept.values())
     assert all(different[task] < kept[task] - 0.01 for task in different), different
+    body = json.loads((tmp_path / "out" / "longdocs.json").read_text())
+    assert "| whole | two-different-texts |" in table(body["records"])  # the reference has its column
 
 
 def _run_folder(folder: Path, records: list[dict]) -> Path:

@@ -36,6 +36,8 @@ Method = Literal[
 METHODS: tuple[Method, ...] = (
     "whole", "truncate-512", "chunks-mean-512", "chunks-best-512", "late-chunking-512", "full-extended"
 )  # fmt: skip
+# the fidelity task's reference: the original's mean cosine of two different texts (a record, not a reading)
+DIFFERENT_TEXTS = "two-different-texts"
 # the methods that read with the model under test; the others read with the original
 MODEL_METHODS: tuple[Method, ...] = ("whole", "late-chunking-512")
 # the forward pass each method reads: methods that share one are read from one pass, timed once

@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from linformer_kit.longdocs.methods import METHODS
+from linformer_kit.longdocs.methods import DIFFERENT_TEXTS, METHODS
 
 TIMED_TOGETHER = "A/B in one process"  # how one run of the suite times its methods (`table`)
 
@@ -36,7 +36,7 @@ def table(records: list[dict], timing: str = TIMED_TOGETHER) -> str:
     """A Markdown table: a row per task and length, a column per method ("score ± spread"), the best
     score of each row in bold, then seconds per document of every method (`timing`: how they were timed)."""
     rows = summary(records)
-    methods = [m for m in METHODS if any(m in cells for cells in rows.values())]
+    methods = [m for m in (*METHODS, DIFFERENT_TEXTS) if any(m in cells for cells in rows.values())]
     head = "| task | length | " + " | ".join(methods) + " |\n|---|---|" + "---|" * len(methods) + "\n"
     body = []
     for (task, length), cells in sorted(rows.items()):

@@ -32,6 +32,7 @@ import torch
 from linformer_kit.longdocs import sources, texts
 from linformer_kit.longdocs.config import LongDocsConfig
 from linformer_kit.longdocs.methods import (
+    DIFFERENT_TEXTS,
     MODEL_METHODS,
     PASS_OF,
     Method,
@@ -204,7 +205,7 @@ class Suite:
             self.add(
                 f"fidelity-{name}",
                 length,
-                "two-different-texts",
+                DIFFERENT_TEXTS,
                 100 * different,
                 seed,
                 encoded["truncate-512"][1],
