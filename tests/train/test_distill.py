@@ -257,7 +257,7 @@ def test_cli_prints_the_fidelity_of_each_stage(teacher, text, tmp_path, capsys) 
             "--disable-tqdm", "true", "--per-device-train-batch-size", "2"]  # fmt: skip
     assert main(args) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
-    assert line.startswith("distill done: fidelity")
+    assert line.startswith("distill done: lowest fidelity")
     assert "drop-in" in line
     assert "attention" in line
     assert json.loads((tmp_path / "out" / "metrics.json").read_text())["config"]["local_window"] == 2
