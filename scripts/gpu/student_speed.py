@@ -163,24 +163,13 @@ def measure_models(args: argparse.Namespace, result: dict[str, Any], out: Path, 
                         "mode": mode, "n": n, "batch": batch, "model": name, "method": method,
                         "rows": rows, "length": length,
                     }  # fmt: skip
-                    try:
-                        batch_inputs = inputs(rows, length, args.device, masked=not name.endswith("+c"))
-                        call = call_of(models[name], batch_inputs, mode)
-                        start = time.perf_counter()
-                        call()
-                        record["first_call_s"] = time.perf_counter() - start
-                        times = timed(call, args.device, args.min_time)
-                        record["seconds_median"] = statistics.median(times)
-                        record["seconds_min"] = min(times)
-                        record["texts_per_second"] = batch / record["seconds_median"]
-                        record["peak_mib"] = peak_mib(call, args.device)
-                    except Exception as error:
-                        record["error"] = f"{type(error).__name__}: {str(error)[:300]}"
-                        if args.device == "cuda":
-                            torch.cuda.empty_cache()
-                    result["records"].append(record)
-                    save(result, out)
-                    print(json.dumps(record), flush=True)
+                    batch_inputs = inputs(rows, length, args.device, masked=not name.endswith("+c"))
+                    call = call_of(models[name], batch_inputs, mode)
+                    time_call(call, args, record, lambda call=call, batch=batch, record=record: {
+                        "texts_per_second": batch / record["seconds_median"],
+                        "peak_mib": peak_mib(call, args.device),
+                    })  # fmt: skip
+                    keep(record, result, out)
 
 
 def measure_layer(args: argparse.Namespace, result: dict[str, Any], out: Path) -> None:
@@ -209,13 +198,18 @@ def measure_layer(args: argparse.Namespace, result: dict[str, Any], out: Path) -
 
 
 def time_layer(module: Any, x: torch.Tensor, args: argparse.Namespace, record: dict[str, Any]) -> None:
-    """Inference of `module` on x (no mask: an unpadded batch) timed into `record`: its first call, then the
-    samples (`timed`); an error is the record's."""
+    """Inference of `module` on x (no mask: an unpadded batch) timed into `record` (`time_call`)."""
 
     def call() -> None:
         with torch.inference_mode():
             module(x)
 
+    time_call(call, args, record)
+
+
+def time_call(call: Any, args: argparse.Namespace, record: dict[str, Any], more: Any = None) -> None:
+    """`call` timed into `record`: its first call, then the samples (`timed`), then `more()`'s fields; an
+    error (out of memory) is the record's, and on CUDA the cache is emptied for the next case."""
     try:
         start = time.perf_counter()
         call()
@@ -223,8 +217,12 @@ def time_layer(module: Any, x: torch.Tensor, args: argparse.Namespace, record: d
         times = timed(call, args.device, args.min_time)
         record["seconds_median"] = statistics.median(times)
         record["seconds_min"] = min(times)
+        if more is not None:
+            record.update(more())
     except Exception as error:
         record["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+        if args.device == "cuda":
+            torch.cuda.empty_cache()
 
 
 def keep(record: dict[str, Any], result: dict[str, Any], out: Path) -> None:
