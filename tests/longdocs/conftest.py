@@ -45,7 +45,10 @@ def prose(seed: int, words: int) -> str:
 
 
 def vocabulary() -> list[str]:
-    words = set(PROSE_WORDS) | set(texts.FILLER.lower().replace(".", " ").split())
+    words = set(PROSE_WORDS)
+    for construction in (texts.LONGEMBED, texts.ACCESS_CODE):  # the key and query words, names left out
+        text = construction.filler + construction.key + construction.query
+        words |= set(text.format(name="", digits="").lower().replace(".", " ").replace("?", " ").split())
     for group in (texts.FIRST_NAMES, texts.LAST_NAMES, texts.COLOURS, texts.THINGS, texts.PLACES):
         words |= {w.lower() for item in group for w in item.split()}
     words |= {"s", "pass", "key", "is", "remember", "it", "for", "what", "passkey", "where", "did", "hide", "hid",

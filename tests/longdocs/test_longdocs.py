@@ -145,7 +145,11 @@ def test_retrieval_takes_the_best_row_of_each_document() -> None:
     [
         ({"queries": 200}, "queries=200: at most candidates=100"),
         ({"methods": ("whole", "chunks")}, "methods=.*expected one or more of whole"),
-        ({"tasks": ()}, "tasks=\\[\\]"),
+        ({"tasks": ("documents",)}, "tasks: documents reads your documents; give them with --documents FILE"),
+        (
+            {"documents": ("my.jsonl",), "tasks": ("passkey",)},
+            r"documents: given, but tasks=\['passkey'\] do not",
+        ),
         ({"lengths": (32, 128)}, "lengths=\\[32, 128\\]: expected lengths >= 64"),
         ({"probe_subset": 500}, "probe_subset=500: at most probe_train=400"),
         ({"pairs": 1}, "pairs=1: expected a whole number >= 2"),
@@ -249,3 +253,104 @@ def test_runs_made_apart_are_gathered_into_one_table(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"no record of task \['book'\] among those"):
         gathered([Source(student, ("whole",), ("books", "book"))])
     assert "Seconds per document (timed apart):" in table(records, "timed apart")
+
+
+def test_the_default_tasks_are_what_the_given_text_feeds() -> None:
+    assert LongDocsConfig(model="m", output_dir="o").tasks == ("passkey", "access-code")  # no data at all
+    every = LongDocsConfig(model="m", output_dir="o", data="d").tasks
+    assert every == ("passkey", "access-code", "needle", "imdb", "books", "wikitext", "fidelity")
+    assert LongDocsConfig(model="m", output_dir="o", documents=("my.jsonl",)).tasks == ("documents",)
+
+
+def test_tasks_that_read_a_data_folder_are_refused_without_one(tmp_path: Path, tiny_bert_dir: Path) -> None:
+    config = LongDocsConfig(model=str(tiny_bert_dir), output_dir=str(tmp_path / "out"), chunk_length=32,
+                            tasks=("passkey", "books", "imdb"))  # fmt: skip
+    with pytest.raises(ValueError, match="tasks books, imdb read a data folder: give --data DIR"):
+        config.check_files()
+
+
+def test_access_code_documents_are_another_construction_of_the_passkey() -> None:
+    tokenizer = word_tokenizer()
+    for build in (texts.LONGEMBED, texts.ACCESS_CODE):
+        docs = texts.passkey_documents(
+            tokenizer, 128, count=8, queries=4, rng=random.Random(0), construction=build
+        )
+        assert all(count(tokenizer, d.text) <= 128 for d in docs)
+        assert all(
+            tokenizer.unk_token_id not in tokenizer(d.text + " " + (d.query or ""))["input_ids"] for d in docs
+        )
+        for doc in docs[:4]:
+            name = (
+                (doc.query or "").rsplit(" of ", 1)[-1].removesuffix("?")
+                if build is texts.ACCESS_CODE
+                else None
+            )
+            assert name is None or f"The access code of {name} is" in doc.text
+    passkey = texts.passkey_documents(tokenizer, 128, 8, 4, random.Random(0))
+    code = texts.passkey_documents(tokenizer, 128, 8, 4, random.Random(0), texts.ACCESS_CODE)
+    assert [d.depth for d in passkey] == [d.depth for d in code]  # the same draws, another text
+    def sentences(text: str) -> set[str]:
+        return {s.strip() for s in text.split(".") if s.strip()}
+
+    assert not sentences(passkey[0].text) & sentences(code[0].text)
+
+
+def _documents_file(path: Path, texts_: list[str]) -> Path:
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts_))
+    return path
+
+
+def test_user_documents_read_json_lines_text_files_and_folders(tmp_path: Path) -> None:
+    from linformer_kit.longdocs.sources import user_documents
+
+    records = _documents_file(tmp_path / "a.jsonl", ["one", "two"])
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "b.txt").write_text("three\n\nstill three")
+    (folder / "c.txt").write_text("four")
+    (folder / "notes.md").write_text("not read")
+    assert user_documents((str(records), str(folder))) == ["one", "two", "three\n\nstill three", "four"]
+    with pytest.raises(ValueError, match=r"documents: 'missing\.jsonl' is not a file or a folder"):
+        user_documents(("missing.jsonl",))
+    (tmp_path / "bad.jsonl").write_text(json.dumps({"body": "x"}) + "\n")
+    with pytest.raises(ValueError, match=r"a record of .*bad\.jsonl has no 'text' field"):
+        user_documents((str(tmp_path / "bad.jsonl"),))
+
+
+@pytest.mark.parametrize(
+    ("documents", "lengths", "pairs", "match"),
+    [
+        (1, (64,), 2, r"documents: 1 document\(s\); the halves task needs at least 2"),
+        (
+            4,
+            (64, 400),
+            2,
+            r"none is long enough for length 400 \(2 halves of 398 tokens; the longest holds \d+",
+        ),
+        (4, (64,), 50, r"they hold \d+ pair\(s\) of halves at length 64, fewer than pairs=50"),
+    ],
+)
+def test_documents_too_few_or_too_short_are_named_before_any_model_loads(
+    documents: int, lengths: tuple, pairs: int, match: str, tmp_path: Path, tiny_bert_dir: Path
+) -> None:
+    path = _documents_file(tmp_path / "my.jsonl", [prose(i, 200) for i in range(documents)])
+    config = LongDocsConfig(model=str(tiny_bert_dir), output_dir=str(tmp_path / "out"), documents=(str(path),),
+                            lengths=lengths, pairs=pairs, chunk_length=32)  # fmt: skip
+    with pytest.raises(ValueError, match=match):
+        config.check_files()
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_suite_reads_a_user_s_documents_and_passkeys_with_no_data(
+    tmp_path: Path, tiny_bert_dir: Path
+) -> None:
+    path = _documents_file(tmp_path / "my.jsonl", [prose(i, 300) for i in range(6)])
+    methods = ("whole", "truncate-512", "chunks-mean-512", "chunks-best-512")
+    config = LongDocsConfig(model=str(tiny_bert_dir), output_dir=str(tmp_path / "mine"), documents=(str(path),),
+                            lengths=(64,), pairs=4, chunk_length=32, methods=methods)  # fmt: skip
+    records = run_suite(config)
+    assert {(r.task, r.method) for r in records} == {("documents", m) for m in methods}
+    generated = LongDocsConfig(model=str(tiny_bert_dir), output_dir=str(tmp_path / "keys"), lengths=(64,),
+                               candidates=6, queries=3, chunk_length=32, methods=("whole",))  # fmt: skip
+    tasks = {r.task for r in run_suite(generated) if r.depth is None}
+    assert tasks == {"passkey", "access-code"}

@@ -303,7 +303,8 @@ def test_fidelity_on_text_no_stage_trains_on_is_reported_lowest_first(teacher, t
     assert list(result.fidelity_by_source) == sorted(
         result.fidelity_by_source, key=lambda name: result.fidelity_by_source[name]["fidelity"]
     )
-    assert set(result.fidelity_by_source) == {"held-out", "other.txt"}
+    name = f"{tmp_path.name}/other.txt"  # a file's folder and name
+    assert set(result.fidelity_by_source) == {"held-out", name}
     assert result.fidelity_by_source["held-out"]["fidelity"] == result.fidelity["end-to-end"]
     from transformers import AutoModel, AutoTokenizer
 
@@ -311,10 +312,10 @@ def test_fidelity_on_text_no_stage_trains_on_is_reported_lowest_first(teacher, t
     texts = other.read_text().split("\n\n")
     student, original = AutoModel.from_pretrained(tmp_path / "out"), AutoModel.from_pretrained(teacher)
     want = fidelity(embed(student, tokenizer, texts, 64), embed(original, tokenizer, texts, 64))
-    assert result.fidelity_by_source["other.txt"]["fidelity"] == pytest.approx(want, abs=1e-5)
+    assert result.fidelity_by_source[name]["fidelity"] == pytest.approx(want, abs=1e-5)
     source, lowest = result.lowest()
     assert summary(result).startswith(f"distill done: lowest fidelity {lowest:.4f} ({source})")
-    assert "| other.txt |" in (tmp_path / "out" / "README.md").read_text()
+    assert f"| {name} |" in (tmp_path / "out" / "README.md").read_text()
     (tmp_path / "empty.txt").write_text("one\n")
     with pytest.raises(ValueError, match=r"fidelity_text .*empty.txt: 1 document\(s\)"):
         distill(

@@ -224,9 +224,9 @@ def test_long_adapters_train_and_leave_every_input_up_to_exact_length_as_it_was(
     ("overrides", "match"),
     [
         ({"long_tune": "all"}, r"long_tune must be one of \('tune', 'projections', 'adapters'\), got 'all'"),
-        (
+        (  # exact_length defaults to seq_len with a long stage, so the short term reads nothing that trains
             {"long_tune": "adapters"},
-            r"long_tune='adapters': long adapters are read by inputs longer than exact_length",
+            r"short_weight=1.0: with long_tune='adapters' and exact_length=32 >= seq_len=32",
         ),
         (
             {"long_tune": "adapters", "exact_length": 32, "short_weight": 0.0, "long_adapter_rank": 0},
@@ -242,7 +242,7 @@ def test_long_adapters_train_and_leave_every_input_up_to_exact_length_as_it_was(
         ),
         (
             {"long_tune": "projections", "exact_length": 33, "short_weight": 0.0},
-            r"contrastive_weight=0.2: with long_tune='projections' its halves of 33 tokens are read exactly",
+            r"contrastive_weight=1.0: with long_tune='projections' its halves of 33 tokens are read exactly",
         ),
         ({"long_length": None, "long_tune": "projections"}, "long_tune: options of the long stage"),
         (
@@ -271,6 +271,8 @@ def test_long_adapters_train_and_leave_every_input_up_to_exact_length_as_it_was(
             r"projection_resize must be one of \('interpolate', 'restart'\), got 'stretch'",
         ),
         ({"long_length": None, "exact_length": 16}, "exact_length: options of the long stage"),
+        ({"short_text": "long"}, r"short_text must be one of \('train', 'train\+long'\), got 'long'"),
+        ({"long_length": None, "short_text": "train"}, "short_text: options of the long stage"),
         ({"exact_length": 64}, "exact_length=64 must be below max_seq_len=64"),
         ({"exact_length": 4}, "exact_length=4 must be at least projected_length k=8"),
         ({"local_window": 40}, "local_window=40 must be below max_seq_len=32"),

@@ -22,6 +22,8 @@ from typing import Any, NamedTuple
 import torch
 
 from linformer_kit.data_files import read_texts
+from linformer_kit.token_pieces import pieces as text_pieces
+from linformer_kit.token_pieces import special_ends
 
 # The default text: no download. Plain prose of everyday words, repeated to any length; the time of a
 # forward depends on the shapes, not on which ids fill them.
@@ -56,11 +58,11 @@ class Ends(NamedTuple):
 
 
 def ends_of(tokenizer: Any) -> Ends:
-    """[CLS] / [SEP] / [PAD] of a BERT tokenizer (<s> / </s> / <pad> of a RoBERTa one)."""
-    first = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
-    last = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
+    """[CLS] / [SEP] / [PAD] of a BERT tokenizer (<s> / </s> / <pad> of a RoBERTa one): the ids its own
+    post-processor puts around a text (special_tokens.py)."""
+    first, last = special_ends(tokenizer)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    return Ends(first, last, pad)
+    return Ends(first[0] if first else None, last[-1] if last else None, pad)
 
 
 def text_ids(tokenizer: Any, text_file: str | None, at_least: int) -> list[int]:
@@ -112,14 +114,13 @@ def chunked(rows: torch.Tensor, chunk: int, ends: Ends) -> dict[str, torch.Tenso
     count, specials = pieces(n, chunk), _specials(ends)
     ids = torch.full((b, count, chunk), ends.pad, dtype=torch.long)
     mask = torch.zeros((b, count, chunk), dtype=torch.long)
+    last = n - (count - 1) * chunk  # the last chunk's tokens
     for i, row in enumerate(rows.tolist()):
         body = row[(ends.first is not None) : n - (ends.last is not None)]
-        taken = 0
-        for j in range(count):
-            length = chunk if j < count - 1 else n - (count - 1) * chunk
-            inner = max(0, length - specials)
-            piece = _wrapped(body[taken : taken + inner], length, ends)
-            taken += inner
+        cut = text_pieces(body, chunk - specials)[:count]  # longdocs' chunks (token_pieces.py) ...
+        cut[-1] = cut[-1][: max(0, last - specials)]  # ... the last cut to n real tokens in all
+        for j, part in enumerate(cut):
+            piece = _wrapped(part, chunk if j < count - 1 else last, ends)
             ids[i, j, : len(piece)] = torch.tensor(piece, dtype=torch.long)
             mask[i, j, : len(piece)] = 1
     return {"input_ids": ids.view(b * count, chunk), "attention_mask": mask.view(b * count, chunk)}

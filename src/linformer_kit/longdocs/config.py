@@ -15,8 +15,19 @@ from linformer_kit.longdocs.methods import METHODS, Method
 from linformer_kit.longdocs.sources import TASK_FILES
 from linformer_kit.output_dir import check_output_dir
 
-Task = Literal["passkey", "needle", "imdb", "books", "wikitext", "fidelity"]
-TASKS: tuple[Task, ...] = ("passkey", "needle", "imdb", "books", "wikitext", "fidelity")
+Task = Literal["passkey", "access-code", "needle", "imdb", "books", "wikitext", "fidelity", "documents"]
+TASKS: tuple[Task, ...] = (
+    "passkey",
+    "access-code",
+    "needle",
+    "imdb",
+    "books",
+    "wikitext",
+    "fidelity",
+    "documents",
+)
+# the tasks no file feeds (generated text): what runs with no --data and no --documents
+GENERATED: tuple[Task, ...] = ("passkey", "access-code")
 RESULT_FILES = ("longdocs.json", "longdocs.md", "longdocs.png")
 
 
@@ -34,15 +45,27 @@ class LongDocsConfig:
         metadata={"help": "the encoder the baselines run (truncate, chunks, full-extended), e.g. the one a "
                   "student was distilled from; default: --model", "metavar": "DIR"},
     )  # fmt: skip
-    data: str = field(
-        default="../shared/data",
-        metadata={"help": "data folder laid out as ../shared/data", "metavar": "DIR"},
-    )
+    data: str | None = field(
+        default=None,
+        metadata={"help": "a data folder holding imdb/, gutenberg/, wikitext/ and sst2/ as longdocs/sources.py "
+                  "lays out (the repository's shared data); needle, imdb, books, wikitext and fidelity read it",
+                  "metavar": "DIR"},
+    )  # fmt: skip
+    documents: tuple[str, ...] = field(
+        default=(),
+        metadata={"help": "your own long documents: .jsonl / .jsonl.gz files (each record's `text` a document), "
+                  ".txt files (each file a document) or folders of them; the `documents` task: the halves "
+                  "task on them, every method", "metavar": "FILE"},
+    )  # fmt: skip
     output_dir: str = field(
         default="",
         metadata={"help": "where longdocs.json, longdocs.md and longdocs.png go", "metavar": "DIR"},
     )
-    tasks: tuple[Task, ...] = field(default=TASKS, metadata={"help": "the tasks to run"})
+    tasks: tuple[Task, ...] = field(
+        default=(),
+        metadata={"help": "the tasks to run (default: `documents` with --documents, else every task --data "
+                  "feeds with passkey and access-code, else those two alone)"},
+    )  # fmt: skip
     methods: tuple[Method, ...] = field(default=METHODS, metadata={"help": "the methods to compare"})
     lengths: tuple[int, ...] = field(
         default=(256, 512, 1024, 2048, 4096),
@@ -75,12 +98,25 @@ class LongDocsConfig:
     )
 
     def __post_init__(self) -> None:
-        self.tasks, self.methods = tuple(self.tasks), tuple(self.methods)
+        self.tasks, self.methods, self.documents = (
+            tuple(self.tasks),
+            tuple(self.methods),
+            tuple(self.documents),
+        )
+        if not self.tasks:  # the default: what the given text feeds
+            data_tasks = tuple(t for t in TASKS if t != "documents")
+            self.tasks = ("documents",) if self.documents else data_tasks if self.data else GENERATED
         self.lengths, self.seeds = tuple(sorted(set(self.lengths))), tuple(self.seeds)
         for name, values, allowed in (("tasks", self.tasks, TASKS), ("methods", self.methods, METHODS)):
             bad = [v for v in values if v not in allowed]
             if bad or not values:
                 raise ValueError(f"{name}={list(values)}: expected one or more of {', '.join(allowed)}")
+        if "documents" in self.tasks and not self.documents:
+            raise ValueError("tasks: documents reads your documents; give them with --documents FILE")
+        if self.documents and "documents" not in self.tasks:
+            raise ValueError(
+                f"documents: given, but tasks={list(self.tasks)} do not read them; add documents"
+            )
         if not self.seeds:
             raise ValueError("seeds=[]: give at least one seed")
         for name, low in (("candidates", 2), ("queries", 1), ("pairs", 2), ("probe_train", 4),
@@ -96,6 +132,13 @@ class LongDocsConfig:
             raise ValueError(
                 f"lengths={list(self.lengths)}: expected lengths >= 64 tokens (a key sentence fits)"
             )
+
+    @property
+    def data_dir(self) -> Path:
+        """The data folder (`check_files` refused tasks that read it without one)."""
+        if self.data is None:
+            raise ValueError("data: missing; give --data DIR")
+        return Path(self.data)
 
     @property
     def original_dir(self) -> str:
@@ -122,8 +165,21 @@ class LongDocsConfig:
             raise ValueError(
                 f"chunk_length={self.chunk_length}: longer than the original's longest input {longest}"
             )
-        missing = [f for task in self.tasks for f in TASK_FILES[task] if not (Path(self.data) / f).is_file()]
+        reading = [task for task in self.tasks if TASK_FILES[task]]
+        if reading and self.data is None:
+            raise ValueError(
+                f"tasks {', '.join(reading)} read a data folder: give --data DIR (imdb/, gutenberg/, wikitext/, "
+                f"sst2/: longdocs/sources.py), or run {' and '.join(GENERATED)}, which need none"
+            )
+        missing = [f for task in reading for f in TASK_FILES[task] if not (self.data_dir / f).is_file()]
         if missing:
             raise ValueError(
                 f"data: {self.data!r} lacks {', '.join(sorted(set(missing)))} (the tasks' files)"
             )
+        if self.documents:
+            from transformers import AutoTokenizer
+
+            from linformer_kit.longdocs.sources import check_documents, user_documents
+
+            tokenizer = AutoTokenizer.from_pretrained(self.original_dir, model_max_length=10**9)
+            check_documents(user_documents(self.documents), tokenizer, self.lengths, self.pairs)

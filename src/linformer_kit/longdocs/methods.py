@@ -29,6 +29,7 @@ import torch
 from torch.nn import functional as F
 
 from linformer_kit.models.sentence_transformers_folder import sentence_embedding
+from linformer_kit.token_pieces import pieces, with_special_tokens
 
 Method = Literal[
     "whole", "truncate-512", "chunks-mean-512", "chunks-best-512", "late-chunking-512", "full-extended"
@@ -66,8 +67,7 @@ class Reader:
 
     def with_specials(self, ids: list[int]) -> list[int]:
         """`ids` between the tokenizer's own special tokens ([CLS] ... [SEP], <s> ... </s>)."""
-        empty = self.tokenizer("")["input_ids"]  # type: ignore[operator]
-        return empty[:1] + ids + empty[1:]
+        return with_special_tokens(self.tokenizer, ids)
 
     @torch.no_grad()
     def states(self, inputs: list[list[int]]) -> list[torch.Tensor]:
@@ -111,10 +111,10 @@ def read(pass_: Pass, reader: Reader, texts: list[str], chunk: int = 512) -> lis
     if pass_ != "chunks":
         limit = chunk if pass_ == "truncate" else reader.max_length
         return reader.states([reader.with_specials(x[: limit - 2]) for x in ids])
-    pieces = [_pieces(x, chunk - 2) for x in ids]
-    flat = reader.states([reader.with_specials(p) for doc in pieces for p in doc])
+    cut = [pieces(x, chunk - 2) for x in ids]
+    flat = reader.states([reader.with_specials(p) for doc in cut for p in doc])
     per_doc, at = [], 0
-    for doc in pieces:
+    for doc in cut:
         per_doc.append(torch.cat([_pooled(s) for s in flat[at : at + len(doc)]]))
         at += len(doc)
     return per_doc
@@ -147,8 +147,3 @@ def _pooled(states: torch.Tensor) -> torch.Tensor:
 def _spans(states: torch.Tensor, size: int) -> torch.Tensor:
     """(m, D): each consecutive span of `size` token states mean-pooled."""
     return torch.cat([_pooled(states[a : a + size]) for a in range(0, len(states), size)])
-
-
-def _pieces(ids: list[int], size: int) -> list[list[int]]:
-    """Consecutive pieces of at most `size` ids (at least one, empty for an empty text)."""
-    return [ids[a : a + size] for a in range(0, len(ids), size)] or [[]]

@@ -4,6 +4,7 @@
     books      gutenberg/valid.jsonl.gz + gutenberg/test.jsonl.gz: 10 whole books no distill run reads
     wikitext   wikitext/wikitext-2-raw/wiki.test.raw: articles split at their " = Title = " headings
     fidelity   passages of the books, the articles and the IMDB test reviews, and SST-2's dev sentences
+    documents  the user's own (`--documents`): JSON lines (a `text` a record) or text files (a file each)
 
 Nothing here is trained on: `distill`'s long stage reads Gutenberg train and IMDB unsup only.
 """
@@ -19,6 +20,8 @@ from pathlib import Path
 # the files each task needs, relative to the data folder (checked before any model loads)
 TASK_FILES: dict[str, tuple[str, ...]] = {
     "passkey": (),
+    "access-code": (),
+    "documents": (),  # --documents, checked apart (`check_documents`)
     "needle": ("gutenberg/test.jsonl.gz",),
     "imdb": ("imdb/train.jsonl.gz", "imdb/test.jsonl.gz"),
     "books": ("gutenberg/valid.jsonl.gz", "gutenberg/test.jsonl.gz"),
@@ -78,3 +81,56 @@ def long_reviews(path: Path, tokenizer, count: int, above: int, seed: int = 0) -
             if len(texts) == count:
                 break
     return texts, labels
+
+
+DOCUMENT_SUFFIXES = (".jsonl", ".jsonl.gz", ".txt")
+
+
+def user_documents(paths: tuple[str, ...] | list[str]) -> list[str]:
+    """The documents of `--documents`: each record's "text" of a .jsonl / .jsonl.gz file, each .txt file whole,
+    a folder's such files in name order; ValueError names a path that is none of these."""
+    documents: list[str] = []
+    for name in paths:
+        path = Path(name)
+        files = (
+            sorted(p for p in path.iterdir() if p.name.endswith(DOCUMENT_SUFFIXES))
+            if path.is_dir()
+            else [path]
+        )
+        if not path.exists() or not files:
+            raise ValueError(
+                f"documents: {name!r} is not a file or a folder holding {', '.join(DOCUMENT_SUFFIXES)} files"
+            )
+        for file in files:
+            if file.name.endswith(".txt"):
+                documents.append(file.read_text(encoding="utf-8"))
+            elif file.name.endswith((".jsonl", ".jsonl.gz")):
+                opener = gzip.open if file.name.endswith(".gz") else open
+                with opener(file, "rt", encoding="utf-8") as f:
+                    records = [json.loads(line) for line in f if line.strip()]
+                if any("text" not in r for r in records):
+                    raise ValueError(f"documents: a record of {file} has no 'text' field")
+                documents += [r["text"] for r in records]
+            else:
+                raise ValueError(f"documents: {file} is none of {', '.join(DOCUMENT_SUFFIXES)}")
+    return documents
+
+
+def check_documents(documents: list[str], tokenizer, lengths: tuple[int, ...], pairs: int) -> None:
+    """Every length's halves task can be drawn from `documents`: `pairs` non-overlapping spans of 2 (L - 2)
+    tokens (texts.halves); ValueError names the length, what the documents hold and the way out."""
+    if len(documents) < 2:
+        raise ValueError(f"documents: {len(documents)} document(s); the halves task needs at least 2")
+    sizes = [len(ids) for ids in tokenizer(documents, add_special_tokens=False)["input_ids"]]
+    for length in lengths:
+        held = sum(size // (2 * (length - 2)) for size in sizes)
+        if held == 0:
+            raise ValueError(
+                f"documents: none is long enough for length {length} (2 halves of {length - 2} tokens; the longest "
+                f"holds {max(sizes)} tokens); leave {length} out of --lengths"
+            )
+        if held < pairs:
+            raise ValueError(
+                f"documents: they hold {held} pair(s) of halves at length {length}, fewer than pairs={pairs}; "
+                f"lower --pairs or leave {length} out of --lengths"
+            )

@@ -143,8 +143,11 @@ class Suite:
     def keyed(self, task: str, length: int, seed: int) -> None:
         """Passkey or needle at one length: accuracy@1 overall and by key depth."""
         config, rng = self.config, random.Random(f"{task}-{length}-{seed}")
-        if task == "passkey":
-            docs = texts.passkey_documents(self.tokenizer, length, config.candidates, config.queries, rng)
+        if task in ("passkey", "access-code"):
+            construction = texts.LONGEMBED if task == "passkey" else texts.ACCESS_CODE
+            docs = texts.passkey_documents(
+                self.tokenizer, length, config.candidates, config.queries, rng, construction
+            )
         else:
             docs = texts.needle_documents(
                 self.tokenizer, length, config.candidates, config.queries, self.haystack, rng
@@ -163,9 +166,10 @@ class Suite:
                     self.add(task, length, method, score, seed, seconds, f"{low:.2f}-{high:.2f}")
 
     def halves(self, task: str, length: int, seed: int) -> None:
-        """Books or wikitext at one length: a first half finds its own second half (accuracy@1)."""
+        """Books, wikitext or the user's documents at one length: a first half finds its own second half
+        (accuracy@1)."""
         rng = random.Random(f"{task}-{length}-{seed}")
-        corpus = self.books if task == "books" else self.articles
+        corpus = getattr(self, {"books": "books", "wikitext": "articles", "documents": "documents"}[task])
         firsts, seconds_ = texts.halves(self.tokenizer, length, self.config.pairs, corpus, rng)
         encoded = self.encode(length, seconds_)
         for method, (doc_rows, seconds) in encoded.items():
@@ -185,7 +189,7 @@ class Suite:
         sources_ = {
             "books": self.books,
             "wikitext": self.articles,
-            "imdb": sources.reviews(Path(self.config.data)),
+            "imdb": sources.reviews(self.config.data_dir),
         }
         pieces = {}
         for name, corpus in sources_.items():
@@ -194,7 +198,7 @@ class Suite:
             except texts.TooShort as error:
                 logger.info(f"longdocs: fidelity on {name} at {length} skipped: {error}")
         if length == min(n for n in self.config.lengths if n <= self.config.chunk_length):
-            pieces["sst2"] = rng.sample(sources.sentences(Path(self.config.data)), count)
+            pieces["sst2"] = rng.sample(sources.sentences(self.config.data_dir), count)
         for name, passages_ in pieces.items():
             encoded = self.encode(length, passages_, ["whole", "truncate-512"])
             model = torch.stack([document_vector(r) for r in encoded["whole"][0]])
@@ -215,7 +219,7 @@ class Suite:
         """Long IMDB reviews: one probe per seed on each method's frozen vectors."""
         from linformer_kit.reproduction.encoder_eval import probe_correct
 
-        config, data = self.config, Path(self.config.data) / "imdb"
+        config, data = self.config, self.config.data_dir / "imdb"
         above = config.chunk_length
         train, train_labels = sources.long_reviews(
             data / "train.jsonl.gz", self.tokenizer, config.probe_train, above
@@ -243,13 +247,19 @@ class Suite:
     @property
     def books(self) -> list[str]:
         if not hasattr(self, "_books"):
-            self._books = sources.books(Path(self.config.data))
+            self._books = sources.books(self.config.data_dir)
         return self._books
+
+    @property
+    def documents(self) -> list[str]:
+        if not hasattr(self, "_documents"):
+            self._documents = sources.user_documents(self.config.documents)
+        return self._documents
 
     @property
     def articles(self) -> list[str]:
         if not hasattr(self, "_articles"):
-            self._articles = sources.wikitext_articles(Path(self.config.data))
+            self._articles = sources.wikitext_articles(self.config.data_dir)
         return self._articles
 
 
@@ -274,7 +284,7 @@ def run_suite(
             for length in config.lengths:
                 start = time.perf_counter()
                 try:
-                    if task in ("passkey", "needle"):
+                    if task in ("passkey", "access-code", "needle"):
                         suite.keyed(task, length, seed)
                     elif task == "fidelity":
                         suite.fidelity(length, seed)

@@ -7,6 +7,9 @@ Everything is drawn from a `random.Random(seed)`: the same seed gives the same d
     passkey  LongEmbed's construction (Zhu et al. 2024): the filler "The grass is green. The sky is
              blue. ..." repeated, one "{Name}'s pass key is {digits}. Remember it. {digits} is the pass
              key for {Name}." at a random depth; query "what is the passkey for {Name}?"
+    access-code  the same task built another way (`ACCESS_CODE`): another filler ("The river bends past
+             the old mill. ..."), one "The access code of {Name} is {digits}." and the query "which
+             code opens the door of {Name}?": a claim should not rest on one construction
     needle   one made-up fact ("{Name} hid the {colour} {thing} in {place}.") at a random depth of
              real prose (a span of a held-out book or article); query "where did {Name} hide the
              {colour} {thing}?". The facts are ours, the haystack differs per document.
@@ -35,6 +38,26 @@ PLACES = (
     "the old well", "the bakery cellar", "a hollow oak", "the lighthouse", "the train station",
     "the chapel tower", "a fishing boat", "the library attic", "the greenhouse", "the stone bridge",
 )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Construction:
+    """How a passkey document is built: the filler cycled around the key, the key sentence and the query
+    (format strings of `name` and `digits`)."""
+
+    filler: str
+    key: str
+    query: str
+
+
+LONGEMBED = Construction(FILLER, "{name}'s pass key is {digits}. Remember it. {digits} is the pass key for {name}.",
+                         "what is the passkey for {name}?")  # fmt: skip
+ACCESS_CODE = Construction(
+    "The river bends past the old mill. Rain fell on the hills all night. A cart rolled down the lane. "
+    "Bells rang in the distant town. The baker opened his shop at dawn. ",
+    "The access code of {name} is {digits}.",
+    "which code opens the door of {name}?",
+)
 
 
 @dataclass(frozen=True)
@@ -71,10 +94,17 @@ def fill_to(tokenizer, key: str, filler, budget: int, depth: float) -> str:
     return text
 
 
-def passkey_documents(tokenizer, length: int, count: int, queries: int, rng: random.Random) -> list[Document]:
-    """`count` passkey documents of at most `length` tokens (special tokens included); the first
-    `queries` of them are asked for."""
-    sentences = [s.strip() + "." for s in FILLER.split(".") if s.strip()]
+def passkey_documents(
+    tokenizer,
+    length: int,
+    count: int,
+    queries: int,
+    rng: random.Random,
+    construction: Construction = LONGEMBED,
+) -> list[Document]:
+    """`count` passkey documents of at most `length` tokens (special tokens included), built as
+    `construction` says; the first `queries` of them are asked for."""
+    sentences = [s.strip() + "." for s in construction.filler.split(".") if s.strip()]
     sizes = [token_count(tokenizer, s) for s in sentences]
 
     def filler(offset: int, tokens: int) -> str:  # whole filler sentences, cycling
@@ -87,10 +117,11 @@ def passkey_documents(tokenizer, length: int, count: int, queries: int, rng: ran
     documents = []
     for i, name in enumerate(names(count, rng)):
         digits = f"{rng.randrange(10**5):05d}"
-        key = f"{name}'s pass key is {digits}. Remember it. {digits} is the pass key for {name}."
+        key = construction.key.format(name=name, digits=digits)
         depth = rng.random()
         text = fill_to(tokenizer, key, filler, length - 2, depth)
-        documents.append(Document(text, f"what is the passkey for {name}?" if i < queries else None, depth))
+        query = construction.query.format(name=name) if i < queries else None
+        documents.append(Document(text, query, depth))
     return documents
 
 

@@ -21,6 +21,7 @@ from tokenizers.processors import RobertaProcessing
 from transformers import PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
 from linformer_kit.data_files import check_data_file, explain_failure, is_local
+from linformer_kit.token_pieces import special_ends
 
 TEXT_SUFFIXES = (".txt", ".text")
 JSON_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")
@@ -194,9 +195,10 @@ def pack_blocks(
     a block, as the Hugging Face `run_mlm.py` example does: at most one block per batch.
     """
     body = seq_len - 2
-    bos, eos = tokenizer.bos_token_id, tokenizer.eos_token_id
-    if bos is None or eos is None:  # a BERT-style tokenizer: [CLS] ... [SEP]
-        bos, eos = tokenizer.cls_token_id, tokenizer.sep_token_id
+    first, last = special_ends(tokenizer)  # <s> ... </s>, or [CLS] ... [SEP]: the tokenizer's own
+    if not first or not last:
+        raise ValueError("pack_blocks: the tokenizer puts no special tokens around a text; blocks need them")
+    bos, eos = first[0], last[-1]
 
     def tokenize_and_pack(batch: dict[str, list]) -> dict[str, list[list[int]]]:
         # whole documents, cut into blocks below: no "longer than model_max_length" warning

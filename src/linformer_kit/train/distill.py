@@ -33,7 +33,7 @@ This module is the run; its pieces, each importable from here too:
 
     train/distill_config.py     DistillConfig: the options, their values checked on construction
     train/distill_preflight.py  the teacher's folder and output_dir, checked at the start of the run
-    train/distill_data.py       train examples, held-out documents
+    train/distill_data.py       train examples, held-out documents, the long stage's text
     train/distill_losses.py     L_att, L_e2e
     train/distill_trainer.py    teacher, student, the stages (StagePlan, run_stage), DistillTrainer
     train/distill_report.py     DistillResult, the saved student (metrics.json, model card)
@@ -47,9 +47,10 @@ import time
 
 from transformers import AutoTokenizer, set_seed
 
+from linformer_kit.bench.memory import peak_rss
 from linformer_kit.models.embedding import different_documents, embed, fidelity
 from linformer_kit.train.distill_config import STAGES, DistillConfig, Examples, Stage, Tune
-from linformer_kit.train.distill_data import fidelity_texts, load_data
+from linformer_kit.train.distill_data import fidelity_texts, load_data, long_text
 from linformer_kit.train.distill_long import run_long_stage
 from linformer_kit.train.distill_losses import (
     attention_io,
@@ -106,6 +107,8 @@ def _distill(config: DistillConfig) -> DistillResult:
     tokenizer = AutoTokenizer.from_pretrained(config.teacher)
     train, documents = load_data(config, tokenizer)
     others = fidelity_texts(config)  # read before any step: a bad file is named before the work
+    long = long_text(config, tokenizer) if config.long_length is not None else None
+    others.update(long.held_out if long is not None else {})  # split off before any step
     set_seed(config.seed)
     teacher = load_teacher(config.teacher)
     student = student_from(teacher, config)
@@ -120,19 +123,21 @@ def _distill(config: DistillConfig) -> DistillResult:
     )
     losses: dict[str, float] = {}
     seconds: dict[str, float] = {}
+    peaks: dict[str, float] = {}
     runs = [(stage.name, functools.partial(run_stage, config, stage)) for stage in stages(config)]
-    if config.long_length is not None:  # after the 512 stages: extended, then trained on long text
-        runs.append(("long", functools.partial(run_long_stage, config)))
+    if long is not None:  # after the 512 stages: extended, then trained on long text
+        runs.append(("long", functools.partial(run_long_stage, config, long_texts=long.train)))
     for name, run in runs:
         start = time.perf_counter()
         student, losses[name] = run(student, teacher, train, tokenizer)
         seconds[name] = time.perf_counter() - start
+        peaks[name] = round(peak_rss() / 1e9, 2)
         scores[name] = fidelity(embed(student, tokenizer, documents, length, batch), reference)
         logger.info(
             f"distill: after {name} ({seconds[name]:.0f} s): fidelity at {length} tokens {scores[name]:.4f}"
         )
     by_source = {"held-out": {"fidelity": scores[list(scores)[-1]], "different_documents": different}}
-    for name, texts in others.items():  # the final student on text no stage trained on
+    for name, texts in others.items():  # the final student on text no step trained on
         own = embed(teacher, tokenizer, texts, length, batch)
         by_source[name] = {
             "fidelity": fidelity(embed(student, tokenizer, texts, length, batch), own),
@@ -143,6 +148,7 @@ def _distill(config: DistillConfig) -> DistillResult:
         stage_seconds=seconds, eval_documents=len(reference), train_examples=len(train),
         num_parameters=student.num_parameters(),
         fidelity_by_source=dict(sorted(by_source.items(), key=lambda item: item[1]["fidelity"])),
+        stage_peak_gb=peaks,
     )  # fmt: skip
     save_student(config, student, tokenizer, result)
     return result

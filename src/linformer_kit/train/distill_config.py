@@ -14,7 +14,12 @@ from typing import Any, Literal, get_args
 from linformer_kit.models import LinformerConfig
 from linformer_kit.nn import ShortInputs
 from linformer_kit.nn.options import check_choice, check_exact_length, option_field
-from linformer_kit.train.distill_preflight import check_fresh_run, check_teacher, student_config
+from linformer_kit.train.distill_preflight import (
+    check_fresh_run,
+    check_stages_from,
+    check_teacher,
+    student_config,
+)
 from linformer_kit.train.model_fields import ConversionFields
 from linformer_kit.train.training_arguments import (
     LinformerTrainingArguments,
@@ -31,12 +36,15 @@ ProjectionResize = Literal["interpolate", "restart"]
 # the long stage's options (train/distill_long.py): each means something only with long_length
 LONG_OPTIONS = ("long_train", "long_steps", "long_batch_size", "long_learning_rate", "window_weight",
                 "contrastive_weight", "contrastive_scale", "short_weight", "crop_weight", "crop_length",
-                "crops_per_half", "projection_resize", "long_tune", "long_adapter_rank")  # fmt: skip
+                "crops_per_half", "projection_resize", "long_tune", "long_adapter_rank", "short_text")  # fmt: skip
 Tune = Literal["all", "lora"]
 # what the long stage trains: what `tune` names, E and F alone, or long adapters with E and F (weights only
 # inputs longer than exact_length read; train/distill_long.py, "What trains")
 LongTune = Literal["tune", "projections", "adapters"]
 LONG_ONLY_TUNES = ("projections", "adapters")  # what trains is read by no input of at most exact_length
+# the short term's (c) text in the long stage: the 512 stages' examples alone, or those alternating with
+# seq_len-token windows of the long text (train/distill_long.py)
+ShortText = Literal["train", "train+long"]
 Examples = Literal["documents", "blocks"]
 # fidelity's baseline, the teacher's mean cosine of two different held-out documents, needs two of them
 MIN_EVAL_DOCUMENTS = 2
@@ -85,6 +93,11 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     seq_len: int | None = field(
         default=None, metadata={"help": "block length n (default: the teacher's longest input)"}
     )
+    exact_length: int | None = option_field(
+        "exact_length",
+        note="the long student's alone (with --long-length; default: seq_len, the length the 512 "
+        "stages read)",
+    )
     short_inputs: ShortInputs = option_field(
         "short_inputs", default="exact", note="inputs of at most k tokens attend exactly, as the teacher"
     )
@@ -117,6 +130,12 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         default=1.0, metadata={"help": "weight of KL on masked-LM logits (teachers with a masked-LM head)"}
     )
 
+    stages_from: str | None = field(
+        default=None,
+        metadata={"help": "a finished distill run's output_dir: each 512 stage it finished with this run's options "
+                  "is taken from it, not trained (e.g. a 512 student, then --long-length from it); it is only "
+                  "read", "metavar": "DIR"},
+    )  # fmt: skip
     long_length: int | None = field(
         default=None,
         metadata={"help": "after the 512 stages, extend the student to N tokens and train it on long text "
@@ -127,7 +146,9 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         metadata={"help": "long text for the long stage: spans of long_length tokens of one document each "
                   "(default: --train)"},
     )  # fmt: skip
-    long_steps: int = field(default=100, metadata={"help": "steps of the long stage"})
+    # 40 steps at batch 4 and contrastive 1.0: `c1`, the recommended long student
+    # (docs/reproduction/long-minilm/README.md); 100 steps or a stronger rate lost the passkey at 4 096
+    long_steps: int = field(default=40, metadata={"help": "steps of the long stage"})
     long_batch_size: int = field(
         default=4,
         metadata={"help": "spans per step of the long stage (>= 2: each half's in-batch negatives)"},
@@ -137,7 +158,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         default=1.0, metadata={"help": "long stage: weight of the sliding-window teacher's hidden states (a)"}
     )
     contrastive_weight: float = field(
-        default=0.2, metadata={"help": "long stage: weight of the halves' in-batch contrastive loss (b)"}
+        default=1.0, metadata={"help": "long stage: weight of the halves' in-batch contrastive loss (b)"}
     )
     contrastive_scale: float = field(
         default=20.0, metadata={"help": "long stage: cosine scale of the contrastive loss (MNRL's 20)"}
@@ -145,6 +166,12 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     short_weight: float = field(
         default=1.0, metadata={"help": "long stage: weight of end to end on short documents at seq_len (c)"}
     )
+    short_text: ShortText = field(
+        default="train+long",
+        metadata={"help": "long stage: the short term's (c) text: 'train' (the 512 stages' examples) or "
+                  "'train+long' (those alternating with seq_len-token windows of --long-train, so the short "
+                  "reading is held on the long stage's domains too)"},
+    )  # fmt: skip
     crop_weight: float = field(
         default=0.0,
         metadata={"help": "long stage: weight of the crops' contrastive loss (d): crops of each half, read by "
@@ -218,10 +245,6 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                 )
             return
         check_number("long_length", self.long_length, 3, integer=True)
-        # the long student's exact_length (nn/exact_rows.py): every k <= T < long_length
-        k = self.projected_length  # parsed by now (`_parse_option_text`): an int, a list or None
-        ks = [v for v in (k if isinstance(k, list) else [k]) if isinstance(v, int)]
-        check_exact_length(self.exact_length, ks, self.long_length)
         check_number("long_steps", self.long_steps, 1, integer=True)
         check_number("long_learning_rate", self.long_learning_rate, 0, exclusive=True)
         check_number("contrastive_scale", self.contrastive_scale, 0, exclusive=True)
@@ -242,8 +265,21 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         check_choice("projection_resize", self.projection_resize, get_args(ProjectionResize))
         check_choice("long_tune", self.long_tune, get_args(LongTune))
         check_number("long_adapter_rank", self.long_adapter_rank, 1, integer=True)
+        check_choice("short_text", self.short_text, get_args(ShortText))
         if self.long_tune in LONG_ONLY_TUNES:
             self._check_long_only()
+        if self.exact_length is not None:  # else the preflight's default, seq_len (`_check_inputs`)
+            self._check_exact_length()
+
+    def _check_exact_length(self) -> None:
+        """The long student's exact_length T (nn/exact_rows.py): every k <= T < long_length, and with E and F
+        alone (or adapters) training, halves longer than T."""
+        assert self.long_length is not None
+        k = self.projected_length  # parsed by now (`_parse_option_text`): an int, a list or None
+        ks = [v for v in (k if isinstance(k, list) else [k]) if isinstance(v, int)]
+        check_exact_length(self.exact_length, ks, self.long_length)
+        if self.long_tune in LONG_ONLY_TUNES:
+            self._check_halves_projected()
 
     def _check_long_only(self) -> None:
         """long_tune='projections' or 'adapters': E and F to train (and, for adapters, an exact_length whose
@@ -254,13 +290,6 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                 f"long_tune={tune!r}: projection={self.projection!r} (projected_length="
                 f"{self.projected_length}) has no E and F to train; use --long-tune tune"
             )
-        if tune == "adapters" and self.exact_length is None:
-            raise ValueError(
-                "long_tune='adapters': long adapters are read by inputs longer than exact_length; give "
-                "--exact-length (the 512 stage's length keeps every input it read on its own weights)"
-            )
-        if self.exact_length is not None:
-            self._check_halves_projected()
         if self.end_to_end_steps == 0 and self.tune != "all":
             raise ValueError(
                 f"tune={self.tune!r}: no stage reads it (end_to_end_steps=0, and long_tune={tune!r} "
@@ -290,6 +319,10 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             raise ValueError(
                 f"long_length={self.long_length}: the long stage reads more than seq_len={self.seq_len} tokens"
             )
+        if self.long_length is not None and self.exact_length is None:
+            # the recommended long student: what the 512 stages read, it reads exactly, with their weights
+            self.exact_length = self.seq_len
+            self._check_exact_length()
         self._check_short_term()
         self.student_config()  # the options against the teacher's architecture, before any weight is read
 
@@ -311,8 +344,11 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             )
 
     def _check_checkpoints(self) -> None:
-        """Stages keep their checkpoints in output_dir/<stage>/; a new run needs an empty output_dir."""
+        """Stages keep their checkpoints in output_dir/<stage>/; a new run needs an empty output_dir;
+        stages_from is a finished run's folder, not this run's."""
         check_fresh_run(self.output_dir, self.resume)
+        if self.stages_from is not None:
+            check_stages_from(self.stages_from, self.output_dir)
 
     def conversion_options(self) -> dict[str, Any]:
         """The student's options at seq_len: exact_length is the long student's alone (`long_student`), since

@@ -5,6 +5,8 @@
     split_texts     `train` (pretrain's readers, the first max_train_documents) and the held-out documents:
                     `validation`'s, or the last train documents (a tenth, at least 2), not trained on;
                     max_eval_documents of them
+    long_text       the long stage's text: each `long_train` source's documents less its held-out ones, whose
+                    passages of at most seq_len tokens are that source's fidelity (split off before any step)
     train_examples  one example per document truncated to seq_len tokens (`examples="documents"`), or the
                     documents packed into blocks of exactly seq_len tokens ("blocks", for corpora of long
                     documents): input_ids and attention_mask, padded per batch by the collator
@@ -17,13 +19,19 @@ lowered the per-layer error from 0.27 to 0.19 yet the fidelity on reviews of eve
 
 from __future__ import annotations
 
+import logging
+import random
+from dataclasses import dataclass
 from pathlib import Path
 
 import datasets
 from transformers import PreTrainedTokenizerBase
 
+from linformer_kit.longdocs.texts import Spans
 from linformer_kit.train.data import load_text, pack_blocks
 from linformer_kit.train.distill_config import MIN_EVAL_DOCUMENTS, DistillConfig, Examples
+
+logger = logging.getLogger(__name__)
 
 
 def load_data(
@@ -53,8 +61,72 @@ def fidelity_texts(config: DistillConfig) -> dict[str, list[str]]:
                 f"fidelity_text {source}: {len(texts)} document(s); the fidelity's baseline (two different "
                 f"documents under the teacher) needs at least {MIN_EVAL_DOCUMENTS}"
             )
-        out[Path(source).name] = texts[: config.max_eval_documents]
+        out[source_name(source)] = texts[: config.max_eval_documents]
     return out
+
+
+@dataclass(frozen=True)
+class LongText:
+    """The long stage's text: `train` (every `long_train` source's documents but its held-out ones) and
+    `held_out`, by source, passages of at most seq_len tokens of the held-out documents (the fidelity)."""
+
+    train: datasets.Dataset
+    held_out: dict[str, list[str]]
+
+
+def long_text(config: DistillConfig, tokenizer: PreTrainedTokenizerBase) -> LongText:
+    """The long stage's text. Without `long_train` it is the `train` documents, whose held-out documents are
+    the fidelity's already; else each source's last documents (a tenth, at least 2, at most
+    max_eval_documents) are held out, and up to max_eval_documents of their passages are its fidelity.
+    A source too small to spare them trains whole and is logged as unmeasured."""
+    assert config.seq_len is not None  # the preflight's default
+    if not config.long_train:
+        return LongText(split_texts(config)[0], {})
+    kept, held = [], {}
+    for source in config.long_train:
+        texts = load_text([source], config.text_column, "long_train")
+        count = held_out_count(len(texts), config.max_eval_documents)
+        name = f"{source_name(source)} (long_train, held out)"
+        documents = (
+            list(texts.select(range(len(texts) - count, len(texts)))["text"]) if count < len(texts) else []
+        )
+        pieces = passages(tokenizer, documents, config.seq_len, config.max_eval_documents, config.seed)
+        if len(pieces) < MIN_EVAL_DOCUMENTS:
+            logger.warning(
+                f"distill: long_train {source}: too few documents to hold out; its fidelity is not measured"
+            )
+            kept.append(texts)
+            continue
+        kept.append(texts.select(range(len(texts) - count)))
+        held[name] = pieces
+    return LongText(datasets.concatenate_datasets(kept) if len(kept) > 1 else kept[0], held)
+
+
+def held_out_count(documents: int, most: int) -> int:
+    """How many of a source's last documents are held out: a tenth, at least the 2 the baseline compares,
+    at most `most`."""
+    return min(most, max(MIN_EVAL_DOCUMENTS, documents // 10))
+
+
+def passages(
+    tokenizer: PreTrainedTokenizerBase, texts: list[str], length: int, count: int, seed: int
+) -> list[str]:
+    """Up to `count` passages of `texts`, in a seeded order: each text cut into consecutive pieces of
+    length - 2 tokens (its special tokens make `length`), the last one shorter; pieces of fewer than 8 tokens
+    are left out (a book's last words say nothing of its domain)."""
+    if not texts:
+        return []
+    spans = Spans(tokenizer, texts)
+    size = length - 2
+    pieces = [(i, a) for i, o in enumerate(spans.offsets) for a in range(0, len(o), size) if len(o) - a >= 8]
+    chosen = random.Random(seed).sample(pieces, min(count, len(pieces)))
+    return [spans.text(piece, size) for piece in chosen]
+
+
+def source_name(source: str) -> str:
+    """A text source as reports name it: a file's folder and name (gutenberg/train.jsonl.gz), or a Hub name."""
+    path = Path(source)
+    return "/".join(path.parts[-2:]) if path.exists() else source
 
 
 def split_texts(config: DistillConfig) -> tuple[datasets.Dataset, list[str], str]:

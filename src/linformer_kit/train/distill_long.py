@@ -12,7 +12,9 @@ and B short documents of the 512 stages' examples:
                  against the B second halves of the batch, in-batch negatives, MultipleNegativesRanking-
                  Loss's semantics (sentence-transformers): L_mnr = CE(scale · cos(a_i, p_j), j = i)
     (c) short    L_e2e (train/distill_losses.py) on the short documents against the teacher at 512:
-                 what keeps the 512 fidelity
+                 what keeps the 512 fidelity. `short_text="train+long"` (the default) alternates them with
+                 512-token windows of the long text, so the short reading is held where the long stage
+                 trains too: with IMDB reviews alone, `c1`'s fidelity on 512-token book passages fell to 0.887
     (d) crops    `crops_per_half` crops of `crop_length` tokens of each half, embedded by the teacher (the
                  query a user writes is read at short length), each against the 2B halves of (b): its own
                  half against the same span's other half (the same book: a hard negative) and the
@@ -57,7 +59,7 @@ from linformer_kit.models import LinformerPreTrainedModel
 from linformer_kit.models.convert import is_projection_key
 from linformer_kit.models.embedding import encoder_of, sentence_embedding
 from linformer_kit.models.extend import extended
-from linformer_kit.train.data import load_text
+from linformer_kit.token_pieces import special_ends
 from linformer_kit.train.distill_config import LONG_OPTIONS, DistillConfig
 from linformer_kit.train.distill_losses import end_to_end_loss, relative_error
 from linformer_kit.train.distill_trainer import DistillTrainer, StagePlan, run_stage
@@ -101,32 +103,61 @@ def stretched(weight: torch.Tensor, length: int) -> torch.Tensor:
 
 
 def long_spans(
-    texts: datasets.Dataset, tokenizer: PreTrainedTokenizerBase, length: int, count: int, seed: int
+    texts: datasets.Dataset,
+    tokenizer: PreTrainedTokenizerBase,
+    length: int,
+    count: int,
+    seed: int,
+    per_document: int | None = None,
 ) -> list[list[int]]:
     """`count` spans of exactly `length` tokens ([CLS] + length - 2 tokens of one document + [SEP]), drawn
-    without overlap from the documents in a seeded order, as many as the documents hold up to `count`."""
+    without overlap from the documents in a seeded order, as many as the documents hold up to `count`;
+    at most `per_document` of each document (a seeded draw of its spans), or all."""
     body = length - 2
-    empty = tokenizer("")["input_ids"]  # the tokenizer's own special tokens around nothing
+    first, last = special_ends(tokenizer)
     order = list(range(len(texts)))
-    random.Random(seed).shuffle(order)
+    rng = random.Random(seed)
+    rng.shuffle(order)
     spans: list[list[int]] = []
     for i in order:
         ids = tokenizer(texts[i]["text"], add_special_tokens=False, verbose=False)["input_ids"]
-        spans += [empty[:1] + ids[a : a + body] + empty[1:] for a in range(0, len(ids) - body + 1, body)]
+        starts = list(range(0, len(ids) - body + 1, body))
+        if per_document is not None and len(starts) > per_document:
+            starts = sorted(rng.sample(starts, per_document))
+        spans += [first + ids[a : a + body] + last for a in starts]
         if len(spans) >= count:
             break
     random.Random(seed + 1).shuffle(spans)
     return spans[:count]
 
 
-def long_examples(spans: list[list[int]], short: datasets.Dataset) -> datasets.Dataset:
-    """Rows of a long span (input_ids) and a short document (short_input_ids), short ones cycled."""
+def long_examples(spans: list[list[int]], short: list[list[int]]) -> datasets.Dataset:
+    """Rows of a long span (input_ids) and a short example (short_input_ids), short ones cycled."""
     return datasets.Dataset.from_dict(
-        {
-            "input_ids": spans,
-            "short_input_ids": [short[i % len(short)]["input_ids"] for i in range(len(spans))],
-        }
+        {"input_ids": spans, "short_input_ids": [short[i % len(short)] for i in range(len(spans))]}
     )
+
+
+def short_examples(
+    config: DistillConfig, short: datasets.Dataset, long_texts: datasets.Dataset, tokenizer: PreTrainedTokenizerBase,
+    count: int,
+) -> list[list[int]]:  # fmt: skip
+    """The short term's (c) `count` examples: the 512 stages' (`short_text="train"`), or those alternating with
+    windows of seq_len tokens of the long text, at most 4 a document ("train+long"); ValueError when the long
+    text holds no such window."""
+    assert config.seq_len is not None
+    ids = [short[i % len(short)]["input_ids"] for i in range(count)]
+    if config.short_text == "train":
+        return ids
+    windows = long_spans(
+        long_texts, tokenizer, config.seq_len, (count + 1) // 2, config.seed + 2, per_document=4
+    )
+    if not windows:
+        raise ValueError(
+            f"short_text='train+long': the long text holds no window of seq_len={config.seq_len} tokens; "
+            "use --short-text train"
+        )
+    return [windows[(i // 2) % len(windows)] if i % 2 else ids[i // 2] for i in range(count)]
 
 
 class LongCollator:
@@ -271,6 +302,8 @@ def long_stage(config: DistillConfig) -> StagePlan:
         del options["long_tune"]
     if config.long_tune != "adapters":  # (likewise)
         del options["long_adapter_rank"]
+    if config.short_text == "train":  # (likewise)
+        del options["short_text"]
     trains = config.tune if config.long_tune == "tune" else config.long_tune
     if trains == "lora":  # what trains is compared on resume too (all: left out, as before)
         options.update(tune=config.tune, lora_rank=config.lora_rank)
@@ -287,18 +320,20 @@ def run_long_stage(
     teacher: LinformerPreTrainedModel,
     short: datasets.Dataset,
     tokenizer: PreTrainedTokenizerBase,
+    long_texts: datasets.Dataset,
 ) -> tuple[LinformerPreTrainedModel, float]:
-    """The student extended to long_length (`long_student`), trained on spans of `long_train` mixed with the
-    `short` examples (`run_stage`: its own Trainer in output_dir/long/, resumable); ValueError when the long
-    text holds no span of long_length tokens."""
+    """The student extended to long_length (`long_student`), trained on spans of `long_texts` (distill_data.py's
+    `long_text`: the held-out documents left out) mixed with the short term's examples (`short_examples`)
+    (`run_stage`: its own Trainer in output_dir/long/, resumable); ValueError when the long text holds no
+    span of long_length tokens."""
     assert config.long_length is not None
     longer = long_student(student, config)
-    texts = load_text(config.long_train or config.train, config.text_column, "long_train")
     wanted = config.long_steps * config.long_batch_size * config.gradient_accumulation_steps
-    spans = long_spans(texts, tokenizer, config.long_length, wanted, config.seed)
+    spans = long_spans(long_texts, tokenizer, config.long_length, wanted, config.seed)
     if len(spans) < config.long_batch_size:
         raise ValueError(
             f"long_train: the text holds {len(spans)} span(s) of long_length={config.long_length} tokens, "
             f"fewer than long_batch_size={config.long_batch_size}; give longer documents or lower --long-length"
         )
-    return run_stage(config, long_stage(config), longer, teacher, long_examples(spans, short), tokenizer)
+    rows = long_examples(spans, short_examples(config, short, long_texts, tokenizer, len(spans)))
+    return run_stage(config, long_stage(config), longer, teacher, rows, tokenizer)

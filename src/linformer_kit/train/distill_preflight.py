@@ -7,6 +7,7 @@ a ValueError naming the path and what is wrong with it:
     check_teacher     the teacher's folder: a model with a tokenizer; seq_len within its positions
     student_config    the student's LinformerConfig, from the teacher's config.json alone
     check_fresh_run   a new run's output_dir holds no run (final files, stage folders)
+    check_stages_from another run's output_dir with a finished stage to take
 
 They take values, not the config, so the config module imports them and nothing imports back.
 """
@@ -68,4 +69,19 @@ def check_fresh_run(output_dir: str, resume: bool) -> None:
         raise ValueError(
             f"output_dir {output_dir!r} already holds {', '.join(held)}: pass --resume to continue "
             "that run, or choose another --output-dir"
+        )
+
+
+def check_stages_from(stages_from: str, output_dir: str) -> None:
+    """`stages_from` is another run's output_dir holding at least one finished stage (its stage.json)."""
+    source = Path(stages_from)
+    if source.resolve() == Path(output_dir).resolve():
+        raise ValueError(
+            f"stages_from={stages_from!r} is this run's output_dir; to continue a run, pass --resume"
+        )
+    finished = sorted(p.parent.name for p in source.glob("*/stage.json")) if source.is_dir() else []
+    if not finished:
+        raise ValueError(
+            f"stages_from={stages_from!r} holds no finished stage (a folder with stage.json, as a distill run's "
+            "output_dir has); give the output_dir of a finished distill run"
         )

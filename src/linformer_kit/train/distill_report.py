@@ -36,6 +36,9 @@ class DistillResult:
     # the final student's fidelity at seq_len on each source, the lowest first: "held-out" (the documents of
     # `fidelity`) and each `fidelity_text` file, each beside its two different documents under the teacher
     fidelity_by_source: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    # the process's peak resident memory (GB, VmHWM: the high-water mark so far) at the end of each stage: the
+    # long stage's is its own peak, since it needs the most
+    stage_peak_gb: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def lowest(self) -> tuple[str, float]:
         """(source, fidelity) of the source the final student keeps least of."""
@@ -82,6 +85,14 @@ def _by_source(result: DistillResult) -> str:
     )
 
 
+def _peaks(result: DistillResult) -> str:
+    """The peak resident memory after each stage (empty for a result without it)."""
+    if not result.stage_peak_gb:
+        return ""
+    peaks = ", ".join(f"{stage} {gb:.1f} GB" for stage, gb in result.stage_peak_gb.items())
+    return f"Peak resident memory of the run (the high-water mark after each stage): {peaks}.\n\n"
+
+
 def model_card(config: DistillConfig, result: DistillResult) -> str:
     """README.md of the student: how it was made, its fidelity after each stage, how to load it."""
     rows = "".join(f"| {stage} | {score:.4f} |\n" for stage, score in result.fidelity.items())
@@ -95,7 +106,7 @@ def model_card(config: DistillConfig, result: DistillResult) -> str:
         "Fidelity (mean cosine of this model's and the teacher's sentence embeddings, held-out documents):\n\n"
         f"| stage | fidelity |\n|---|---|\n{rows}\n"
         f"Two different documents under the teacher: {result.different_documents:.4f}.\n\n"
-        f"{_by_source(result)}"
+        f"{_by_source(result)}{_peaks(result)}"
         "Load with `SentenceTransformer(path)` (a sentence-transformers teacher's pipeline is carried) or\n"
         "`AutoModel.from_pretrained(path, trust_remote_code=True)`; every setting is in `metrics.json`.\n"
     )

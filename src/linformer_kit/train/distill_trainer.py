@@ -114,15 +114,15 @@ def run_stage(
     """One stage in output_dir/<stage>/: the trained student and the stage's last logged loss (a finished
     stage's saved student and loss on resume, if it ran with these options)."""
     folder = Path(config.output_dir) / stage.name
-    marker = folder / "stage.json"  # written last: a stage without it did not finish
-    if marker.is_file():  # finished before a resume: reused only if it ran with these options
-        done = json.loads(marker.read_text())
+    for done_in in finished_folders(config, stage):  # reused only if it ran with these options
+        done = json.loads((done_in / "stage.json").read_text())
         if done.get("options") != stage.options:
             raise ValueError(
-                f"resume: {folder} finished with other options ({done.get('options')}) than this run's "
+                f"{done_in} finished with other options ({done.get('options')}) than this run's "
                 f"({stage.options}); choose another --output-dir"
+                + (" or --stages-from" if config.stages_from else "")
             )
-        student.load_state_dict(type(student).from_pretrained(folder).state_dict())
+        student.load_state_dict(type(student).from_pretrained(done_in).state_dict())
         return student, done["loss"]
     _claim(folder, stage, config.resume)
     model = trainable(student, stage.trains, config.lora_rank)
@@ -138,8 +138,20 @@ def run_stage(
     losses = [log["loss"] for log in trainer.state.log_history if "loss" in log]
     loss = losses[-1] if losses else output.training_loss
     trained.save_pretrained(folder)
-    marker.write_text(json.dumps({"loss": loss, "steps": stage.steps, "options": stage.options}))
+    # written last: a stage without it did not finish
+    (folder / "stage.json").write_text(
+        json.dumps({"loss": loss, "steps": stage.steps, "options": stage.options})
+    )
     return trained, loss
+
+
+def finished_folders(config: DistillConfig, stage: StagePlan) -> list[Path]:
+    """Where `stage` finished before (its stage.json is written last): output_dir/<stage>/ on a resume, else a
+    512 stage of the run `stages_from` names (the long stage always trains in output_dir)."""
+    places = [Path(config.output_dir)]
+    if config.stages_from is not None and stage.name != "long":
+        places.append(Path(config.stages_from))
+    return [place / stage.name for place in places if (place / stage.name / "stage.json").is_file()][:1]
 
 
 def _claim(folder: Path, stage: StagePlan, resume: bool) -> None:

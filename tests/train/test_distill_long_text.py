@@ -1,0 +1,182 @@
+"""The long stage's text: each `long_train` source's held-out passages (train/distill_data.py `long_text`),
+the short term's windows of it (train/distill_long.py `short_examples`), the recommended defaults, and a run
+that takes its 512 stages from another run (`stages_from`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from pathlib import Path
+
+import pytest
+from transformers import AutoTokenizer
+
+from linformer_kit.train.data import load_text
+from linformer_kit.train.distill import DistillConfig, distill
+from linformer_kit.train.distill_data import held_out_count, long_text, passages
+from linformer_kit.train.distill_long import long_spans, short_examples
+from tests.train.test_distill import MANY_WORDS, _word_teacher
+from tests.train.test_distill_long import _config
+
+
+def _documents(path: Path, count: int, words: int, seed: int) -> Path:
+    rng = random.Random(seed)
+    path.write_text(
+        "\n\n".join(" ".join(rng.choice(MANY_WORDS) for _ in range(words)) for _ in range(count)) + "\n"
+    )
+    return path
+
+
+@pytest.fixture
+def word_teacher(tmp_path: Path) -> Path:
+    return _word_teacher(tmp_path / "word-teacher")
+
+
+def test_each_long_train_source_holds_out_its_last_documents(word_teacher: Path, tmp_path: Path) -> None:
+    books, reviews = (
+        _documents(tmp_path / "books.txt", 30, 200, 1),
+        _documents(tmp_path / "reviews.txt", 20, 50, 2),
+    )
+    config = _config(word_teacher, books, tmp_path / "out", long_train=[str(books), str(reviews)],
+                     max_eval_documents=6, seq_len=32)  # fmt: skip
+    tokenizer = AutoTokenizer.from_pretrained(word_teacher)
+    text = long_text(config, tokenizer)
+    kept = {}
+    for path, count in ((books, 3), (reviews, 2)):  # a tenth, at least 2, at most max_eval_documents
+        documents = load_text([str(path)], "text", "t")["text"]
+        name = f"{tmp_path.name}/{path.name} (long_train, held out)"
+        assert 2 <= len(text.held_out[name]) <= 6
+        for passage in text.held_out[name]:  # cut from a held-out document, at most seq_len with specials
+            assert any(passage in document for document in documents[-count:])
+            assert len(tokenizer(passage)["input_ids"]) <= 32
+        kept[path] = documents[:-count]
+    assert list(text.train["text"]) == kept[books] + kept[reviews]
+
+
+def test_a_source_too_small_to_spare_documents_trains_whole(word_teacher: Path, tmp_path: Path) -> None:
+    two = _documents(tmp_path / "two.txt", 2, 200, 1)
+    config = _config(word_teacher, two, tmp_path / "out", long_train=[str(two)], seq_len=32)
+    text = long_text(config, AutoTokenizer.from_pretrained(word_teacher))
+    assert text.held_out == {}
+    assert len(text.train) == 2
+
+
+def test_without_long_train_the_long_text_is_the_train_documents_less_the_held_out(
+    word_teacher: Path, tmp_path: Path
+) -> None:
+    train = _documents(tmp_path / "train.txt", 40, 100, 1)
+    config = _config(word_teacher, train, tmp_path / "out", seq_len=32, max_eval_documents=6)
+    text = long_text(config, AutoTokenizer.from_pretrained(word_teacher))
+    assert text.held_out == {}  # the fidelity's held-out documents are train's last 4 already
+    assert list(text.train["text"]) == load_text([str(train)], "text", "t")["text"][:36]
+
+
+def test_held_out_count_is_a_tenth_within_its_bounds() -> None:
+    assert [held_out_count(n, 256) for n in (3, 40, 1000, 50_000)] == [2, 4, 100, 256]
+
+
+def test_passages_are_consecutive_pieces_and_short_tails_are_dropped(word_teacher: Path) -> None:
+    tokenizer = AutoTokenizer.from_pretrained(word_teacher)
+    words = [MANY_WORDS[i % len(MANY_WORDS)] for i in range(100)]
+    lengths = sorted(len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in
+                     passages(tokenizer, [" ".join(words)], 32, 100, seed=0))  # fmt: skip
+    assert lengths == [10, 30, 30, 30]  # 100 tokens: 3 pieces of 30 and a tail of 10
+    lengths = [
+        len(tokenizer(p)["input_ids"]) for p in passages(tokenizer, [" ".join(words[:95])], 32, 100, 0)
+    ]
+    assert len(lengths) == 3  # a tail of 5 tokens is dropped
+
+
+def test_the_short_term_alternates_train_examples_and_windows_of_the_long_text(
+    word_teacher: Path, tmp_path: Path
+) -> None:
+    books = _documents(tmp_path / "books.txt", 10, 200, 1)
+    tokenizer = AutoTokenizer.from_pretrained(word_teacher)
+    short = load_text([str(books)], "text", "t").map(lambda row: {"input_ids": [7, 8, 9]})  # marked rows
+    config = _config(word_teacher, books, tmp_path / "out", seq_len=32)
+    texts = load_text([str(books)], "text", "t")
+    rows = short_examples(config, short, texts, tokenizer, 7)
+    assert rows[0::2] == [[7, 8, 9]] * 4
+    for window in rows[1::2]:
+        assert len(window) == 32
+        assert (window[0], window[-1]) == (tokenizer.cls_token_id, tokenizer.sep_token_id)
+    train_only = _config(word_teacher, books, tmp_path / "out", seq_len=32, short_text="train")
+    assert short_examples(train_only, short, texts, tokenizer, 3) == [[7, 8, 9]] * 3
+    tiny = load_text([str(_documents(tmp_path / "tiny.txt", 4, 10, 2))], "text", "t")
+    with pytest.raises(
+        ValueError, match="short_text='train\\+long': the long text holds no window of seq_len=32"
+    ):
+        short_examples(config, short, tiny, tokenizer, 3)
+
+
+def test_long_spans_take_at_most_per_document_of_each(word_teacher: Path, tmp_path: Path) -> None:
+    texts = load_text([str(_documents(tmp_path / "books.txt", 5, 200, 1))], "text", "t")
+    tokenizer = AutoTokenizer.from_pretrained(word_teacher)
+    assert len(long_spans(texts, tokenizer, 32, 100, seed=0)) == 30  # 6 a document
+    assert len(long_spans(texts, tokenizer, 32, 100, seed=0, per_document=1)) == 5
+
+
+def test_a_long_stage_reads_what_the_512_stages_read_exactly_by_default(
+    word_teacher: Path, tmp_path: Path
+) -> None:
+    text = _documents(tmp_path / "t.txt", 10, 50, 1)
+    long_run = _config(word_teacher, text, tmp_path / "a")
+    long_run.preflight()
+    assert (long_run.exact_length, long_run.contrastive_weight) == (32, 1.0)  # c1's, with the window term
+    assert DistillConfig.__dataclass_fields__["long_steps"].default == 40
+    short_run = _config(
+        word_teacher, text, tmp_path / "b", long_length=None, long_steps=40, long_batch_size=4
+    )
+    short_run.preflight()
+    assert short_run.exact_length is None
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def test_a_long_run_takes_the_finished_512_stage_of_another_run(word_teacher: Path, tmp_path: Path) -> None:
+    train, books = (
+        _documents(tmp_path / "train.txt", 40, 25, 1),
+        _documents(tmp_path / "books.txt", 30, 200, 2),
+    )
+    first = distill(_config(word_teacher, train, tmp_path / "512", long_length=None, long_steps=40,
+                            long_batch_size=4))  # fmt: skip
+    before = _digest(tmp_path / "512")
+    result = distill(_config(word_teacher, train, tmp_path / "long", stages_from=str(tmp_path / "512"),
+                             long_train=[str(books)], long_steps=2))  # fmt: skip
+    assert result.fidelity["end-to-end"] == first.fidelity["end-to-end"]  # the same student, not retrained
+    assert not (tmp_path / "long" / "end-to-end").exists()
+    assert _digest(tmp_path / "512") == before  # only read
+    assert f"{tmp_path.name}/books.txt (long_train, held out)" in result.fidelity_by_source
+    metrics = json.loads((tmp_path / "long" / "metrics.json").read_text())
+    assert list(metrics["fidelity_by_source"]) == list(result.fidelity_by_source)
+    assert list(metrics["stage_peak_gb"]) == ["end-to-end", "long"]
+    assert 0 < metrics["stage_peak_gb"]["end-to-end"] <= metrics["stage_peak_gb"]["long"]  # a high-water mark
+    assert "Peak resident memory of the run" in (tmp_path / "long" / "README.md").read_text()
+    with pytest.raises(ValueError, match=r"end-to-end finished with other options .* or --stages-from"):
+        distill(
+            _config(
+                word_teacher, train, tmp_path / "other", stages_from=str(tmp_path / "512"), local_window=4
+            )
+        )
+
+
+@pytest.mark.parametrize(
+    ("folder", "match"),
+    [
+        ("out", "is this run's output_dir; to continue a run, pass --resume"),
+        ("empty", "holds no finished stage"),
+    ],
+)
+def test_a_bad_stages_from_is_named_before_any_work(
+    folder: str, match: str, word_teacher: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "empty").mkdir()
+    text = _documents(tmp_path / "t.txt", 10, 50, 1)
+    with pytest.raises(ValueError, match=match):
+        distill(_config(word_teacher, text, tmp_path / "out", stages_from=str(tmp_path / folder)))
+    assert not (tmp_path / "out").exists()
