@@ -49,7 +49,7 @@ from typing import Any
 
 import torch
 
-from linformer_kit.bench.measure import _sample
+from linformer_kit.bench.measure import sample
 from linformer_kit.bench.memory import measure_cuda
 
 MINILM = dict(
@@ -133,9 +133,9 @@ def call_of(model: torch.nn.Module, batch: dict[str, torch.Tensor], mode: str) -
 
 def timed(call: Any, device: str, min_time: float, samples: int = 5) -> list[float]:
     """Seconds a call: after 2 warm-up calls (kernels chosen, allocator grown), `samples` samples that each
-    repeat the call until it lasts `min_time` (the benchmark's `_sample`, CUDA-synchronised)."""
-    once = max(_sample(call, device, warmup=2, repeats=1, number=1)[0], 1e-6)
-    return _sample(call, device, warmup=0, repeats=samples, number=max(1, math.ceil(min_time / once)))
+    repeat the call until it lasts `min_time` (the benchmark's `sample`, CUDA-synchronised)."""
+    once = max(sample(call, device, warmup=2, repeats=1, number=1)[0], 1e-6)
+    return sample(call, device, warmup=0, repeats=samples, number=max(1, math.ceil(min_time / once)))
 
 
 def peak_mib(call: Any, device: str) -> float | None:

@@ -131,7 +131,7 @@ def test_half_precision_on_cpu_has_a_bounding_reference_within_the_time_cap(
     """A CPU whose half GEMM is 100x slower than fp32 (virtual seconds, no real timing): calibration
     must stay inside --time-cap, and the reference must be the fp32 rate the cases can reach."""
     spent = []
-    real_sample = measure._sample
+    real_sample = measure.sample
 
     def virtual_gemm(fn, device, *, warmup, repeats, number):
         gemm = getattr(fn, "__self__", None)
@@ -141,7 +141,7 @@ def test_half_precision_on_cpu_has_a_bounding_reference_within_the_time_cap(
         spent.append(seconds * (warmup + repeats * number))
         return [seconds] * repeats
 
-    monkeypatch.setattr(measure, "_sample", virtual_gemm)
+    monkeypatch.setattr(measure, "sample", virtual_gemm)
     config = BenchmarkConfig(seq_lens=(16,), projected_lengths=(8,), methods=("linformer-headwise",), dtype=dtype,
                              hidden_size=16, num_heads=2, rounds=1, time_cap_s=2.0, measure_memory=False)  # fmt: skip
     result = measure.run_benchmark(config, progress=False)

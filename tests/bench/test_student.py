@@ -12,9 +12,11 @@ import pytest
 import torch
 
 import linformer_kit.bench.student as student
+import linformer_kit.bench.student_runtimes as student_runtimes
 from linformer_kit.bench import BenchmarkConfig, preset
 from linformer_kit.bench.config import named_students
 from linformer_kit.bench.flops import least_encoder_flops
+from linformer_kit.bench.measure import predicted_seconds
 from linformer_kit.bench.student import StudentRecord, StudentResult, run_student_benchmark
 from linformer_kit.bench.student_inputs import (
     BUILT_IN_TEXT,
@@ -322,6 +324,31 @@ def test_a_slow_call_is_skipped_with_its_reason_and_so_are_its_larger_lengths(mo
     ) == ("skipped at n=96")
 
 
+def test_the_time_cap_grows_a_linear_student_as_n_and_full_attention_as_n_squared() -> None:
+    """measure.py's `predicted_seconds`, as a group of scope student calls it: from 2 s a text at n = 16, a call
+    at n = 96 (6x longer) is predicted 12 s for a student that projects there and for the original on chunks,
+    72 s for the original's full attention. Virtual seconds (the history): no model loaded, nothing timed."""
+    config = preset("student").replace(original="o", students=("s=d",), chunk_length=32, time_cap_s=10.0)
+    linformer = {**LINFORMER_FIELDS, "projected_length": 8, "local_window": 4, "global_tokens": 1,
+                 "exact_length": 16}  # fmt: skip
+    original = student.Model("original", "o", LONGEST, 4, {**BERT_FIELDS, "num_attention_heads": 4})
+    linear = student.Model("s", "d", LONGEST, 4, linformer)
+    group = student.Group(config, student.TorchRunner(config), list(range(5, 60)), ENDS, 96, 1)
+    reasons = {
+        (model.name, method): group.skip_reason(model, group.record(model, method), (16, 2.0))
+        for model, method in student.entries(original, [linear], 96, config.chunk_length)
+    }
+    assert reasons == {
+        ("s", "whole"): "predicted 12 s a call > time cap 10 s",  # linear: not 72 s
+        ("original", "whole"): "predicted 72 s a call > time cap 10 s",
+        ("original", "chunks"): "predicted 12 s a call > time cap 10 s",
+    }
+    # up to its exact_length (16) the student attends fully: n^2 there, n above it
+    assert [student.growth_exponent(linear, "whole", n) for n in (16, 96)] == [2, 1]
+    assert predicted_seconds(2.0, 16, 96, exponent=1) == pytest.approx(12.0)
+    assert predicted_seconds(2.0, 16, 96, exponent=2) == pytest.approx(72.0)
+
+
 @pytest.mark.slow
 def test_memory_and_onnx_runtime_are_measured_beside_torch(models, tmp_path: Path) -> None:
     pytest.importorskip("onnxruntime")
@@ -346,7 +373,7 @@ def test_memory_and_onnx_runtime_are_measured_beside_torch(models, tmp_path: Pat
 
 
 def test_without_onnxruntime_the_runtime_is_left_out_with_a_note(models, tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(student, "_importable", lambda name: name != "onnxscript")
+    monkeypatch.setattr(student_runtimes, "_importable", lambda name: name != "onnxscript")
     config = tiny(
         models, tmp_path / "out", seq_lens=(16,), tokens_per_batch=None, runtimes=("torch", "onnxruntime")
     )
@@ -399,8 +426,8 @@ def before_work(monkeypatch: pytest.MonkeyPatch) -> None:
     def work(*args, **kwargs):
         raise WorkStarted("a model or tokenizer loaded before the bad input was reported")
 
-    monkeypatch.setattr(student, "load_tokenizer", work)
-    monkeypatch.setattr(student, "load_encoder", work)
+    monkeypatch.setattr(student, "load_tokenizer", work)  # where the run loads it
+    monkeypatch.setattr(student_runtimes, "load_encoder", work)  # where the runners load them
 
 
 def _argv(models: dict[str, Path], out: Path, *extra: object, students: tuple = ("w4",)) -> list:

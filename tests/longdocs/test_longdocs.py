@@ -289,6 +289,7 @@ def test_access_code_documents_are_another_construction_of_the_passkey() -> None
     passkey = texts.passkey_documents(tokenizer, 128, 8, 4, random.Random(0))
     code = texts.passkey_documents(tokenizer, 128, 8, 4, random.Random(0), texts.ACCESS_CODE)
     assert [d.depth for d in passkey] == [d.depth for d in code]  # the same draws, another text
+
     def sentences(text: str) -> set[str]:
         return {s.strip() for s in text.split(".") if s.strip()}
 

@@ -9,7 +9,9 @@
     write_student_report(run_student_benchmark(config), config.output_dir)   # student.json, student.md
 
 Measuring (`measure`, `memory`, `cases`, `flops`) is apart from formatting (`report`) and plotting (`plot`);
-scope "student" (saved students against their original) is `student` (`student_inputs`) and `student_report`.
+scope "student" (saved students against their original) is `student` (the run; its pieces `student_config`,
+`student_inputs`, `student_runtimes`, `student_timing`, `student_memory`, `student_records`) and
+`student_report`; it times through `measure`'s harness.
 """
 
 from typing import TYPE_CHECKING

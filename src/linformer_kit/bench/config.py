@@ -316,7 +316,7 @@ STUDENT_FIELDS = ("students", "original", "tokens_per_batch", "text_file")
 
 
 def _check_student(c: BenchmarkConfig) -> None:
-    """The values of scope "student" (its folders and files are checked when it runs: bench/student.py)."""
+    """The values of scope "student" (its folders and files are checked when it runs: bench/student_config.py)."""
     if c.scopes != ("student",):
         raise ValueError(
             f"scopes 'student' measures saved models, not the synthetic layer / encoder: give it alone, "

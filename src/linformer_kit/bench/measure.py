@@ -17,6 +17,15 @@ How it measures (DESIGN.md, Benchmarks):
   exceeds the memory available; slow cases get fewer rounds so that warm-up + rounds fit the cap,
   and a call longer than a quarter of the cap is its own warm-up (kept as the first sample);
 - peak memory: see `linformer_kit.bench.memory`.
+
+The timing harness is public, and scope "student" (bench/student_timing.py) times through it too:
+
+    sample             seconds a call, `number` calls a sample (CUDA synchronised)
+    Timed, warm_up     one callable warmed up, with its plan (calls a sample, rounds) and its samples
+    time_in_rounds     the rotating rounds (A/B) over every Timed of a group
+    summarise          median, quartiles, extremes of the samples
+    predicted_seconds  a call's time at a larger size, from the same call at a smaller one (the time cap)
+    environment        torch, Python, platform, device and threads of the run
 """
 
 from __future__ import annotations
@@ -106,10 +115,10 @@ def run_benchmark(config: BenchmarkConfig, *, progress: bool = True) -> Benchmar
     _check_device(config)
     if config.threads is not None:
         torch.set_num_threads(config.threads)
-    environment = _environment(config)
+    machine = environment(config)
     gemm = _Reference(config)
     rate = gemm.rate()  # first estimate (for predictions); refined by samples taken between the cases
-    result = BenchmarkResult(dataclasses.asdict(config), environment, rate)
+    result = BenchmarkResult(dataclasses.asdict(config), machine, rate)
 
     groups = [(s, p, n) for s in config.scopes for p in config.passes for n in sorted(config.seq_lens)]
     total = sum(len(_group_cases(config, s, p, n)) for s, p, n in groups)
@@ -140,13 +149,13 @@ class _Gemm:
         self.a = torch.randn(size, size, device=device, dtype=dtype)
         self.b = torch.randn(size, size, device=device, dtype=dtype)
         self.size, self.device = size, device
-        self.samples = _sample(self.step, device, warmup=2, repeats=repeats, number=1)
+        self.samples = sample(self.step, device, warmup=2, repeats=repeats, number=1)
 
     def step(self) -> None:
         torch.matmul(self.a, self.b)
 
     def sample(self) -> float:
-        seconds = _sample(self.step, self.device, warmup=0, repeats=1, number=1)[0]
+        seconds = sample(self.step, self.device, warmup=0, repeats=1, number=1)[0]
         self.samples.append(seconds)
         return seconds
 
@@ -239,20 +248,11 @@ def _group_cases(config: BenchmarkConfig, scope: Scope, pass_type: PassType, n: 
     return cases
 
 
-@dataclass
-class _Live:
-    case: Case
-    record: BenchmarkRecord
-    step: Callable[[], None]
-    number: int  # calls per timed sample
-    rounds: int
-    samples: list[float] = field(default_factory=list)
-
-
 def _measure_group(
     cases: list[Case], config: BenchmarkConfig, gemm: _Reference, history: dict, bar: tqdm
 ) -> list[BenchmarkRecord]:
-    records, live, rate = [], [], gemm.rate()
+    records, rate = [], gemm.rate()
+    live: list[tuple[Case, BenchmarkRecord, Timed]] = []
     for case in cases:
         record = _new_record(case, config)
         records.append(record)
@@ -260,68 +260,105 @@ def _measure_group(
         record.skipped = structural or _skip_reason(case, config, rate, history)
         if record.skipped is None:
             try:
-                live.append(_warm_up(case, record, config))
+                live.append((case, record, warm_up(build_step(case), case.device, config)))
             except (RuntimeError, MemoryError, ImportError, ValueError) as err:
                 record.skipped = f"failed: {type(err).__name__}: {str(err).splitlines()[0][:120]}"
         if record.skipped is not None and structural is None:
             history[_key(case)] = (case.n, None)
             bar.update(1)
 
-    reference: list[list[float]] = []  # GEMM samples of each round
-    for r in range(max((c.rounds for c in live), default=0)):
-        order = live[r % len(live) :] + live[: r % len(live)]  # rotate: no method always goes first
-        for c in order:
-            if r < c.rounds:
-                c.samples += _sample(c.step, config.device, warmup=0, repeats=1, number=c.number)
-        reference.append(gemm.sample())
+    reference: list[list[float]] = []  # GEMM samples of each round, taken between the rounds
+    time_in_rounds([timed for _, _, timed in live], config.device, lambda: reference.append(gemm.sample()))
 
-    for c in live:
-        _summarise(c)
-        c.record.matmul_flops_per_s = gemm.rate_of(reference[: c.rounds])  # the rounds it was timed in
-        history[_key(c.case)] = (c.case.n, c.record.time_median_s)
+    for case, record, timed in live:
+        _fill_times(record, case, summarise(timed.samples))
+        record.matmul_flops_per_s = gemm.rate_of(reference[: timed.rounds])  # the rounds it was timed in
+        history[_key(case)] = (case.n, record.time_median_s)
         if config.measure_memory:
-            _measure_memory(c, config)
+            _measure_memory(case, record, timed, config)
         bar.update(1)
     return records
 
 
-def _warm_up(case: Case, record: BenchmarkRecord, config: BenchmarkConfig) -> _Live:
-    step = build_step(case)
-    first = _sample(step, case.device, warmup=0, repeats=1, number=1)[0]  # also a time estimate
-    # A call longer than a quarter of the cap dwarfs any one-time cost: keep it as a sample.
+def _fill_times(record: BenchmarkRecord, case: Case, times: Summary) -> None:
+    record.time_median_s, record.time_q1_s, record.time_q3_s = times.median, times.q1, times.q3
+    record.time_min_s, record.time_max_s, record.samples = times.min, times.max, times.samples
+    record.achieved_flops_per_s = case.flops / times.median
+    record.tokens_per_s = case.batch_size * case.n / times.median
+
+
+def _measure_memory(case: Case, record: BenchmarkRecord, timed: Timed, config: BenchmarkConfig) -> None:
+    try:
+        if config.device == "cuda":
+            peak = memory.measure_cuda(timed.step, config.device)
+        else:
+            timeout = 60.0 + 3 * (record.time_median_s or 0.0)
+            peak = memory.measure_cpu(case, record.threads, timeout)
+    except (RuntimeError, MemoryError) as err:
+        record.skipped = f"memory not measured: {err}"
+        return
+    record.peak_memory_bytes, record.memory_delta_bytes = peak
+
+
+# --- the timing harness (scope "student" times through it too) ------------------------------------
+
+
+@dataclass
+class Timed:
+    """One callable of a group under timing: its plan from `warm_up` and the samples taken so far."""
+
+    step: Callable[[], object]
+    number: int  # calls a timed sample
+    rounds: int
+    samples: list[float] = field(default_factory=list)  # seconds a call
+
+
+def warm_up(step: Callable[[], object], device: str, config: BenchmarkConfig) -> Timed:
+    """`step` warmed up (`config.warmup` calls) and planned: calls a sample to last `config.min_time_s`,
+    and rounds cut so that warm-up and rounds fit `config.time_cap_s`. The first call is timed (the
+    estimate the plan is made from); a call longer than a quarter of the cap dwarfs any one-time cost, so
+    it is its own warm-up and is kept as the first sample."""
+    first = sample(step, device, warmup=0, repeats=1, number=1)[0]
     kept = [first] if first > config.time_cap_s / 4 else []
     for _ in range(0 if kept else config.warmup - 1):
         step()
     number = max(1, math.ceil(config.min_time_s / max(first, 1e-9)))
     calls_left = int(config.time_cap_s / max(first, 1e-9)) - (1 if kept else config.warmup)
     rounds = max(1, min(config.rounds - len(kept), calls_left))
-    return _Live(case, record, step, number, rounds, samples=kept)
+    return Timed(step, number, rounds, samples=kept)
 
 
-def _summarise(c: _Live) -> None:
-    s = sorted(c.samples)
+def time_in_rounds(timed: list[Timed], device: str, after_round: Callable[[], object] = lambda: None) -> None:
+    """One sample of each in every round, each for its own number of rounds (A/B alternation). The order
+    rotates each round, so none always goes first and a slow moment of a shared machine hits them all;
+    `after_round` runs after each round (measure.py samples its reference GEMM there)."""
+    for r in range(max((t.rounds for t in timed), default=0)):
+        for t in timed[r % len(timed) :] + timed[: r % len(timed)]:
+            if r < t.rounds:
+                t.samples += sample(t.step, device, warmup=0, repeats=1, number=t.number)
+        after_round()
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The samples of one Timed, in seconds a call."""
+
+    median: float
+    q1: float  # the interquartile range
+    q3: float
+    min: float
+    max: float
+    samples: int
+
+
+def summarise(samples: list[float]) -> Summary:
+    """Median, inclusive quartiles and extremes of `samples` (a single sample is all five)."""
+    s = sorted(samples)
     q1, _, q3 = statistics.quantiles(s, n=4, method="inclusive") if len(s) > 1 else (s[0], s[0], s[0])
-    median = statistics.median(s)
-    c.record.time_median_s, c.record.time_q1_s, c.record.time_q3_s = median, q1, q3
-    c.record.time_min_s, c.record.time_max_s, c.record.samples = s[0], s[-1], len(s)
-    c.record.achieved_flops_per_s = c.case.flops / median
-    c.record.tokens_per_s = c.case.batch_size * c.case.n / median
+    return Summary(statistics.median(s), q1, q3, s[0], s[-1], len(s))
 
 
-def _measure_memory(c: _Live, config: BenchmarkConfig) -> None:
-    try:
-        if config.device == "cuda":
-            peak = memory.measure_cuda(c.step, config.device)
-        else:
-            timeout = 60.0 + 3 * (c.record.time_median_s or 0.0)
-            peak = memory.measure_cpu(c.case, c.record.threads, timeout)
-    except (RuntimeError, MemoryError) as err:
-        c.record.skipped = f"memory not measured: {err}"
-        return
-    c.record.peak_memory_bytes, c.record.memory_delta_bytes = peak
-
-
-def _sample(fn: Callable[[], object], device: str, *, warmup: int, repeats: int, number: int) -> list[float]:
+def sample(fn: Callable[[], object], device: str, *, warmup: int, repeats: int, number: int) -> list[float]:
     """`repeats` samples of seconds per call, each timing `number` back-to-back calls."""
     for _ in range(warmup):
         fn()
@@ -339,6 +376,13 @@ def _sample(fn: Callable[[], object], device: str, *, warmup: int, repeats: int,
 def _sync(device: str) -> None:
     if device == "cuda":
         torch.cuda.synchronize()
+
+
+def predicted_seconds(seconds: float, size_before: float, size: float, exponent: float = 1.0) -> float:
+    """The seconds of a call of `size`, from `seconds` of the same call at `size_before`, time growing as
+    size ** exponent. Here size is a case's FLOPs (time in proportion to them: exponent 1); scope "student"
+    gives n and how the model grows in n (1 where it is linear, 2 where it attends fully)."""
+    return seconds * (size / size_before) ** exponent
 
 
 # --- skipping -----------------------------------------------------------------------------------
@@ -363,7 +407,7 @@ def _skip_reason(case: Case, config: BenchmarkConfig, rate: float, history: dict
         return f"skipped at n={previous_n}"
     if previous_time is not None:
         previous = dataclasses.replace(case, n=previous_n)
-        predicted = previous_time * case.flops / previous.flops
+        predicted = predicted_seconds(previous_time, previous.flops, case.flops)
     else:
         predicted = case.flops / (0.25 * rate)
     if predicted > config.time_cap_s:
@@ -431,7 +475,8 @@ def _check_device(config: BenchmarkConfig) -> None:
         raise ValueError("device='cuda' was requested but torch.cuda.is_available() is False")
 
 
-def _environment(config: BenchmarkConfig) -> dict[str, object]:
+def environment(config: BenchmarkConfig) -> dict[str, object]:
+    """What a result records of the machine and the software it ran on (scope "student" adds to it)."""
     device_name = torch.cuda.get_device_name() if config.device == "cuda" else platform.processor() or "cpu"
     return {
         "torch_version": torch.__version__,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from linformer_kit.bench.student import StudentRecord, StudentResult
+from linformer_kit.bench.student_records import StudentRecord, StudentResult
 
 RESULT_FILES = ("student.json", "student.md")
 
