@@ -16,7 +16,7 @@ from torch.testing import assert_close
 from linformer_kit.cli.main import main
 from linformer_kit.models.convert import is_projection_key
 from linformer_kit.train.distill import DistillConfig, DistillTrainer, distill
-from linformer_kit.train.distill_data import split_texts, train_examples
+from linformer_kit.train.distill.data import split_texts, train_examples
 from tests.fixtures.models import tiny_source
 from tests.fixtures.tokenizers import write_tokenizer
 

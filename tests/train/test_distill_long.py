@@ -1,4 +1,4 @@
-"""The long stage of `linformer distill` (train/distill_long.py) on a tiny BERT teacher reading 32 tokens."""
+"""The long stage of `linformer distill` (train/distill/long.py) on a tiny BERT teacher reading 32 tokens."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from linformer_kit.models.convert import is_projection_key
 from linformer_kit.models.loading import longest_input
 from linformer_kit.nn.projection import window_matrix
 from linformer_kit.train.distill import DistillConfig, distill
-from linformer_kit.train.distill_long import (
+from linformer_kit.train.distill.long import (
     crops_loss,
     embedded_halves,
     halves,
@@ -179,7 +179,7 @@ def test_projections_alone_keep_every_weight_the_short_reading_has(
             assert_close(tensor, trained[name], rtol=0, atol=0, msg=name)
     stage = json.loads((tmp_path / "out" / "long" / "stage.json").read_text())
     assert stage["options"]["long_tune"] == "projections"
-    from linformer_kit.train.distill_long import long_stage
+    from linformer_kit.train.distill.long import long_stage
 
     # the default is left out of the options a resume compares: a stage run before the option resumes
     assert (
@@ -332,7 +332,7 @@ def test_a_resume_with_other_long_options_is_refused(
     out = tmp_path / "out"
     (out / "long" / "checkpoint-1").mkdir(parents=True)
     config = _config(word_teacher, long_text, out, long_batch_size=2, end_to_end_steps=1, seq_len=32)
-    from linformer_kit.train.distill_long import long_stage
+    from linformer_kit.train.distill.long import long_stage
 
     (out / "long" / "options.json").write_text(json.dumps(long_stage(config).options))
     with pytest.raises(ValueError, match=r"resume: .*long's checkpoints ran with other options"):

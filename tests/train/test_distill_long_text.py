@@ -1,5 +1,5 @@
-"""The long stage's text: each `long_train` source's held-out passages (train/distill_data.py `long_text`),
-the short term's windows of it (train/distill_long.py `short_examples`), the recommended defaults, and a run
+"""The long stage's text: each `long_train` source's held-out passages (train/distill/data.py `long_text`),
+the short term's windows of it (train/distill/long.py `short_examples`), the recommended defaults, and a run
 that takes its 512 stages from another run (`stages_from`)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from transformers import AutoTokenizer
 
 from linformer_kit.train.data import load_text
 from linformer_kit.train.distill import DistillConfig, distill
-from linformer_kit.train.distill_data import held_out_count, long_text, passages
-from linformer_kit.train.distill_long import long_spans, short_examples
+from linformer_kit.train.distill.data import held_out_count, long_text, passages
+from linformer_kit.train.distill.long import long_spans, short_examples
 from tests.train.test_distill import MANY_WORDS, _word_teacher
 from tests.train.test_distill_long import _config
 

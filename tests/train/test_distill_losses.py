@@ -1,4 +1,4 @@
-"""The distillation losses (train/distill_losses.py) on tiny Linformers: zero at identity, real tokens only,
+"""The distillation losses (train/distill/losses.py) on tiny Linformers: zero at identity, real tokens only,
 each term what its formula says."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from torch.testing import assert_close
 from linformer_kit.models import LinformerForMaskedLM, LinformerModel
 from linformer_kit.models.convert import with_linformer_options
 from linformer_kit.models.embedding import sentence_embedding
-from linformer_kit.train.distill_losses import (
+from linformer_kit.train.distill.losses import (
     attention_io,
     attention_layers,
     attention_transfer_loss,

@@ -1,6 +1,6 @@
 """`linformer finetune --preset NAME --tokenizer bytes|word|DIR`: a classifier trained from scratch.
 
-The byte and word tokenizers (train/tokenizer_kinds.py), the checks made before any work, and two tiny
+The byte and word tokenizers (train/finetune/tokenizer_kinds.py), the checks made before any work, and two tiny
 end-to-end runs (ListOps-style expressions with words, sentences with bytes) whose output directory
 loads with the Auto classes and runs in a pipeline.
 """
@@ -19,7 +19,7 @@ from linformer_kit.cli.main import main
 from linformer_kit.models import LinformerForSequenceClassification
 from linformer_kit.train import FinetuneConfig, finetune
 from linformer_kit.train.data import SPECIAL_TOKENS
-from linformer_kit.train.tokenizer_kinds import (
+from linformer_kit.train.finetune.tokenizer_kinds import (
     BYTE_OFFSET,
     byte_to_unicode,
     byte_tokenizer,

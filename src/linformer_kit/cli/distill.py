@@ -1,4 +1,4 @@
-"""`linformer distill`: a Linformer made from a pretrained encoder, distilled from it (train/distill.py).
+"""`linformer distill`: a Linformer made from a pretrained encoder, distilled from it (train/distill/run.py).
 
     linformer distill --teacher all-MiniLM-L6-v2/ --train reviews.jsonl.gz --output-dir runs/minilm-k128 \
         --projected-length 128 --local-window 64 --global-tokens 1

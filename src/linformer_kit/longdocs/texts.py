@@ -22,6 +22,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from linformer_kit.token_pieces import Spans, TooShort
+
 FILLER = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again. "
 FIRST_NAMES = (
     "Ada", "Boris", "Chloe", "Dmitri", "Elena", "Farid", "Greta", "Hiro", "Ines", "Jonas", "Kira", "Lars",
@@ -170,34 +172,3 @@ def passages(tokenizer, length: int, count: int, texts: list[str], rng: random.R
     if not windows:
         raise TooShort(f"length={length}: the texts hold no span of {size} tokens")
     return [spans.text(w, size) for w in rng.sample(windows, min(count, len(windows)))]
-
-
-class TooShort(ValueError):
-    """The texts hold no span of the length asked for: that length is skipped, not an error of the input."""
-
-
-class Spans:
-    """Token spans of a list of texts, cut back to text at token boundaries (the original characters kept)."""
-
-    def __init__(self, tokenizer, texts: list[str]) -> None:
-        self.texts = texts
-        encoded = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
-        self.offsets: list[list[tuple[int, int]]] = encoded["offset_mapping"]
-
-    def start(self, tokens: int, rng: random.Random) -> tuple[int, int]:
-        """(text index, token index) of a random span of `tokens` tokens, from a text that holds one."""
-        long_enough = [i for i, o in enumerate(self.offsets) if len(o) >= tokens]
-        if not long_enough:
-            longest = max((len(o) for o in self.offsets), default=0)
-            raise TooShort(f"length: no text holds {tokens} tokens (the longest has {longest})")
-        i = rng.choice(long_enough)
-        return i, rng.randrange(len(self.offsets[i]) - tokens + 1)
-
-    def text(self, start: tuple[int, int], tokens: int) -> str:
-        """The text of `tokens` tokens from `start` (fewer where the text ends); re-tokenized it gives
-        at most `tokens` tokens for a WordPiece / BPE tokenizer (the same boundaries)."""
-        i, first = start
-        offsets = self.offsets[i][first : first + tokens]
-        if not offsets:
-            return ""
-        return self.texts[i][offsets[0][0] : offsets[-1][1]]

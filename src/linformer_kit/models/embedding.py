@@ -7,7 +7,7 @@
                          level of a model that keeps nothing document-specific (its baseline)
 
 The embedding is the pipeline of a mean-pooling sentence-transformers model (Pooling "mean", then
-Normalize), e.g. all-MiniLM-L6-v2. `distill` measures its student with these (train/distill.py) and the
+Normalize), e.g. all-MiniLM-L6-v2. `distill` measures its student with these (train/distill/run.py) and the
 encoder study its models (reproduction/encoder_eval.py). The measures are formulas only: the sample
 (which documents, how many, their length) is the caller's, and so is what a number means on it.
 

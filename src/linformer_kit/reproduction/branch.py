@@ -48,7 +48,7 @@ from linformer_kit.nn.options import OPTION_NAMES
 from linformer_kit.nn.projection import SequenceProjection
 from linformer_kit.train.checkpoints import checkpoint_problem
 from linformer_kit.train.curve import CURVE_FILE
-from linformer_kit.train.pretrain_config import PretrainConfig
+from linformer_kit.train.pretrain.config import PretrainConfig
 from linformer_kit.train.schedule import Schedule
 
 # the only config fields in which a branch may differ from its trunk: the Linformer options (OPTION_NAMES),

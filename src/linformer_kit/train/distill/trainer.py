@@ -6,7 +6,7 @@ StagePlan                    one stage: its folder, loss, steps, learning rate, 
 attention_stage / end_to_end_stage  the two stages of `distill`, as the config sets them
 run_stage                    one stage, one Trainer of its own in output_dir/<stage>/ (a finished one is
                              reused on resume)
-DistillTrainer               `Trainer` whose loss is a stage's (train/distill_losses.py)
+DistillTrainer               `Trainer` whose loss is a stage's (train/distill/losses.py)
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from transformers import DataCollatorWithPadding, PreTrainedTokenizerBase, Train
 from linformer_kit.models import LinformerForMaskedLM, LinformerModel, LinformerPreTrainedModel
 from linformer_kit.models.convert import converter, is_projection_key, with_linformer_options
 from linformer_kit.models.loading import head_of, read_config_json
-from linformer_kit.train.distill_config import DistillConfig, Stage, Tune
-from linformer_kit.train.distill_losses import attention_layers, attention_transfer_loss, end_to_end_loss
+from linformer_kit.train.distill.config import DistillConfig, Stage, Tune
+from linformer_kit.train.distill.losses import attention_layers, attention_transfer_loss, end_to_end_loss
 from linformer_kit.train.guards import GuardedTrainer
 
 # what a stage trains (`trainable`): E and F alone, or what `tune` names
@@ -70,7 +70,7 @@ class StagePlan:
     train/guards.py), its loss, steps and learning rate."""
 
     name: str  # its folder under output_dir and its key in DistillResult's fidelity, losses and seconds
-    loss: Stage  # "attention": L_att; "end-to-end": L_e2e; "long": L_long (train/distill_long.py)
+    loss: Stage  # "attention": L_att; "end-to-end": L_e2e; "long": L_long (train/distill/long.py)
     trains: Trains  # "projections": E and F alone; "all": every weight; "lora": adapters plus E and F
     steps: int  # 0: the stage is skipped
     learning_rate: float

@@ -1,6 +1,6 @@
 """The file checks of `linformer distill`: what `DistillConfig.preflight` reads before any work.
 
-A config is built from values alone (train/distill_config.py); these functions look at the teacher's
+A config is built from values alone (train/distill/config.py); these functions look at the teacher's
 folder and the output_dir it names, at the start of the run (`guarded_run`, train/guards.py), and raise
 a ValueError naming the path and what is wrong with it:
 

@@ -17,7 +17,7 @@ from transformers import PreTrainedTokenizerBase
 from linformer_kit.models import LinformerPreTrainedModel
 from linformer_kit.models.folder import write_model_dir
 from linformer_kit.nn.options import LinformerOptions
-from linformer_kit.train.distill_config import DistillConfig
+from linformer_kit.train.distill.config import DistillConfig
 
 
 @dataclass

@@ -10,7 +10,7 @@ from transformers import PreTrainedConfig
 
 from linformer_kit.models import LinformerPreTrainedModel
 from linformer_kit.nn.options import format_projected_length
-from linformer_kit.train.pretrain_config import PretrainConfig
+from linformer_kit.train.pretrain.config import PretrainConfig
 from linformer_kit.train.schedule import parse_schedule
 
 logger = logging.getLogger("linformer_kit.train.pretrain")  # the run's logger: its lines keep their name

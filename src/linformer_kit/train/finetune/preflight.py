@@ -1,6 +1,6 @@
 """The file checks of `linformer finetune`: what `FinetuneConfig.preflight` reads before any work.
 
-A config is built from values alone (train/finetune_config.py); these functions look at the files and
+A config is built from values alone (train/finetune/config.py); these functions look at the files and
 folders it names, at the start of the run (`guarded_run`, train/guards.py), and raise a ValueError
 naming the path and what is wrong with it. They take values, not the config, so the config module
 imports them and nothing imports back.

@@ -6,7 +6,7 @@
     student  the teacher converted with this run's Linformer options (k, sharing, window, global tokens)
 
 Two stages, each optional (0 steps skips it), each reported (`fidelity`, below); their losses are
-train/distill_losses.py's:
+train/distill/losses.py's:
 
     attention transfer  only E and F train (every other weight is the teacher's); layer i of the student
                         gets the teacher's input to layer i's attention, x_i, and matches its output:
@@ -23,20 +23,22 @@ documents, each truncated to seq_len, at the start (the drop-in conversion) and 
 it the teacher's own reference, the mean cosine of two *different* documents (a student at that level
 keeps nothing document-specific).
 
-Data (train/distill_data.py): `train`, one example per document truncated to seq_len tokens (the
+Data (train/distill/data.py): `train`, one example per document truncated to seq_len tokens (the
 default) or packed into blocks of exactly seq_len tokens; held-out documents (`validation`, or the last
 train documents) for fidelity. Each stage is a Hugging Face Trainer run of its own in output_dir/<stage>/
 (checkpoints, resume, SIGTERM: train/guards.py); the final student, its tokenizer, a sentence-transformers
 folder's pipeline files, metrics.json and a model card go to output_dir.
 
-This module is the run; its pieces, each importable from here too:
+This module is the run; the package, `linformer_kit.train.distill`, re-exports its `__all__` (the
+pieces' public names among them). The pieces, beside it in train/distill/:
 
-    train/distill_config.py     DistillConfig: the options, their values checked on construction
-    train/distill_preflight.py  the teacher's folder and output_dir, checked at the start of the run
-    train/distill_data.py       train examples, held-out documents, the long stage's text
-    train/distill_losses.py     L_att, L_e2e
-    train/distill_trainer.py    teacher, student, the stages (StagePlan, run_stage), DistillTrainer
-    train/distill_report.py     DistillResult, the saved student (metrics.json, model card)
+    train/distill/config.py     DistillConfig: the options, their values checked on construction
+    train/distill/preflight.py  the teacher's folder and output_dir, checked at the start of the run
+    train/distill/data.py       train examples, held-out documents, the long stage's text
+    train/distill/losses.py     L_att, L_e2e
+    train/distill/trainer.py    teacher, student, the stages (StagePlan, run_stage), DistillTrainer
+    train/distill/report.py     DistillResult, the saved student (metrics.json, model card)
+    train/distill/long.py       the long stage (`long_length`): the student extended and trained long
 """
 
 from __future__ import annotations
@@ -49,17 +51,17 @@ from transformers import AutoTokenizer, set_seed
 
 from linformer_kit.bench.memory import peak_rss
 from linformer_kit.models.embedding import different_documents, embed, fidelity
-from linformer_kit.train.distill_config import STAGES, DistillConfig, Examples, Stage, Tune
-from linformer_kit.train.distill_data import fidelity_texts, load_data, long_text
-from linformer_kit.train.distill_long import run_long_stage
-from linformer_kit.train.distill_losses import (
+from linformer_kit.train.distill.config import STAGES, DistillConfig, Examples, Stage, Tune
+from linformer_kit.train.distill.data import fidelity_texts, load_data, long_text
+from linformer_kit.train.distill.long import run_long_stage
+from linformer_kit.train.distill.losses import (
     attention_io,
     attention_transfer_loss,
     end_to_end_loss,
     relative_error,
 )
-from linformer_kit.train.distill_report import DistillResult, describe_student, save_student
-from linformer_kit.train.distill_trainer import (
+from linformer_kit.train.distill.report import DistillResult, describe_student, save_student
+from linformer_kit.train.distill.trainer import (
     DistillTrainer,
     StagePlan,
     attention_stage,
@@ -89,7 +91,7 @@ __all__ = [
     "student_from",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("linformer_kit.train.distill")  # the run's logger: its lines keep their name
 
 
 def distill(config: DistillConfig) -> DistillResult:

@@ -1,6 +1,6 @@
 """The file checks of `linformer pretrain`: what `PretrainConfig.preflight` reads before any work.
 
-A config is built from values alone (train/pretrain_config.py); these functions look at the paths it
+A config is built from values alone (train/pretrain/config.py); these functions look at the paths it
 names, at the start of the run (`guarded_run`, train/guards.py), and raise a ValueError naming the path
 and what is wrong with it:
 

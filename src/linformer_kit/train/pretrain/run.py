@@ -14,12 +14,13 @@ and the data position all come back from the last `checkpoint-*` folder). `Pretr
 the Trainer's `TrainingArguments` (a subclass, see `train/training_arguments.py`), so `--bf16`, `--report_to`
 and every other Trainer option work as they do in any Hugging Face script.
 
-This module is the run; its pieces, each importable from here too:
+This module is the run; the package, `linformer_kit.train.pretrain`, re-exports its `__all__` (the
+pieces' public names among them). The pieces, beside it in train/pretrain/:
 
-    train/pretrain_config.py     PretrainConfig: the options, their values checked on construction
-    train/pretrain_preflight.py  the files it names, checked at the start of the run (`preflight`)
-    train/pretrain_trainer.py    tokenizer, model, masking collator, MaskedLMTrainer
-    train/pretrain_report.py     the start line, PretrainResult, the no-context warning
+    train/pretrain/config.py     PretrainConfig: the options, their values checked on construction
+    train/pretrain/preflight.py  the files it names, checked at the start of the run (`preflight`)
+    train/pretrain/trainer.py    tokenizer, model, masking collator, MaskedLMTrainer
+    train/pretrain/report.py     the start line, PretrainResult, the no-context warning
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ from linformer_kit.train.curve import CurveCallback
 from linformer_kit.train.data import load_text, pack_blocks
 from linformer_kit.train.guards import guarded_run, trained_model
 from linformer_kit.train.position_loss import loss_by_position, position_ranges
-from linformer_kit.train.pretrain_config import PretrainConfig
-from linformer_kit.train.pretrain_report import (
+from linformer_kit.train.pretrain.config import PretrainConfig
+from linformer_kit.train.pretrain.report import (
     LEARNED_CONTEXT,
     PretrainResult,
     logger,
@@ -47,7 +48,7 @@ from linformer_kit.train.pretrain_report import (
     start_line,
     warn_if_no_context,
 )
-from linformer_kit.train.pretrain_trainer import (
+from linformer_kit.train.pretrain.trainer import (
     MaskedLMTrainer,
     ResumableMaskingCollator,
     build_model,

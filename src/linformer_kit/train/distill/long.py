@@ -11,7 +11,7 @@ and B short documents of the 512 stages' examples:
     (b) halves   the span's two halves embedded apart (mean pooling, normalised), each first half
                  against the B second halves of the batch, in-batch negatives, MultipleNegativesRanking-
                  Loss's semantics (sentence-transformers): L_mnr = CE(scale · cos(a_i, p_j), j = i)
-    (c) short    L_e2e (train/distill_losses.py) on the short documents against the teacher at 512:
+    (c) short    L_e2e (train/distill/losses.py) on the short documents against the teacher at 512:
                  what keeps the 512 fidelity. `short_text="train+long"` (the default) alternates them with
                  512-token windows of the long text, so the short reading is held where the long stage
                  trains too: with IMDB reviews alone, `c1`'s fidelity on 512-token book passages fell to 0.887
@@ -60,9 +60,9 @@ from linformer_kit.models.convert import is_projection_key
 from linformer_kit.models.embedding import encoder_of, sentence_embedding
 from linformer_kit.models.extend import extended
 from linformer_kit.token_pieces import special_ends
-from linformer_kit.train.distill_config import LONG_OPTIONS, DistillConfig
-from linformer_kit.train.distill_losses import end_to_end_loss, relative_error
-from linformer_kit.train.distill_trainer import DistillTrainer, StagePlan, run_stage
+from linformer_kit.train.distill.config import LONG_OPTIONS, DistillConfig
+from linformer_kit.train.distill.losses import end_to_end_loss, relative_error
+from linformer_kit.train.distill.trainer import DistillTrainer, StagePlan, run_stage
 
 
 def long_student(student: LinformerPreTrainedModel, config: DistillConfig) -> LinformerPreTrainedModel:
@@ -322,7 +322,7 @@ def run_long_stage(
     tokenizer: PreTrainedTokenizerBase,
     long_texts: datasets.Dataset,
 ) -> tuple[LinformerPreTrainedModel, float]:
-    """The student extended to long_length (`long_student`), trained on spans of `long_texts` (distill_data.py's
+    """The student extended to long_length (`long_student`), trained on spans of `long_texts` (data.py's
     `long_text`: the held-out documents left out) mixed with the short term's examples (`short_examples`)
     (`run_stage`: its own Trainer in output_dir/long/, resumable); ValueError when the long text holds no
     span of long_length tokens."""

@@ -8,17 +8,19 @@ With `model` (a directory) the classification head is new (`AutoModelForSequence
 from_pretrained` on an MLM directory drops the LM head and initialises the classifier). With `preset`
 the whole Linformer is new: a preset's shape with the Linformer options of `NewModelFields`, learned
 positions for max_length tokens, and the tokenizer `tokenizer` names (UTF-8 bytes, the words of the
-training data, or a saved one: train/tokenizer_kinds.py), saved with the model. Batches are padded to
-their longest member, which Linformer handles exactly (pads are masked before the E/F projection, and
-`classifier_pooling="mean"` averages over real tokens only).
+training data, or a saved one: train/finetune/tokenizer_kinds.py), saved with the model. Batches are
+padded to their longest member, which Linformer handles exactly (pads are masked before the E/F
+projection, and `classifier_pooling="mean"` averages over real tokens only).
 
-This module is the run; its pieces, each importable from here too:
+This module is the run; the package, `linformer_kit.train.finetune`, re-exports its `__all__` (the
+pieces' public names among them). The pieces, beside it in train/finetune/:
 
-    train/finetune_config.py     FinetuneConfig: the options, their values checked on construction
-    train/finetune_preflight.py  the files and folders it names, checked at the start of the run
-    train/finetune_data.py       the splits, their columns, labels -> classes
-    train/finetune_trainer.py    tokenizer, classifier, what trains, the dev metrics
-    train/finetune_report.py     FinetuneResult, eval_predictions.jsonl
+    train/finetune/config.py     FinetuneConfig: the options, their values checked on construction
+    train/finetune/preflight.py  the files and folders it names, checked at the start of the run
+    train/finetune/data.py       the splits, their columns, labels -> classes
+    train/finetune/trainer.py    tokenizer, classifier, what trains, the dev metrics
+    train/finetune/report.py     FinetuneResult, eval_predictions.jsonl
+    train/finetune/tokenizer_kinds.py  a new model's tokenizer: bytes, words, ListOps words, a folder
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from dataclasses import asdict
 from transformers import DataCollatorWithPadding, TrainerCallback
 
 from linformer_kit.train.curve import CurveCallback
-from linformer_kit.train.finetune_config import GLUE_TASKS, FinetuneConfig
-from linformer_kit.train.finetune_data import (
+from linformer_kit.train.finetune.config import GLUE_TASKS, FinetuneConfig
+from linformer_kit.train.finetune.data import (
     check_columns,
     is_regression,
     label_fields,
@@ -40,8 +42,8 @@ from linformer_kit.train.finetune_data import (
     sample_splits,
     tokenized,
 )
-from linformer_kit.train.finetune_report import FinetuneResult, write_predictions
-from linformer_kit.train.finetune_trainer import (
+from linformer_kit.train.finetune.report import FinetuneResult, write_predictions
+from linformer_kit.train.finetune.trainer import (
     build_classifier,
     compute_metrics,
     freeze_encoder,

@@ -14,7 +14,7 @@ from linformer_kit.models.presets import PRESETS
 from linformer_kit.train.data import train_tokenizer
 from linformer_kit.train.guards import GuardedTrainer
 from linformer_kit.train.init_from import linformer_from_checkpoint
-from linformer_kit.train.pretrain_config import PretrainConfig, ShortBlockPositions
+from linformer_kit.train.pretrain.config import PretrainConfig, ShortBlockPositions
 from linformer_kit.train.schedule import Schedule, cut_blocks, length_at
 
 

@@ -10,7 +10,7 @@ from transformers import PreTrainedTokenizerBase
 from linformer_kit.data_files import explain_failure, has_suffix, line_of_row
 from linformer_kit.models.loading import longest_input, read_config_json
 from linformer_kit.train.data import load_hub_dataset
-from linformer_kit.train.finetune_config import GLUE_TASKS, FinetuneConfig
+from linformer_kit.train.finetune.config import GLUE_TASKS, FinetuneConfig
 
 
 def load_splits(config: FinetuneConfig) -> tuple[datasets.Dataset, datasets.Dataset]:

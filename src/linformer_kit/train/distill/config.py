@@ -2,7 +2,7 @@
 
 The flags of `linformer distill` are generated from this class (cli/arguments.py). Its constructor
 checks values only and reads no file; `preflight()` (called by `distill` before any work) checks the
-teacher's folder and the output_dir (train/distill_preflight.py).
+teacher's folder and the output_dir (train/distill/preflight.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args
 from linformer_kit.models import LinformerConfig
 from linformer_kit.nn import ShortInputs
 from linformer_kit.nn.options import check_choice, check_exact_length, option_field
-from linformer_kit.train.distill_preflight import (
+from linformer_kit.train.distill.preflight import (
     check_fresh_run,
     check_stages_from,
     check_teacher,
@@ -28,22 +28,22 @@ from linformer_kit.train.training_arguments import (
     trainer_default,
 )
 
-# A stage's loss and what trains under it (train/distill_losses.py, train/distill_trainer.py); each
+# A stage's loss and what trains under it (train/distill/losses.py, train/distill/trainer.py); each
 # stage runs in output_dir/<stage>/
 Stage = Literal["attention", "end-to-end", "long"]
 STAGES: tuple[Stage, ...] = ("attention", "end-to-end", "long")
 ProjectionResize = Literal["interpolate", "restart"]
-# the long stage's options (train/distill_long.py): each means something only with long_length
+# the long stage's options (train/distill/long.py): each means something only with long_length
 LONG_OPTIONS = ("long_train", "long_steps", "long_batch_size", "long_learning_rate", "window_weight",
                 "contrastive_weight", "contrastive_scale", "short_weight", "crop_weight", "crop_length",
                 "crops_per_half", "projection_resize", "long_tune", "long_adapter_rank", "short_text")  # fmt: skip
 Tune = Literal["all", "lora"]
 # what the long stage trains: what `tune` names, E and F alone, or long adapters with E and F (weights only
-# inputs longer than exact_length read; train/distill_long.py, "What trains")
+# inputs longer than exact_length read; train/distill/long.py, "What trains")
 LongTune = Literal["tune", "projections", "adapters"]
 LONG_ONLY_TUNES = ("projections", "adapters")  # what trains is read by no input of at most exact_length
 # the short term's (c) text in the long stage: the 512 stages' examples alone, or those alternating with
-# seq_len-token windows of the long text (train/distill_long.py)
+# seq_len-token windows of the long text (train/distill/long.py)
 ShortText = Literal["train", "train+long"]
 Examples = Literal["documents", "blocks"]
 # fidelity's baseline, the teacher's mean cosine of two different held-out documents, needs two of them
@@ -139,7 +139,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     long_length: int | None = field(
         default=None,
         metadata={"help": "after the 512 stages, extend the student to N tokens and train it on long text "
-                  "(the long stage, train/distill_long.py); None: no long stage", "metavar": "N"},
+                  "(the long stage, train/distill/long.py); None: no long stage", "metavar": "N"},
     )  # fmt: skip
     long_train: list[str] | None = field(
         default=None,
@@ -311,7 +311,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                 )
 
     def _check_inputs(self) -> None:
-        """The preflight's part (train/distill_preflight.py): the teacher's folder, a BERT / RoBERTa (or
+        """The preflight's part (train/distill/preflight.py): the teacher's folder, a BERT / RoBERTa (or
         full-attention Linformer) model with a tokenizer (the student is saved with it); seq_len (default:
         the teacher's longest input) within its positions; the options against its config."""
         self.seq_len = check_teacher(self.teacher, self.seq_len)

@@ -2,7 +2,7 @@
 
 The flags of `linformer finetune` are generated from this class (cli/arguments.py). Its constructor
 checks values only and reads no file; `preflight()` (called by `finetune` before any work) checks the
-data files and the model or tokenizer folder it names (train/finetune_preflight.py).
+data files and the model or tokenizer folder it names (train/finetune/preflight.py).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from linformer_kit.models.presets import PRESETS
 from linformer_kit.nn import SHORT_INPUTS, ShortInputs
 from linformer_kit.nn.options import check_choice, option_field
 from linformer_kit.output_dir import is_same_or_inside
-from linformer_kit.train.finetune_preflight import check_pretrained_model, check_table_files
+from linformer_kit.train.finetune.preflight import check_pretrained_model, check_table_files
+from linformer_kit.train.finetune.tokenizer_kinds import TOKENIZER_KINDS, check_tokenizer_source
 from linformer_kit.train.model_fields import LOCAL_OPTIONS, NewModelFields, Preset
-from linformer_kit.train.tokenizer_kinds import TOKENIZER_KINDS, check_tokenizer_source
 from linformer_kit.train.training_arguments import LinformerTrainingArguments, check_number, trainer_default
 
 GlueTask = Literal["sst2", "cola", "mrpc", "qnli", "qqp", "rte", "mnli", "wnli"]
@@ -42,7 +42,7 @@ NEW_MODEL_LENGTH = 512  # a new model's longest input when max_length is absent:
 @dataclass
 class FinetuneConfig(NewModelFields, LinformerTrainingArguments):
     """Everything `finetune` needs: the Trainer's arguments plus ours; values checked on construction,
-    files by `preflight` at the start of the run (train/finetune_preflight.py).
+    files by `preflight` at the start of the run (train/finetune/preflight.py).
 
     A `TrainingArguments` subclass (see `train/training_arguments.py`): every Trainer field is set under its
     own name, and `linformer finetune`'s flags are generated from this class. The model is exactly one
@@ -228,7 +228,7 @@ class FinetuneConfig(NewModelFields, LinformerTrainingArguments):
         check_number("max_eval_samples", self.max_eval_samples, 1, integer=True, optional=True)
 
     def _check_inputs(self) -> None:
-        """The preflight's part (train/finetune_preflight.py): the data files, the model or tokenizer folder."""
+        """The preflight's part (train/finetune/preflight.py): the data files, the model or tokenizer folder."""
         if self.train is not None and self.validation is not None:  # both or neither (_check_data)
             check_table_files(self.train, self.validation, self.columns)
         if self.model is not None:

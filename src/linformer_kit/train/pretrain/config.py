@@ -2,7 +2,7 @@
 
 The flags of `linformer pretrain` are generated from this class (cli/arguments.py). Its constructor
 checks values only and reads no file; `preflight()` (called by `pretrain` before any work) checks the
-files and folders it names (train/pretrain_preflight.py).
+files and folders it names (train/pretrain/preflight.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from linformer_kit.nn.options import ShortInputs, option_field
 from linformer_kit.train.data import SPECIAL_TOKENS
 from linformer_kit.train.init_from import target_config
 from linformer_kit.train.model_fields import NewModelFields, Preset
-from linformer_kit.train.pretrain_preflight import (
+from linformer_kit.train.pretrain.preflight import (
     RESUMED_OPTIONS,
     check_init_from,
     check_resumed_model,
@@ -46,7 +46,7 @@ else:
 @dataclass
 class PretrainConfig(NewModelFields, LinformerTrainingArguments):
     """Everything `pretrain` needs: the Trainer's arguments plus ours; values checked on construction,
-    files by `preflight` at the start of the run (train/pretrain_preflight.py).
+    files by `preflight` at the start of the run (train/pretrain/preflight.py).
 
     A `TrainingArguments` subclass (and `NewModelFields`: k, sharing, projection, dropout, layer_norm of a
     new model, train/model_fields.py): every Trainer field (`learning_rate`, `per_device_train_batch_size`,
@@ -250,7 +250,7 @@ class PretrainConfig(NewModelFields, LinformerTrainingArguments):
             )
 
     def _check_inputs(self) -> None:
-        """The preflight's part (train/pretrain_preflight.py): data, tokenizer and init_from folders; then
+        """The preflight's part (train/pretrain/preflight.py): data, tokenizer and init_from folders; then
         the options against init_from's config (LinformerConfig's checks, from its config.json)."""
         check_text_sources(self.train, self.validation, self.text_column, self.output_dir)
         check_tokenizer_folder(self.tokenizer)

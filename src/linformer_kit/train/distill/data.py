@@ -27,9 +27,9 @@ from pathlib import Path
 import datasets
 from transformers import PreTrainedTokenizerBase
 
-from linformer_kit.longdocs.texts import Spans
+from linformer_kit.token_pieces import Spans
 from linformer_kit.train.data import load_text, pack_blocks
-from linformer_kit.train.distill_config import MIN_EVAL_DOCUMENTS, DistillConfig, Examples
+from linformer_kit.train.distill.config import MIN_EVAL_DOCUMENTS, DistillConfig, Examples
 
 logger = logging.getLogger(__name__)
 
