@@ -258,7 +258,16 @@ def test_runs_made_apart_are_gathered_into_one_table(tmp_path: Path) -> None:
 def test_the_default_tasks_are_what_the_given_text_feeds() -> None:
     assert LongDocsConfig(model="m", output_dir="o").tasks == ("passkey", "access-code")  # no data at all
     every = LongDocsConfig(model="m", output_dir="o", data="d").tasks
-    assert every == ("passkey", "access-code", "needle", "imdb", "books", "wikitext", "fidelity")
+    assert every == (
+        "passkey",
+        "access-code",
+        "needle",
+        "imdb",
+        "books",
+        "wikitext",
+        "paragraphs",
+        "fidelity",
+    )
     assert LongDocsConfig(model="m", output_dir="o", documents=("my.jsonl",)).tasks == ("documents",)
 
 
@@ -355,3 +364,22 @@ def test_the_suite_reads_a_user_s_documents_and_passkeys_with_no_data(
                                candidates=6, queries=3, chunk_length=32, methods=("whole",))  # fmt: skip
     tasks = {r.task for r in run_suite(generated) if r.depth is None}
     assert tasks == {"passkey", "access-code"}
+
+
+def test_paragraph_halves_are_read_whole_by_the_model_and_the_original(
+    tmp_path: Path, tiny_bert_dir: Path, tiny_data: Path
+) -> None:
+    """The `paragraphs` task: WikiText paragraphs cut at their middle token, a first half finds its second half;
+    a model read as its own original scores what the original does, and every half fits one chunk."""
+    from linformer_kit.longdocs.sources import wikitext_paragraphs
+
+    paragraphs = wikitext_paragraphs(tiny_data)
+    assert len(paragraphs) == 6  # two a tiny article: its text and its part, no heading
+    assert not any(p.startswith("=") for p in paragraphs)
+    config = LongDocsConfig(model=str(tiny_bert_dir), data=str(tiny_data), output_dir=str(tmp_path / "out"),
+                            tasks=("paragraphs",), pairs=3, chunk_length=64, seeds=(1, 2))  # fmt: skip
+    records = run_suite(config)
+    scores = {(r.method, r.seed): r.score for r in records if r.task == "paragraphs"}
+    assert set(scores) == {(m, s) for m in ("whole", "truncate-512") for s in (1, 2)}
+    assert all(scores[("whole", s)] == scores[("truncate-512", s)] for s in (1, 2))
+    assert all(0 <= score <= 100 for score in scores.values())

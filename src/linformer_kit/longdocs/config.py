@@ -15,17 +15,12 @@ from linformer_kit.longdocs.methods import METHODS, Method
 from linformer_kit.longdocs.sources import TASK_FILES
 from linformer_kit.output_dir import check_output_dir
 
-Task = Literal["passkey", "access-code", "needle", "imdb", "books", "wikitext", "fidelity", "documents"]
+Task = Literal[
+    "passkey", "access-code", "needle", "imdb", "books", "wikitext", "paragraphs", "fidelity", "documents"
+]  # fmt: skip
 TASKS: tuple[Task, ...] = (
-    "passkey",
-    "access-code",
-    "needle",
-    "imdb",
-    "books",
-    "wikitext",
-    "fidelity",
-    "documents",
-)
+    "passkey", "access-code", "needle", "imdb", "books", "wikitext", "paragraphs", "fidelity", "documents"
+)  # fmt: skip
 # the tasks no file feeds (generated text): what runs with no --data and no --documents
 GENERATED: tuple[Task, ...] = ("passkey", "access-code")
 RESULT_FILES = ("longdocs.json", "longdocs.md", "longdocs.png")

@@ -3,6 +3,7 @@
     IMDB       imdb/train.jsonl.gz (the probe's pool) and imdb/test.jsonl.gz: {"text", "label"} records
     books      gutenberg/valid.jsonl.gz + gutenberg/test.jsonl.gz: 10 whole books no distill run reads
     wikitext   wikitext/wikitext-2-raw/wiki.test.raw: articles split at their " = Title = " headings
+    paragraphs the same file's paragraphs (its lines that are not headings), each read whole
     fidelity   passages of the books, the articles and the IMDB test reviews, and SST-2's dev sentences
     documents  the user's own (`--documents`): JSON lines (a `text` a record) or text files (a file each)
 
@@ -26,6 +27,7 @@ TASK_FILES: dict[str, tuple[str, ...]] = {
     "imdb": ("imdb/train.jsonl.gz", "imdb/test.jsonl.gz"),
     "books": ("gutenberg/valid.jsonl.gz", "gutenberg/test.jsonl.gz"),
     "wikitext": ("wikitext/wikitext-2-raw/wiki.test.raw",),
+    "paragraphs": ("wikitext/wikitext-2-raw/wiki.test.raw",),
     "fidelity": ("gutenberg/valid.jsonl.gz", "gutenberg/test.jsonl.gz", "wikitext/wikitext-2-raw/wiki.test.raw",
                  "imdb/test.jsonl.gz", "sst2/dev.tsv"),
 }  # fmt: skip
@@ -55,6 +57,16 @@ def wikitext_articles(data: Path) -> list[str]:
         if articles and line.strip():
             articles[-1].append(line.strip())
     return ["\n".join(lines) for lines in articles]
+
+
+def wikitext_paragraphs(data: Path) -> list[str]:
+    """WikiText-2's test paragraphs: every line of the articles that is not a heading."""
+    return [
+        line
+        for article in wikitext_articles(data)
+        for line in article.splitlines()[1:]
+        if not line.startswith("=")
+    ]
 
 
 def sentences(data: Path) -> list[str]:

@@ -177,6 +177,31 @@ class Suite:
             hits = retrieval_hits(query_rows, doc_rows, list(range(len(firsts))))
             self.add(task, length, method, 100 * float(hits.float().mean()), seed, seconds)
 
+    def paragraphs(self, seed: int) -> None:
+        """WikiText paragraph halves: `pairs` paragraphs of 64 tokens to two chunks, each cut at its middle token; a
+        first half finds its own second half among every second half (recall@1), each half read whole (under
+        the chunk, so the original reads it as `truncate-512`). Where a long stage moved the weights short
+        inputs share, this is where a student's reading of ordinary text shows it."""
+        config = self.config
+        rng = random.Random(f"paragraphs-{seed}")
+        spans = texts.Spans(self.tokenizer, sources.wikitext_paragraphs(config.data_dir))
+        size = config.chunk_length - 2
+        low = min(64, size)  # halves of 32 tokens: a sentence or two (fewer under a tiny chunk)
+        long_enough = [i for i, o in enumerate(spans.offsets) if low <= len(o) <= 2 * size]
+        if len(long_enough) < 2:
+            raise texts.TooShort(f"paragraphs: {len(long_enough)} of {low} to {2 * size} tokens, need 2")
+        chosen = rng.sample(long_enough, min(config.pairs, len(long_enough)))
+        middles = [len(spans.offsets[i]) // 2 for i in chosen]
+        firsts = [spans.text((i, 0), m) for i, m in zip(chosen, middles, strict=True)]
+        seconds_ = [spans.text((i, m), m) for i, m in zip(chosen, middles, strict=True)]
+        methods = [m for m in config.methods if m in ("whole", "truncate-512")]
+        for method, (doc_rows, seconds) in self.encode(config.chunk_length, seconds_, methods).items():
+            query_rows = self.encode(config.chunk_length, firsts, [method])[method][0]
+            hits = retrieval_hits(query_rows, doc_rows, list(range(len(firsts))))
+            self.add(
+                "paragraphs", config.chunk_length, method, 100 * float(hits.float().mean()), seed, seconds
+            )
+
     def fidelity(self, length: int, seed: int) -> None:
         """Each text source read at `length` tokens (at most the original's chunk): the mean cosine of the
         model's and the original's embeddings of the same texts (`fidelity-SOURCE`, method `whole`, x 100),
@@ -278,8 +303,14 @@ def run_suite(
         suite.imdb()
         suite.write()
     for seed in config.seeds:
+        if "paragraphs" in config.tasks:  # read whole, not at each length
+            try:
+                suite.paragraphs(seed)
+                suite.write()
+            except texts.TooShort as error:
+                logger.info(f"longdocs: paragraphs skipped: {error}")
         for task in config.tasks:
-            if task == "imdb":
+            if task in ("imdb", "paragraphs"):
                 continue
             for length in config.lengths:
                 start = time.perf_counter()
