@@ -9,40 +9,6 @@ preflight.py (its file checks), data.py, losses.py, trainer.py, report.py (Disti
 alone: it imports the pieces, each piece imports config.py, and none of them imports this package.
 """
 
-from linformer_kit.train.distill.run import (
-    STAGES,
-    DistillConfig,
-    DistillResult,
-    DistillTrainer,
-    Examples,
-    Stage,
-    StagePlan,
-    Tune,
-    attention_io,
-    attention_transfer_loss,
-    distill,
-    end_to_end_loss,
-    load_teacher,
-    relative_error,
-    stages,
-    student_from,
-)
-
-__all__ = [
-    "STAGES",
-    "DistillConfig",
-    "DistillResult",
-    "DistillTrainer",
-    "Examples",
-    "Stage",
-    "StagePlan",
-    "Tune",
-    "attention_io",
-    "attention_transfer_loss",
-    "distill",
-    "end_to_end_loss",
-    "load_teacher",
-    "relative_error",
-    "stages",
-    "student_from",
-]
+# one list of the public names, run.py's `__all__`: this package re-exports exactly those
+from linformer_kit.train.distill.run import *  # noqa: F403
+from linformer_kit.train.distill.run import __all__ as __all__

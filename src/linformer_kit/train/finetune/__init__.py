@@ -10,22 +10,6 @@ tokenizer). The names below, run.py's `__all__`, import from here. run.py is imp
 imports the pieces, each piece imports config.py, and none of them imports this package.
 """
 
-from linformer_kit.train.finetune.run import (
-    GLUE_TASKS,
-    FinetuneConfig,
-    FinetuneResult,
-    build_classifier,
-    finetune,
-    load_table,
-    sample_splits,
-)
-
-__all__ = [
-    "GLUE_TASKS",
-    "FinetuneConfig",
-    "FinetuneResult",
-    "build_classifier",
-    "finetune",
-    "load_table",
-    "sample_splits",
-]
+# one list of the public names, run.py's `__all__`: this package re-exports exactly those
+from linformer_kit.train.finetune.run import *  # noqa: F403
+from linformer_kit.train.finetune.run import __all__ as __all__

@@ -10,30 +10,6 @@ is imported last and alone: it imports the pieces, each piece imports config.py,
 this package.
 """
 
-from linformer_kit.train.pretrain.run import (
-    PRESETS,
-    MaskedLMTrainer,
-    PretrainConfig,
-    PretrainResult,
-    ResumableMaskingCollator,
-    build_model,
-    build_tokenizer,
-    no_context_advice,
-    pretrain,
-    start_line,
-    warn_if_no_context,
-)
-
-__all__ = [
-    "PRESETS",
-    "MaskedLMTrainer",
-    "PretrainConfig",
-    "PretrainResult",
-    "ResumableMaskingCollator",
-    "build_model",
-    "build_tokenizer",
-    "no_context_advice",
-    "pretrain",
-    "start_line",
-    "warn_if_no_context",
-]
+# one list of the public names, run.py's `__all__`: this package re-exports exactly those
+from linformer_kit.train.pretrain.run import *  # noqa: F403
+from linformer_kit.train.pretrain.run import __all__ as __all__
