@@ -15,7 +15,7 @@ from transformers import AutoTokenizer
 from linformer_kit.train.data import load_text
 from linformer_kit.train.distill import DistillConfig, distill
 from linformer_kit.train.distill.data import held_out_count, long_text, passages
-from linformer_kit.train.distill.long import long_spans, short_examples
+from linformer_kit.train.distill.long import long_spans, short_examples, source_windows
 from tests.train.test_distill import MANY_WORDS, _word_teacher
 from tests.train.test_distill_long import _config
 
@@ -96,18 +96,35 @@ def test_the_short_term_alternates_train_examples_and_windows_of_the_long_text(
     short = load_text([str(books)], "text", "t").map(lambda row: {"input_ids": [7, 8, 9]})  # marked rows
     config = _config(word_teacher, books, tmp_path / "out", seq_len=32)
     texts = load_text([str(books)], "text", "t")
-    rows = short_examples(config, short, texts, tokenizer, 7)
+    rows = short_examples(config, short, [texts], tokenizer, 7)
     assert rows[0::2] == [[7, 8, 9]] * 4
     for window in rows[1::2]:
         assert len(window) == 32
         assert (window[0], window[-1]) == (tokenizer.cls_token_id, tokenizer.sep_token_id)
     train_only = _config(word_teacher, books, tmp_path / "out", seq_len=32, short_text="train")
-    assert short_examples(train_only, short, texts, tokenizer, 3) == [[7, 8, 9]] * 3
+    assert short_examples(train_only, short, [texts], tokenizer, 3) == [[7, 8, 9]] * 3
     tiny = load_text([str(_documents(tmp_path / "tiny.txt", 4, 10, 2))], "text", "t")
     with pytest.raises(
         ValueError, match="short_text='train\\+long': the long text holds no window of seq_len=32"
     ):
-        short_examples(config, short, tiny, tokenizer, 3)
+        short_examples(config, short, [tiny], tokenizer, 3)
+
+
+def test_windows_come_from_each_source_in_turn_however_many_documents_it_has(
+    word_teacher: Path, tmp_path: Path
+) -> None:
+    # 2 books of 8 windows each beside 200 reviews of 1 window: drawn from all documents at once, the books
+    # would give about 1 window in 13; in turn they give half, while they have windows left
+    tokenizer = AutoTokenizer.from_pretrained(word_teacher)
+    books = load_text([str(_documents(tmp_path / "books.txt", 2, 250, 1))], "text", "t")
+    reviews = load_text([str(_documents(tmp_path / "reviews.txt", 200, 35, 2))], "text", "t")
+    from_books = {tuple(w) for w in long_spans(books, tokenizer, 32, 100, seed=0)}
+    windows = source_windows([books, reviews], tokenizer, 32, 12, seed=0)
+    assert len(windows) == 12
+    assert [tuple(w) in from_books for w in windows] == [True, False] * 6
+    many = source_windows([books, reviews], tokenizer, 32, 40, seed=0)  # books run out at 8 (4 a document)
+    assert sum(tuple(w) in from_books for w in many) == 8
+    assert len(many) == 40
 
 
 def test_long_spans_take_at_most_per_document_of_each(word_teacher: Path, tmp_path: Path) -> None:

@@ -67,11 +67,19 @@ def fidelity_texts(config: DistillConfig) -> dict[str, list[str]]:
 
 @dataclass(frozen=True)
 class LongText:
-    """The long stage's text: `train` (every `long_train` source's documents but its held-out ones) and
-    `held_out`, by source, passages of at most seq_len tokens of the held-out documents (the fidelity)."""
+    """The long stage's text: `sources`, each `long_train` source's documents but its held-out ones (the short
+    term draws its windows from each in equal share), `train`, all of them in one, and `held_out`, by source,
+    passages of at most seq_len tokens of the held-out documents (the fidelity)."""
 
-    train: datasets.Dataset
+    sources: tuple[datasets.Dataset, ...]
     held_out: dict[str, list[str]]
+
+    @property
+    def train(self) -> datasets.Dataset:
+        """Every source's train documents, in the order of the sources."""
+        if len(self.sources) == 1:
+            return self.sources[0]
+        return datasets.concatenate_datasets(list(self.sources))
 
 
 def long_text(config: DistillConfig, tokenizer: PreTrainedTokenizerBase) -> LongText:
@@ -81,7 +89,7 @@ def long_text(config: DistillConfig, tokenizer: PreTrainedTokenizerBase) -> Long
     A source too small to spare them trains whole and is logged as unmeasured."""
     assert config.seq_len is not None  # the preflight's default
     if not config.long_train:
-        return LongText(split_texts(config)[0], {})
+        return LongText((split_texts(config)[0],), {})
     kept, held = [], {}
     for source in config.long_train:
         texts = load_text([source], config.text_column, "long_train")
@@ -99,7 +107,7 @@ def long_text(config: DistillConfig, tokenizer: PreTrainedTokenizerBase) -> Long
             continue
         kept.append(texts.select(range(len(texts) - count)))
         held[name] = pieces
-    return LongText(datasets.concatenate_datasets(kept) if len(kept) > 1 else kept[0], held)
+    return LongText(tuple(kept), held)
 
 
 def held_out_count(documents: int, most: int) -> int:

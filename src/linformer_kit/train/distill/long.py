@@ -46,7 +46,9 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import datasets
@@ -61,6 +63,7 @@ from linformer_kit.models.embedding import encoder_of, sentence_embedding
 from linformer_kit.models.extend import extended
 from linformer_kit.token_pieces import special_ends
 from linformer_kit.train.distill.config import LONG_OPTIONS, DistillConfig
+from linformer_kit.train.distill.data import LongText
 from linformer_kit.train.distill.losses import end_to_end_loss, relative_error
 from linformer_kit.train.distill.trainer import DistillTrainer, StagePlan, run_stage
 
@@ -139,25 +142,42 @@ def long_examples(spans: list[list[int]], short: list[list[int]]) -> datasets.Da
 
 
 def short_examples(
-    config: DistillConfig, short: datasets.Dataset, long_texts: datasets.Dataset, tokenizer: PreTrainedTokenizerBase,
-    count: int,
+    config: DistillConfig, short: datasets.Dataset, long_sources: Sequence[datasets.Dataset],
+    tokenizer: PreTrainedTokenizerBase, count: int,
 ) -> list[list[int]]:  # fmt: skip
     """The short term's (c) `count` examples: the 512 stages' (`short_text="train"`), or those alternating with
-    windows of seq_len tokens of the long text, at most 4 a document ("train+long"); ValueError when the long
-    text holds no such window."""
+    windows of seq_len tokens of the long text, at most 4 a document ("train+long"), each source in turn
+    (`source_windows`); ValueError when the long text holds no such window."""
     assert config.seq_len is not None
     ids = [short[i % len(short)]["input_ids"] for i in range(count)]
     if config.short_text == "train":
         return ids
-    windows = long_spans(
-        long_texts, tokenizer, config.seq_len, (count + 1) // 2, config.seed + 2, per_document=4
-    )
+    windows = source_windows(long_sources, tokenizer, config.seq_len, (count + 1) // 2, config.seed + 2)
     if not windows:
         raise ValueError(
             f"short_text='train+long': the long text holds no window of seq_len={config.seq_len} tokens; "
             "use --short-text train"
         )
     return [windows[(i // 2) % len(windows)] if i % 2 else ids[i // 2] for i in range(count)]
+
+
+def source_windows(
+    sources: Sequence[datasets.Dataset],
+    tokenizer: PreTrainedTokenizerBase,
+    length: int,
+    count: int,
+    seed: int,
+) -> list[list[int]]:
+    """Up to `count` windows of exactly `length` tokens, at most 4 a document, taken from each source in
+    turn (source 1's first, source 2's first, ..., source 1's second, ...), so that each source gives an equal
+    share while it has windows left. Why in turn: drawn from all the documents at once, a few long books among
+    50 000 reviews gave 8 of 80 windows (docs/reproduction/long-minilm/README.md, "Windows by source")."""
+    share = -(-count // max(1, len(sources)))  # ceil: one source may fill in for another that runs short
+    drawn = [long_spans(texts, tokenizer, length, count, seed + i, per_document=4) for i, texts in
+             enumerate(sources)]  # fmt: skip
+    turns = [window for row in itertools.zip_longest(*(d[:share] for d in drawn)) for window in row if window]
+    spare = [window for d in drawn for window in d[share:]]  # once a source runs short
+    return (turns + spare)[:count]
 
 
 class LongCollator:
@@ -320,20 +340,20 @@ def run_long_stage(
     teacher: LinformerPreTrainedModel,
     short: datasets.Dataset,
     tokenizer: PreTrainedTokenizerBase,
-    long_texts: datasets.Dataset,
+    long: LongText,
 ) -> tuple[LinformerPreTrainedModel, float]:
-    """The student extended to long_length (`long_student`), trained on spans of `long_texts` (data.py's
+    """The student extended to long_length (`long_student`), trained on spans of the long text (data.py's
     `long_text`: the held-out documents left out) mixed with the short term's examples (`short_examples`)
     (`run_stage`: its own Trainer in output_dir/long/, resumable); ValueError when the long text holds no
     span of long_length tokens."""
     assert config.long_length is not None
     longer = long_student(student, config)
     wanted = config.long_steps * config.long_batch_size * config.gradient_accumulation_steps
-    spans = long_spans(long_texts, tokenizer, config.long_length, wanted, config.seed)
+    spans = long_spans(long.train, tokenizer, config.long_length, wanted, config.seed)
     if len(spans) < config.long_batch_size:
         raise ValueError(
             f"long_train: the text holds {len(spans)} span(s) of long_length={config.long_length} tokens, "
             f"fewer than long_batch_size={config.long_batch_size}; give longer documents or lower --long-length"
         )
-    rows = long_examples(spans, short_examples(config, short, long_texts, tokenizer, len(spans)))
+    rows = long_examples(spans, short_examples(config, short, long.sources, tokenizer, len(spans)))
     return run_stage(config, long_stage(config), longer, teacher, rows, tokenizer)

@@ -128,7 +128,7 @@ def _distill(config: DistillConfig) -> DistillResult:
     peaks: dict[str, float] = {}
     runs = [(stage.name, functools.partial(run_stage, config, stage)) for stage in stages(config)]
     if long is not None:  # after the 512 stages: extended, then trained on long text
-        runs.append(("long", functools.partial(run_long_stage, config, long_texts=long.train)))
+        runs.append(("long", functools.partial(run_long_stage, config, long=long)))
     for name, run in runs:
         start = time.perf_counter()
         student, losses[name] = run(student, teacher, train, tokenizer)
