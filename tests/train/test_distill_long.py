@@ -17,14 +17,18 @@ from linformer_kit.models.loading import longest_input
 from linformer_kit.nn.projection import window_matrix
 from linformer_kit.train.distill import DistillConfig, distill
 from linformer_kit.train.distill.long import (
+    LongTrainer,
     crops_loss,
     embedded_halves,
     halves,
     halves_loss,
+    long_loss,
     long_spans,
+    long_student,
     stretched,
     window_targets,
 )
+from linformer_kit.train.distill.trainer import load_teacher, student_from
 from tests.fixtures.models import tiny_source
 from tests.train.test_distill import MANY_WORDS, _word_teacher
 
@@ -341,3 +345,34 @@ def test_a_resume_with_other_long_options_is_refused(
                 word_teacher, long_text, out, long_batch_size=3, end_to_end_steps=1, seq_len=32, resume=True
             )
         )
+
+
+def test_a_long_step_backs_through_each_term_apart_to_the_gradient_of_their_sum(
+    word_teacher: Path, long_text: Path, tmp_path: Path
+) -> None:
+    # LongTrainer.training_step: one backward a term (one graph held at a time), the gradient of L_long
+    config = _config(word_teacher, long_text, tmp_path / "out", seq_len=32, crop_weight=0.5, crop_length=4,
+                     short_weight=2.0, gradient_accumulation_steps=2, use_cpu=True, report_to=[])  # fmt: skip
+    teacher = load_teacher(str(word_teacher))
+    student = long_student(student_from(teacher, config), config)
+    torch.manual_seed(0)
+    ids = torch.randint(5, 99, (2, 64))
+    ids[:, 0], ids[:, -1] = teacher.config.bos_token_id or 2, teacher.config.eos_token_id or 3
+    inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids),
+              "short_input_ids": ids[:, :32], "short_attention_mask": torch.ones_like(ids[:, :32])}  # fmt: skip
+    trainer = LongTrainer(model=student, args=config, teacher=teacher, stage="end-to-end", logits_weight=1.0,
+                          config=config)  # fmt: skip
+    trainer.current_gradient_accumulation_steps = 2
+    torch.manual_seed(1)  # the crops are drawn at random: one draw for both
+    reported = trainer.training_step(student, inputs)
+    apart = {name: p.grad.clone() for name, p in student.named_parameters() if p.grad is not None}
+    student.zero_grad()
+    torch.manual_seed(1)
+    whole = long_loss(student, teacher, inputs, config) / 2
+    whole.backward()
+    assert_close(reported, whole.detach())
+    together = {name: p.grad for name, p in student.named_parameters() if p.grad is not None}
+    assert together.keys() == apart.keys()
+    assert len(apart) > 10
+    for name in together:
+        assert_close(apart[name], together[name], rtol=1e-5, atol=1e-7)

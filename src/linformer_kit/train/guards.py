@@ -171,7 +171,10 @@ class GuardedTrainer(Trainer):
             super().save_model(*args, **kwargs)
 
     def training_step(self, model, inputs, num_items_in_batch=None):
-        loss = super().training_step(model, inputs, num_items_in_batch)
+        return self.finite(super().training_step(model, inputs, num_items_in_batch))
+
+    def finite(self, loss: torch.Tensor) -> torch.Tensor:
+        """`loss`, or `NonFiniteLoss` before the optimizer applies it (a subclass's own step calls this too)."""
         if not torch.isfinite(loss).all():
             step = self.state.global_step + 1
             checkpoint = _last_checkpoint_name(output_dir_of(self))

@@ -48,7 +48,7 @@ import copy
 import functools
 import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import datasets
@@ -269,7 +269,8 @@ def crops_loss(
 
 
 class LongTrainer(DistillTrainer):
-    """`DistillTrainer` whose loss is L_long (module docstring); the weights are the config's."""
+    """`DistillTrainer` whose loss is L_long (module docstring); the weights are the config's. A step backs
+    through each term's graph before the next term is built (`training_step`)."""
 
     def __init__(self, *args: Any, config: DistillConfig, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -278,14 +279,43 @@ class LongTrainer(DistillTrainer):
     def stage_loss(self, model: nn.Module, inputs: dict[str, torch.Tensor | Any]) -> torch.Tensor:
         return long_loss(model, self.teacher, inputs, self.config)
 
+    def training_step(
+        self, model: nn.Module, inputs: dict[str, torch.Tensor | Any], num_items_in_batch: Any = None
+    ) -> torch.Tensor:
+        """One backward a term of L_long (`long_terms`), in place of one backward of their sum: the gradient
+        is the same sum, but only one term's graph is held at a time, where one backward holds all three
+        (the window term's and the halves' each read the whole span). The rest is `Trainer.training_step`'s:
+        train mode, the inputs on the device, the loss context (autocast) around each forward, the loss over
+        the gradient accumulation steps."""
+        model.train()
+        inputs = self._prepare_inputs(inputs)
+        terms = long_terms(model, self.teacher, inputs, self.config)
+        total = torch.zeros((), device=self.args.device)
+        while True:
+            with self.compute_loss_context_manager():
+                term = next(terms, None)
+            if term is None:
+                return self.finite(total)  # the guard of every stage (train/guards.py)
+            term = term / self.current_gradient_accumulation_steps
+            self.accelerator.backward(term)
+            total += term.detach()
+
 
 def long_loss(
     model: nn.Module, teacher: nn.Module, inputs: dict[str, torch.Tensor], config: DistillConfig
 ) -> torch.Tensor:
-    """L_long of the module docstring: the terms whose weight is above 0."""
+    """L_long of the module docstring: the sum of `long_terms` (one graph; `LongTrainer.training_step` backs
+    through each term apart, and a test checks the two give one gradient)."""
+    return torch.stack(list(long_terms(model, teacher, inputs, config))).sum()
+
+
+def long_terms(
+    model: nn.Module, teacher: nn.Module, inputs: dict[str, torch.Tensor], config: DistillConfig
+) -> Iterator[torch.Tensor]:
+    """The weighted terms of L_long whose weight is above 0, each built when the last is taken: the window
+    term (a), the halves' (b) with the crops' (d) (they share the embedded halves), the short term (c)."""
     encoder = encoder_of(model)  # the last hidden state, not a head's logits (PEFT-wrapped or not)
     ids = inputs["input_ids"]
-    loss = ids.new_zeros((), dtype=torch.float32)
     if config.window_weight > 0:
         assert config.seq_len is not None
         # the encoders, not the head models: a masked-LM head would build (b, n, vocab) logits and drop them
@@ -296,21 +326,24 @@ def long_loss(
         ).hidden_states
         real = inputs["attention_mask"].bool()
         errors = [relative_error(s, t, real) for s, t in zip(got[1:], want[1:], strict=True)]
-        loss = loss + config.window_weight * torch.stack(errors).mean()
+        yield config.window_weight * torch.stack(errors).mean()
+        del want, got, errors  # the graph goes with its backward; the targets go too
     if config.contrastive_weight > 0 or config.crop_weight > 0:
         embedded = embedded_halves(encoder, ids)  # (2, b, D): the long reading of each half
+        term = ids.new_zeros((), dtype=torch.float32)
         if config.contrastive_weight > 0:
-            loss = loss + config.contrastive_weight * halves_loss(embedded, config.contrastive_scale)
+            term = term + config.contrastive_weight * halves_loss(embedded, config.contrastive_scale)
         if config.crop_weight > 0:
             crops = crops_loss(encoder_of(teacher), ids, embedded, config.crop_length, config.crops_per_half,
                                config.contrastive_scale)  # fmt: skip
-            loss = loss + config.crop_weight * crops
+            term = term + config.crop_weight * crops
+        yield term
+        del embedded, term
     if config.short_weight > 0:
         short = {"input_ids": inputs["short_input_ids"], "attention_mask": inputs["short_attention_mask"]}
-        loss = loss + config.short_weight * end_to_end_loss(
+        yield config.short_weight * end_to_end_loss(
             model, teacher, short, config.logits_weight, config.embedding_weight
         )
-    return loss
 
 
 def long_stage(config: DistillConfig) -> StagePlan:
