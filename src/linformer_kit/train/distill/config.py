@@ -169,8 +169,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     short_text: ShortText = field(
         default="train+long",
         metadata={"help": "long stage: the short term's (c) text: 'train' (the 512 stages' examples) or "
-                  "'train+long' (those alternating with seq_len-token windows of --long-train, so the short "
-                  "reading is held on the long stage's domains too)"},
+                  "'train+long' (those alternating with seq_len-token windows of --long-train, each source in "
+                  "turn, so the short reading is held on each of the long stage's domains too)"},
     )  # fmt: skip
     crop_weight: float = field(
         default=0.0,
