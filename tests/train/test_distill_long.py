@@ -16,6 +16,7 @@ from linformer_kit.models.convert import is_projection_key
 from linformer_kit.models.loading import longest_input
 from linformer_kit.nn.projection import window_matrix
 from linformer_kit.train.distill import DistillConfig, distill
+from linformer_kit.train.distill.data import long_spans
 from linformer_kit.train.distill.long import (
     LongTrainer,
     crops_loss,
@@ -23,7 +24,6 @@ from linformer_kit.train.distill.long import (
     halves,
     halves_loss,
     long_loss,
-    long_spans,
     long_student,
     stretched,
     window_targets,

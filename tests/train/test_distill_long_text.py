@@ -14,8 +14,16 @@ from transformers import AutoTokenizer
 
 from linformer_kit.train.data import load_text
 from linformer_kit.train.distill import DistillConfig, distill
-from linformer_kit.train.distill.data import held_out_count, long_text, passages
-from linformer_kit.train.distill.long import long_spans, short_examples, source_windows
+from linformer_kit.train.distill.data import (
+    held_out_count,
+    load_data,
+    long_spans,
+    long_text,
+    passages,
+    source_windows,
+    stage_examples,
+)
+from linformer_kit.train.distill.long import short_examples
 from tests.train.test_distill import MANY_WORDS, _word_teacher
 from tests.train.test_distill_long import _config
 
@@ -197,3 +205,44 @@ def test_a_bad_stages_from_is_named_before_any_work(
     with pytest.raises(ValueError, match=match):
         distill(_config(word_teacher, text, tmp_path / "out", stages_from=str(tmp_path / folder)))
     assert not (tmp_path / "out").exists()
+
+
+def test_the_512_stages_take_half_their_examples_from_the_long_text_when_asked(
+    word_teacher: Path, tmp_path: Path
+) -> None:
+    books = _documents(tmp_path / "books.txt", 20, 200, 1)
+    reviews = _documents(tmp_path / "reviews.txt", 40, 20, 2)
+    config = _config(word_teacher, reviews, tmp_path / "out", long_train=[str(books), str(reviews)],
+                     seq_len=32, stage_text="train+long", max_eval_documents=4)  # fmt: skip
+    tokenizer = AutoTokenizer.from_pretrained(word_teacher)
+    train = load_data(config, tokenizer)[0]
+    text = long_text(config, tokenizer)
+    rows = stage_examples(config, train, text.sources, tokenizer)
+    assert len(rows) == len(train)
+    assert rows.column_names == ["input_ids", "attention_mask"]
+    kept = len(train) - len(train) // 2
+    assert list(rows["input_ids"])[:kept] == list(train["input_ids"])[:kept]  # train's first, as they were
+    windows = list(rows["input_ids"])[kept:]
+    assert len(windows) == len(train) // 2
+    held = {
+        tuple(tokenizer(d, add_special_tokens=False)["input_ids"])
+        for d in load_text([str(books)], "text", "t")["text"][-2:]
+    }
+    for window in windows:  # whole windows of the books (the reviews hold none of 30 tokens), none held out
+        assert len(window) == 32
+        body = tuple(window[1:-1])
+        assert not any(_contains(document, body) for document in held)
+    assert stage_examples(_config(word_teacher, reviews, tmp_path / "o2", seq_len=32), train, text.sources,
+                          tokenizer) is train  # fmt: skip
+
+
+def _contains(document: tuple[int, ...], piece: tuple[int, ...]) -> bool:
+    return any(document[a : a + len(piece)] == piece for a in range(len(document) - len(piece) + 1))
+
+
+def test_stage_text_from_the_long_text_needs_a_long_stage(word_teacher: Path, tmp_path: Path) -> None:
+    with pytest.raises(
+        ValueError, match="stage_text='train\\+long': its windows are of the long stage's text"
+    ):
+        _config(word_teacher, tmp_path / "t.txt", tmp_path / "out", long_length=None, long_steps=40,
+                long_batch_size=4, stage_text="train+long")  # fmt: skip

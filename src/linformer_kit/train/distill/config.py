@@ -43,7 +43,7 @@ Tune = Literal["all", "lora"]
 LongTune = Literal["tune", "projections", "adapters"]
 LONG_ONLY_TUNES = ("projections", "adapters")  # what trains is read by no input of at most exact_length
 # the short term's (c) text in the long stage: the 512 stages' examples alone, or those alternating with
-# seq_len-token windows of the long text (train/distill/long.py)
+# seq_len-token windows of the long text (train/distill/long.py); the 512 stages' text likewise (`stage_text`)
 ShortText = Literal["train", "train+long"]
 Examples = Literal["documents", "blocks"]
 # fidelity's baseline, the teacher's mean cosine of two different held-out documents, needs two of them
@@ -115,6 +115,13 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             "see) or 'blocks' (documents packed into blocks of exactly seq_len tokens)"
         },
     )
+    stage_text: ShortText = field(
+        default="train",
+        metadata={"help": "the 512 stages' text: 'train' (the --train examples) or 'train+long' (half of them, "
+                  "the other half seq_len-token windows of --long-train, each source in turn, held-out "
+                  "documents left out: the short reading learned on the long stage's domains too; with "
+                  "--long-length)"},
+    )  # fmt: skip
     tune: Tune = field(
         default="all", metadata={"help": "end to end: 'all' weights, or 'lora' adapters (+ E, F) via PEFT"}
     )
@@ -222,6 +229,12 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         check_number("max_train_documents", self.max_train_documents, 1, integer=True, optional=True)
         check_number("seq_len", self.seq_len, 2, integer=True, optional=True)
         self._check_long_fields()
+        check_choice("stage_text", self.stage_text, get_args(ShortText))
+        if self.stage_text == "train+long" and self.long_length is None:
+            raise ValueError(
+                "stage_text='train+long': its windows are of the long stage's text (--long-train); give "
+                "--long-length N, or leave --stage-text at 'train'"
+            )
         if self.attention_steps and not self._has_projection_weights():
             raise ValueError(
                 f"attention_steps={self.attention_steps}: attention transfer trains E and F, and "

@@ -7,6 +7,9 @@
                     max_eval_documents of them
     long_text       the long stage's text: each `long_train` source's documents less its held-out ones, whose
                     passages of at most seq_len tokens are that source's fidelity (split off before any step)
+    stage_examples  the 512 stages' examples: `train_examples`, or half of them windows of the long text
+    long_spans      spans of exactly a length of the long text's documents (the long stage's; windows)
+    source_windows  windows of seq_len tokens of each long_train source in turn (stage_examples, the short term)
     train_examples  one example per document truncated to seq_len tokens (`examples="documents"`), or the
                     documents packed into blocks of exactly seq_len tokens ("blocks", for corpora of long
                     documents): input_ids and attention_mask, padded per batch by the collator
@@ -19,15 +22,17 @@ lowered the per-layer error from 0.27 to 0.19 yet the fidelity on reviews of eve
 
 from __future__ import annotations
 
+import itertools
 import logging
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import datasets
 from transformers import PreTrainedTokenizerBase
 
-from linformer_kit.token_pieces import Spans
+from linformer_kit.token_pieces import Spans, special_ends
 from linformer_kit.train.data import load_text, pack_blocks
 from linformer_kit.train.distill.config import MIN_EVAL_DOCUMENTS, DistillConfig, Examples
 
@@ -175,3 +180,75 @@ def train_examples(
             f"seq_len={seq_len} tokens; add text or lower --seq-len"
         )
     return rows.select_columns(["input_ids", "attention_mask"])
+
+
+def long_spans(
+    texts: datasets.Dataset,
+    tokenizer: PreTrainedTokenizerBase,
+    length: int,
+    count: int,
+    seed: int,
+    per_document: int | None = None,
+) -> list[list[int]]:
+    """`count` spans of exactly `length` tokens ([CLS] + length - 2 tokens of one document + [SEP]), drawn
+    without overlap from the documents in a seeded order, as many as the documents hold up to `count`;
+    at most `per_document` of each document (a seeded draw of its spans), or all."""
+    body = length - 2
+    first, last = special_ends(tokenizer)
+    order = list(range(len(texts)))
+    rng = random.Random(seed)
+    rng.shuffle(order)
+    spans: list[list[int]] = []
+    for i in order:
+        ids = tokenizer(texts[i]["text"], add_special_tokens=False, verbose=False)["input_ids"]
+        starts = list(range(0, len(ids) - body + 1, body))
+        if per_document is not None and len(starts) > per_document:
+            starts = sorted(rng.sample(starts, per_document))
+        spans += [first + ids[a : a + body] + last for a in starts]
+        if len(spans) >= count:
+            break
+    random.Random(seed + 1).shuffle(spans)
+    return spans[:count]
+
+
+def source_windows(
+    sources: Sequence[datasets.Dataset],
+    tokenizer: PreTrainedTokenizerBase,
+    length: int,
+    count: int,
+    seed: int,
+) -> list[list[int]]:
+    """Up to `count` windows of exactly `length` tokens, at most 4 a document, taken from each source in
+    turn (source 1's first, source 2's first, ..., source 1's second, ...), so that each source gives an equal
+    share while it has windows left. Why in turn: drawn from all the documents at once, a few long books among
+    50 000 reviews gave 8 of 80 windows (docs/reproduction/long-minilm/README.md, "Windows by source")."""
+    share = -(-count // max(1, len(sources)))  # ceil: one source may fill in for another that runs short
+    drawn = [long_spans(texts, tokenizer, length, count, seed + i, per_document=4) for i, texts in
+             enumerate(sources)]  # fmt: skip
+    turns = [window for row in itertools.zip_longest(*(d[:share] for d in drawn)) for window in row if window]
+    spare = [window for d in drawn for window in d[share:]]  # once a source runs short
+    return (turns + spare)[:count]
+
+
+def stage_examples(
+    config: DistillConfig, train: datasets.Dataset, long_sources: Sequence[datasets.Dataset],
+    tokenizer: PreTrainedTokenizerBase,
+) -> datasets.Dataset:  # fmt: skip
+    """The 512 stages' examples: `train`'s (`stage_text="train"`), or as many, half of them windows of
+    seq_len tokens of the long text, each source in turn (`source_windows`; the held-out documents are not
+    among `long_sources`), the rest `train`'s first ("train+long"); ValueError when the long text holds no
+    such window."""
+    if config.stage_text == "train":
+        return train
+    assert config.seq_len is not None
+    windows = source_windows(long_sources, tokenizer, config.seq_len, len(train) // 2, config.seed + 3)
+    if not windows:
+        raise ValueError(
+            f"stage_text='train+long': the long text holds no window of seq_len={config.seq_len} tokens; "
+            "use --stage-text train"
+        )
+    kept = train.select(range(len(train) - len(windows)))
+    rows = datasets.Dataset.from_dict(
+        {"input_ids": windows, "attention_mask": [[1] * len(w) for w in windows]}
+    )
+    return datasets.concatenate_datasets([kept, rows.cast(kept.features)])

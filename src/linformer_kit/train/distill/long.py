@@ -46,8 +46,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import itertools
-import random
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -61,9 +59,8 @@ from linformer_kit.models import LinformerPreTrainedModel
 from linformer_kit.models.convert import is_projection_key
 from linformer_kit.models.embedding import encoder_of, sentence_embedding
 from linformer_kit.models.extend import extended
-from linformer_kit.token_pieces import special_ends
 from linformer_kit.train.distill.config import LONG_OPTIONS, DistillConfig
-from linformer_kit.train.distill.data import LongText
+from linformer_kit.train.distill.data import LongText, long_spans, source_windows
 from linformer_kit.train.distill.losses import end_to_end_loss, relative_error
 from linformer_kit.train.distill.trainer import DistillTrainer, StagePlan, run_stage
 
@@ -105,35 +102,6 @@ def stretched(weight: torch.Tensor, length: int) -> torch.Tensor:
     return weight.index_select(-1, source) * (old / length)
 
 
-def long_spans(
-    texts: datasets.Dataset,
-    tokenizer: PreTrainedTokenizerBase,
-    length: int,
-    count: int,
-    seed: int,
-    per_document: int | None = None,
-) -> list[list[int]]:
-    """`count` spans of exactly `length` tokens ([CLS] + length - 2 tokens of one document + [SEP]), drawn
-    without overlap from the documents in a seeded order, as many as the documents hold up to `count`;
-    at most `per_document` of each document (a seeded draw of its spans), or all."""
-    body = length - 2
-    first, last = special_ends(tokenizer)
-    order = list(range(len(texts)))
-    rng = random.Random(seed)
-    rng.shuffle(order)
-    spans: list[list[int]] = []
-    for i in order:
-        ids = tokenizer(texts[i]["text"], add_special_tokens=False, verbose=False)["input_ids"]
-        starts = list(range(0, len(ids) - body + 1, body))
-        if per_document is not None and len(starts) > per_document:
-            starts = sorted(rng.sample(starts, per_document))
-        spans += [first + ids[a : a + body] + last for a in starts]
-        if len(spans) >= count:
-            break
-    random.Random(seed + 1).shuffle(spans)
-    return spans[:count]
-
-
 def long_examples(spans: list[list[int]], short: list[list[int]]) -> datasets.Dataset:
     """Rows of a long span (input_ids) and a short example (short_input_ids), short ones cycled."""
     return datasets.Dataset.from_dict(
@@ -159,25 +127,6 @@ def short_examples(
             "use --short-text train"
         )
     return [windows[(i // 2) % len(windows)] if i % 2 else ids[i // 2] for i in range(count)]
-
-
-def source_windows(
-    sources: Sequence[datasets.Dataset],
-    tokenizer: PreTrainedTokenizerBase,
-    length: int,
-    count: int,
-    seed: int,
-) -> list[list[int]]:
-    """Up to `count` windows of exactly `length` tokens, at most 4 a document, taken from each source in
-    turn (source 1's first, source 2's first, ..., source 1's second, ...), so that each source gives an equal
-    share while it has windows left. Why in turn: drawn from all the documents at once, a few long books among
-    50 000 reviews gave 8 of 80 windows (docs/reproduction/long-minilm/README.md, "Windows by source")."""
-    share = -(-count // max(1, len(sources)))  # ceil: one source may fill in for another that runs short
-    drawn = [long_spans(texts, tokenizer, length, count, seed + i, per_document=4) for i, texts in
-             enumerate(sources)]  # fmt: skip
-    turns = [window for row in itertools.zip_longest(*(d[:share] for d in drawn)) for window in row if window]
-    spare = [window for d in drawn for window in d[share:]]  # once a source runs short
-    return (turns + spare)[:count]
 
 
 class LongCollator:

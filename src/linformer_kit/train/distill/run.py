@@ -52,7 +52,7 @@ from transformers import AutoTokenizer, set_seed
 from linformer_kit.bench.memory import peak_rss
 from linformer_kit.models.embedding import different_documents, embed, fidelity
 from linformer_kit.train.distill.config import STAGES, DistillConfig, Examples, Stage, Tune
-from linformer_kit.train.distill.data import fidelity_texts, load_data, long_text
+from linformer_kit.train.distill.data import fidelity_texts, load_data, long_text, stage_examples
 from linformer_kit.train.distill.long import run_long_stage
 from linformer_kit.train.distill.losses import (
     attention_io,
@@ -126,12 +126,15 @@ def _distill(config: DistillConfig) -> DistillResult:
     losses: dict[str, float] = {}
     seconds: dict[str, float] = {}
     peaks: dict[str, float] = {}
-    runs = [(stage.name, functools.partial(run_stage, config, stage)) for stage in stages(config)]
+    # the 512 stages' examples (half windows of the long text with stage_text="train+long"); the long
+    # stage's short term takes train's own and its windows apart (long.py `short_examples`)
+    short = stage_examples(config, train, long.sources, tokenizer) if long is not None else train
+    runs = [(stage.name, functools.partial(run_stage, config, stage), short) for stage in stages(config)]
     if long is not None:  # after the 512 stages: extended, then trained on long text
-        runs.append(("long", functools.partial(run_long_stage, config, long=long)))
-    for name, run in runs:
+        runs.append(("long", functools.partial(run_long_stage, config, long=long), train))
+    for name, run, examples in runs:
         start = time.perf_counter()
-        student, losses[name] = run(student, teacher, train, tokenizer)
+        student, losses[name] = run(student, teacher, examples, tokenizer)
         seconds[name] = time.perf_counter() - start
         peaks[name] = round(peak_rss() / 1e9, 2)
         scores[name] = fidelity(embed(student, tokenizer, documents, length, batch), reference)
