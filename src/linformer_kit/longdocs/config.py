@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from linformer_kit.longdocs.hub import HUB, hub_cache, hub_folder
 from linformer_kit.longdocs.methods import METHODS, Method
 from linformer_kit.longdocs.sources import TASK_FILES
 from linformer_kit.output_dir import check_output_dir
@@ -43,8 +44,9 @@ class LongDocsConfig:
     data: str | None = field(
         default=None,
         metadata={"help": "a data folder holding imdb/, gutenberg/, wikitext/ and sst2/ as longdocs/sources.py "
-                  "lays out (the repository's shared data); needle, imdb, books, wikitext and fidelity read it",
-                  "metavar": "DIR"},
+                  "lays out (the repository's shared data), or 'hub': those files made once from Hugging Face "
+                  "datasets (IMDB, PG-19, WikiText-2, SST-2; longdocs/hub.py); needle, imdb, books, wikitext, "
+                  "paragraphs and fidelity read it", "metavar": "DIR"},
     )  # fmt: skip
     documents: tuple[str, ...] = field(
         default=(),
@@ -133,7 +135,7 @@ class LongDocsConfig:
         """The data folder (`check_files` refused tasks that read it without one)."""
         if self.data is None:
             raise ValueError("data: missing; give --data DIR")
-        return Path(self.data)
+        return hub_cache() if self.data == HUB else Path(self.data)
 
     @property
     def original_dir(self) -> str:
@@ -164,8 +166,11 @@ class LongDocsConfig:
         if reading and self.data is None:
             raise ValueError(
                 f"tasks {', '.join(reading)} read a data folder: give --data DIR (imdb/, gutenberg/, wikitext/, "
-                f"sst2/: longdocs/sources.py), or run {' and '.join(GENERATED)}, which need none"
+                f"sst2/: longdocs/sources.py) or --data {HUB} (Hugging Face datasets), or run "
+                f"{' and '.join(GENERATED)}, which need none"
             )
+        if self.data == HUB:  # made once; offline, the dataset is named here
+            hub_folder(f for task in reading for f in TASK_FILES[task])
         missing = [f for task in reading for f in TASK_FILES[task] if not (self.data_dir / f).is_file()]
         if missing:
             raise ValueError(
