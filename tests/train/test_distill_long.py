@@ -363,8 +363,12 @@ def test_a_long_step_backs_through_each_term_apart_to_the_gradient_of_their_sum(
     trainer = LongTrainer(model=student, args=config, teacher=teacher, stage="end-to-end", logits_weight=1.0,
                           config=config)  # fmt: skip
     trainer.current_gradient_accumulation_steps = 2
+    backwards: list[torch.Tensor] = []
+    backward = trainer.accelerator.backward
+    trainer.accelerator.backward = lambda loss, **kw: (backwards.append(loss), backward(loss, **kw))  # type: ignore[method-assign]
     torch.manual_seed(1)  # the crops are drawn at random: one draw for both
     reported = trainer.training_step(student, inputs)
+    assert len(backwards) == 3  # the window term, the halves' with the crops', the short term: one graph each
     apart = {name: p.grad.clone() for name, p in student.named_parameters() if p.grad is not None}
     student.zero_grad()
     torch.manual_seed(1)

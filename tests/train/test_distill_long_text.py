@@ -188,6 +188,9 @@ def test_a_long_run_takes_the_finished_512_stage_of_another_run(word_teacher: Pa
                 word_teacher, train, tmp_path / "other", stages_from=str(tmp_path / "512"), local_window=4
             )
         )
+    with pytest.raises(ValueError, match=r"end-to-end finished with other options .* or --stages-from"):
+        distill(_config(word_teacher, train, tmp_path / "mixed", stages_from=str(tmp_path / "512"),
+                        long_train=[str(books)], stage_text="train+long"))  # fmt: skip  # other 512 examples
 
 
 @pytest.mark.parametrize(
@@ -210,7 +213,7 @@ def test_a_bad_stages_from_is_named_before_any_work(
 def test_the_512_stages_take_half_their_examples_from_the_long_text_when_asked(
     word_teacher: Path, tmp_path: Path
 ) -> None:
-    books = _documents(tmp_path / "books.txt", 20, 200, 1)
+    books = _documents(tmp_path / "books.txt", 4, 200, 1)  # 2 held out, 2 kept: 8 windows, every one drawn
     reviews = _documents(tmp_path / "reviews.txt", 40, 20, 2)
     config = _config(word_teacher, reviews, tmp_path / "out", long_train=[str(books), str(reviews)],
                      seq_len=32, stage_text="train+long", max_eval_documents=4)  # fmt: skip
@@ -220,10 +223,11 @@ def test_the_512_stages_take_half_their_examples_from_the_long_text_when_asked(
     rows = stage_examples(config, train, text.sources, tokenizer)
     assert len(rows) == len(train)
     assert rows.column_names == ["input_ids", "attention_mask"]
-    kept = len(train) - len(train) // 2
-    assert list(rows["input_ids"])[:kept] == list(train["input_ids"])[:kept]  # train's first, as they were
-    windows = list(rows["input_ids"])[kept:]
-    assert len(windows) == len(train) // 2
+    windows = [ids for ids in rows["input_ids"] if ids not in train["input_ids"]]
+    assert len(windows) == 8  # as many as the kept books hold (4 a document), fewer than half of train's 36
+    kept = [ids for ids in rows["input_ids"] if ids in train["input_ids"]]
+    assert len(kept) == len(train) - 8
+    assert kept != list(train["input_ids"])[: len(kept)]  # a seeded draw of train's, not its first ones
     held = {
         tuple(tokenizer(d, add_special_tokens=False)["input_ids"])
         for d in load_text([str(books)], "text", "t")["text"][-2:]

@@ -9,7 +9,8 @@ Each file the tasks read (sources.TASK_FILES) is made from a public dataset on t
     wikitext/wikitext-2-raw/wiki.test.raw     Salesforce/wikitext, wikitext-2-raw-v1, test: one line a row
     sst2/dev.tsv                              stanfordnlp/sst2, validation: sentence, tab, label
 
-`hub_folder` writes the files the tasks read into a cache folder laid out as the repository's data folder, once;
+`hub_folder` writes the files the tasks read into a cache folder laid out as the repository's data folder, once
+(`--data hub` is the Hub; a folder named hub is `--data ./hub`);
 the suite then reads it as any data folder (sources.py). Each file is written whole under a temporary name and
 then renamed, so a download cut short leaves nothing a later run would read. Offline, or where a dataset is
 gone, `load_hub_dataset` names it, before any model loads.
@@ -93,10 +94,19 @@ def hub_folder(files: Iterable[str], folder: Path | None = None) -> Path:
             continue
         made = HUB_FILES[name]
         streamed = made.records is not None
-        rows = load_hub_dataset(made.dataset, f"data {HUB} ({name})", split=made.split, streaming=streamed)
-        content = made.write(itertools.islice(rows, made.records) if streamed else rows)
+        what = f"data {HUB} ({name})"
+        rows = load_hub_dataset(made.dataset, what, split=made.split, streaming=streamed)
+        try:  # a stream fails while it is read, after load_hub_dataset's own check
+            content = made.write(itertools.islice(rows, made.records) if streamed else rows)
+        except (OSError, ValueError) as error:  # ConnectionError is an OSError
+            raise ValueError(
+                f"{what}: reading {made.dataset!r} failed: {type(error).__name__}: {error}"
+            ) from error
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-        partial.write_bytes(content)
-        partial.replace(target)  # whole or absent
+        try:
+            partial.write_bytes(content)
+            partial.replace(target)  # whole or absent
+        finally:
+            partial.unlink(missing_ok=True)
     return folder

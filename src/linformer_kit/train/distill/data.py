@@ -222,12 +222,10 @@ def source_windows(
     turn (source 1's first, source 2's first, ..., source 1's second, ...), so that each source gives an equal
     share while it has windows left. Why in turn: drawn from all the documents at once, a few long books among
     50 000 reviews gave 8 of 80 windows (docs/reproduction/long-minilm/README.md, "Windows by source")."""
-    share = -(-count // max(1, len(sources)))  # ceil: one source may fill in for another that runs short
     drawn = [long_spans(texts, tokenizer, length, count, seed + i, per_document=4) for i, texts in
              enumerate(sources)]  # fmt: skip
-    turns = [window for row in itertools.zip_longest(*(d[:share] for d in drawn)) for window in row if window]
-    spare = [window for d in drawn for window in d[share:]]  # once a source runs short
-    return (turns + spare)[:count]
+    turns = itertools.zip_longest(*drawn)  # a source that runs short drops out of the turns
+    return [window for row in turns for window in row if window is not None][:count]
 
 
 def stage_examples(
@@ -236,8 +234,8 @@ def stage_examples(
 ) -> datasets.Dataset:  # fmt: skip
     """The 512 stages' examples: `train`'s (`stage_text="train"`), or as many, half of them windows of
     seq_len tokens of the long text, each source in turn (`source_windows`; the held-out documents are not
-    among `long_sources`), the rest `train`'s first ("train+long"); ValueError when the long text holds no
-    such window."""
+    among `long_sources`), the rest a seeded draw of `train`'s ("train+long"); ValueError when the long text
+    holds no such window."""
     if config.stage_text == "train":
         return train
     assert config.seq_len is not None
@@ -247,7 +245,8 @@ def stage_examples(
             f"stage_text='train+long': the long text holds no window of seq_len={config.seq_len} tokens; "
             "use --stage-text train"
         )
-    kept = train.select(range(len(train) - len(windows)))
+    # a seeded draw of train's examples, not its first ones: a second --train file is not left out
+    kept = train.shuffle(seed=config.seed + 3).select(range(len(train) - len(windows)))
     rows = datasets.Dataset.from_dict(
         {"input_ids": windows, "attention_mask": [[1] * len(w) for w in windows]}
     )

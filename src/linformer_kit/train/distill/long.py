@@ -233,10 +233,16 @@ class LongTrainer(DistillTrainer):
     ) -> torch.Tensor:
         """One backward a term of L_long (`long_terms`), in place of one backward of their sum: the gradient
         is the same sum, but only one term's graph is held at a time, where one backward holds all three
-        (the window term's and the halves' each read the whole span). The rest is `Trainer.training_step`'s:
-        train mode, the inputs on the device, the loss context (autocast) around each forward, the loss over
-        the gradient accumulation steps."""
+        (the window term's and the halves' each read the whole span). What it keeps of
+        `Trainer.training_step`: train mode (and the optimizer's), the inputs on the device, the loss context
+        around each forward, the loss over the gradient accumulation steps. Distributed (DDP, DeepSpeed: one
+        gradient reduction, one engine step a backward) it is `Trainer.training_step`, one backward."""
+        if self.accelerator.distributed_type != "NO":  # accelerate's DistributedType.NO (a str enum)
+            return super().training_step(model, inputs, num_items_in_batch)
         model.train()
+        optimizer_train = getattr(self.optimizer, "train", None)
+        if callable(optimizer_train):  # schedule-free optimizers
+            optimizer_train()
         inputs = self._prepare_inputs(inputs)
         terms = long_terms(model, self.teacher, inputs, self.config)
         total = torch.zeros((), device=self.args.device)
@@ -246,7 +252,8 @@ class LongTrainer(DistillTrainer):
             if term is None:
                 return self.finite(total)  # the guard of every stage (train/guards.py)
             term = term / self.current_gradient_accumulation_steps
-            self.accelerator.backward(term)
+            if term.requires_grad:  # a term whose inputs were all read exactly trains nothing on this batch
+                self.accelerator.backward(term)
             total += term.detach()
 
 
@@ -306,6 +313,10 @@ def long_stage(config: DistillConfig) -> StagePlan:
         del options["long_adapter_rank"]
     if config.short_text == "train":  # (likewise)
         del options["short_text"]
+    elif (
+        config.long_train and len(config.long_train) > 1
+    ):  # windows by source since 14c43ba: not resumed as one
+        options["short_windows"] = "each source in turn"
     trains = config.tune if config.long_tune == "tune" else config.long_tune
     if trains == "lora":  # what trains is compared on resume too (all: left out, as before)
         options.update(tune=config.tune, lora_rank=config.lora_rank)

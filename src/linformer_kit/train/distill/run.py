@@ -111,6 +111,9 @@ def _distill(config: DistillConfig) -> DistillResult:
     others = fidelity_texts(config)  # read before any step: a bad file is named before the work
     long = long_text(config, tokenizer) if config.long_length is not None else None
     others.update(long.held_out if long is not None else {})  # split off before any step
+    # the 512 stages' examples (half windows of the long text with stage_text="train+long"); the long
+    # stage's short term takes train's own and its windows apart (long.py `short_examples`)
+    short = stage_examples(config, train, long.sources, tokenizer) if long is not None else train
     set_seed(config.seed)
     teacher = load_teacher(config.teacher)
     student = student_from(teacher, config)
@@ -126,9 +129,6 @@ def _distill(config: DistillConfig) -> DistillResult:
     losses: dict[str, float] = {}
     seconds: dict[str, float] = {}
     peaks: dict[str, float] = {}
-    # the 512 stages' examples (half windows of the long text with stage_text="train+long"); the long
-    # stage's short term takes train's own and its windows apart (long.py `short_examples`)
-    short = stage_examples(config, train, long.sources, tokenizer) if long is not None else train
     runs = [(stage.name, functools.partial(run_stage, config, stage), short) for stage in stages(config)]
     if long is not None:  # after the 512 stages: extended, then trained on long text
         runs.append(("long", functools.partial(run_long_stage, config, long=long), train))
