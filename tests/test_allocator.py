@@ -61,3 +61,29 @@ def test_reusing_freed_memory_removes_the_page_faults_of_each_allocation() -> No
 )
 def test_the_users_own_allocator_choice_is_left_alone(environ: dict[str, str], reason: str | None) -> None:
     assert user_chose_allocator(environ) == reason
+
+
+# a 256 MiB tensor made and freed: the resident set after the free, in MiB above the start
+_KEPT = """
+import sys, torch
+from linformer_kit.allocator import map_large_blocks, reuse_freed_memory
+from linformer_kit.bench.memory import current_rss
+reuse_freed_memory()
+mapped = map_large_blocks() if sys.argv[1] == "mapped" else False
+start = current_rss()
+block = torch.ones(64 << 20)  # 256 MiB, touched
+del block
+print(mapped, (current_rss() - start) >> 20)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_large_blocks_mapped_again_are_returned_when_freed() -> None:
+    kept = {}
+    for mode in ("heap", "mapped"):
+        out = subprocess.run([sys.executable, "-c", _KEPT, mode], env={"PATH": "/usr/bin:/bin"},
+                             capture_output=True, text=True, check=True).stdout.split()  # fmt: skip
+        kept[mode] = (out[0] == "True", int(out[1]))
+    assert kept["mapped"][0]
+    assert kept["heap"][1] >= 250  # reuse_freed_memory keeps the freed block for the next step
+    assert kept["mapped"][1] < 16  # its own mapping, returned at the free

@@ -55,6 +55,7 @@ from torch import nn
 from torch.nn import functional as F
 from transformers import PreTrainedTokenizerBase
 
+from linformer_kit.allocator import map_large_blocks
 from linformer_kit.models import LinformerPreTrainedModel
 from linformer_kit.models.convert import is_projection_key
 from linformer_kit.models.embedding import encoder_of, sentence_embedding
@@ -340,6 +341,7 @@ def run_long_stage(
     (`run_stage`: its own Trainer in output_dir/long/, resumable); ValueError when the long text holds no
     span of long_length tokens."""
     assert config.long_length is not None
+    map_large_blocks()  # a long step's large activations are returned when freed (allocator.py)
     longer = long_student(student, config)
     wanted = config.long_steps * config.long_batch_size * config.gradient_accumulation_steps
     spans = long_spans(long.train, tokenizer, config.long_length, wanted, config.seed)
