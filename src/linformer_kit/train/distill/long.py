@@ -13,8 +13,9 @@ and B short documents of the 512 stages' examples:
                  Loss's semantics (sentence-transformers): L_mnr = CE(scale · cos(a_i, p_j), j = i)
     (c) short    L_e2e (train/distill/losses.py) on the short documents against the teacher at 512:
                  what keeps the 512 fidelity. `short_text="train+long"` (the default) alternates them with
-                 512-token windows of the long text, so the short reading is held where the long stage
-                 trains too: with IMDB reviews alone, `c1`'s fidelity on 512-token book passages fell to 0.887
+                 512-token windows of the long text, each source in turn (data.py `source_windows`), so the
+                 short reading is held where the long stage trains too: with IMDB reviews alone, `c1`'s
+                 fidelity on 512-token book passages fell to 0.887; with the windows each source in turn, 0.943
     (d) crops    `crops_per_half` crops of `crop_length` tokens of each half, embedded by the teacher (the
                  query a user writes is read at short length), each against the 2B halves of (b): its own
                  half against the same span's other half (the same book: a hard negative) and the
