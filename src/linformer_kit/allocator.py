@@ -28,6 +28,7 @@ import sys
 
 M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD, M_MMAP_MAX = -1, -2, -3, -4  # glibc's malloc.h
 LARGE_BLOCK = 32 << 20  # the largest M_MMAP_THRESHOLD glibc takes (`map_large_blocks`)
+GLIBC_MMAP_MAX = 65536  # glibc's default M_MMAP_MAX: mappings allowed again (`map_large_blocks`)
 SETTINGS: dict[int, int] = {
     M_MMAP_MAX: 0,  # blocks above any threshold too (32 MiB is the most M_MMAP_THRESHOLD allows)
     M_TRIM_THRESHOLD: (1 << 31) - 1,  # mallopt takes a C int
@@ -73,7 +74,7 @@ def map_large_blocks() -> bool:
     libc = _glibc()
     return libc is not None and all(
         libc.mallopt(param, value) == 1
-        for param, value in ((M_MMAP_THRESHOLD, LARGE_BLOCK), (M_MMAP_MAX, 65536))
+        for param, value in ((M_MMAP_THRESHOLD, LARGE_BLOCK), (M_MMAP_MAX, GLIBC_MMAP_MAX))
     )
 
 

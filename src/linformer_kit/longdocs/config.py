@@ -169,12 +169,13 @@ class LongDocsConfig:
                 f"sst2/: longdocs/sources.py) or --data {HUB} (Hugging Face datasets), or run "
                 f"{' and '.join(GENERATED)}, which need none"
             )
+        files = sorted({f for task in reading for f in TASK_FILES[task]})
         if self.data == HUB:  # made once; offline, the dataset is named here
-            hub_folder(f for task in reading for f in TASK_FILES[task])
-        missing = [f for task in reading for f in TASK_FILES[task] if not (self.data_dir / f).is_file()]
+            hub_folder(files)
+        missing = [f for f in files if not (self.data_dir / f).is_file()]
         if missing:
             raise ValueError(
-                f"data: {self.data!r} lacks {', '.join(sorted(set(missing)))} (the tasks' files)"
+                f"data: {self.data!r} lacks {', '.join(missing)} (the tasks' files)"
             )
         if self.documents:
             from transformers import AutoTokenizer

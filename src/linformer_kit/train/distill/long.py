@@ -315,9 +315,8 @@ def long_stage(config: DistillConfig) -> StagePlan:
         del options["long_adapter_rank"]
     if config.short_text == "train":  # (likewise)
         del options["short_text"]
-    elif (
-        config.long_train and len(config.long_train) > 1
-    ):  # windows by source since 14c43ba: not resumed as one
+    elif config.long_train and len(config.long_train) > 1:
+        # windows each source in turn since 14c43ba: a stage that drew them at once is not resumed as one
         options["short_windows"] = "each source in turn"
     trains = config.tune if config.long_tune == "tune" else config.long_tune
     if trains == "lora":  # what trains is compared on resume too (all: left out, as before)

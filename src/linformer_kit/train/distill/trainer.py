@@ -101,9 +101,8 @@ def _run_options(config: DistillConfig, steps: int) -> dict[str, Any]:
     """The options every stage's resume compares: the student's, its steps and examples."""
     options = {**config.conversion_options(), "steps": steps, "short_inputs": config.short_inputs,
                "examples": config.examples, "seq_len": config.seq_len}  # fmt: skip
-    if (
-        config.stage_text != "train"
-    ):  # left out at the default: a stage run before the option resumes as it was
+    # left out at the default: a stage run before the option resumes as it was
+    if config.stage_text != "train":
         options.update(stage_text=config.stage_text, long_train=config.long_train)
     return options
 
