@@ -174,9 +174,7 @@ class LongDocsConfig:
             hub_folder(files)
         missing = [f for f in files if not (self.data_dir / f).is_file()]
         if missing:
-            raise ValueError(
-                f"data: {self.data!r} lacks {', '.join(missing)} (the tasks' files)"
-            )
+            raise ValueError(f"data: {self.data!r} lacks {', '.join(missing)} (the tasks' files)")
         if self.documents:
             from transformers import AutoTokenizer
 
