@@ -224,10 +224,53 @@ def test_long_adapters_train_and_leave_every_input_up_to_exact_length_as_it_was(
     assert (a[0] - p[0]).abs().max() > 1e-4
 
 
+def test_long_layers_train_and_leave_every_input_up_to_exact_length_as_it_was(
+    word_teacher: Path, long_text: Path, tmp_path: Path
+) -> None:
+    """long_tune='layers' with exact_length = seq_len: only the long layers move (a copy of the 512 student's
+    layers at the start); the saved student reads an input of at most 32 tokens bit for bit as the 512
+    student's weights do, and a longer one with the long layers."""
+    from transformers import AutoModel
+
+    distill(_config(word_teacher, long_text, tmp_path / "out", long_tune="layers", short_weight=0.0,
+                    long_steps=2, long_learning_rate=1e-2))  # fmt: skip
+    weights = load_file(tmp_path / "out" / "model.safetensors")
+    trained = load_file(tmp_path / "out" / "end-to-end" / "model.safetensors")
+    assert {
+        name.replace(".long_layer.", ".layer.") for name in weights.keys() - trained.keys()
+    } <= trained.keys()
+    assert all(".long_layer." in name for name in weights.keys() - trained.keys())
+    moved = [name for name in weights if ".long_layer." in name and "dense.weight" in name
+             and not torch.equal(weights[name], trained[name.replace(".long_layer.", ".layer.")])]  # fmt: skip
+    assert moved  # the long layers trained
+    for name in trained:
+        if not is_projection_key(name) and "position_embeddings" not in name:
+            assert_close(weights[name], trained[name], rtol=0, atol=0, msg=name)
+    student = AutoModel.from_pretrained(tmp_path / "out").eval()
+    assert student.config.long_layers
+    assert student.config.exact_length == 32
+    plain = type(student)(
+        type(student.config).from_dict(student.config.to_dict() | {"long_layers": False})
+    ).eval()
+    plain.load_state_dict(student.state_dict(), strict=False)
+    ids = torch.randint(5, 90, (2, 64))
+    mask = torch.ones_like(ids)
+    mask[1, 20:] = 0  # row 1: 20 real tokens, read exactly by the 512 student's layers
+    with torch.no_grad():
+        a = student(input_ids=ids, attention_mask=mask).last_hidden_state
+        p = plain(input_ids=ids[1:], attention_mask=mask[1:]).last_hidden_state
+        whole = plain(input_ids=ids, attention_mask=mask).last_hidden_state
+    assert torch.equal(a[1, :20], p[0, :20])
+    assert (a[0] - whole[0]).abs().max() > 1e-4
+
+
 @pytest.mark.parametrize(
     ("overrides", "match"),
     [
-        ({"long_tune": "all"}, r"long_tune must be one of \('tune', 'projections', 'adapters'\), got 'all'"),
+        (
+            {"long_tune": "all"},
+            r"long_tune must be one of \('tune', 'projections', 'adapters', 'layers'\), got 'all'",
+        ),
         (  # exact_length defaults to seq_len with a long stage, so the short term reads nothing that trains
             {"long_tune": "adapters"},
             r"short_weight=1.0: with long_tune='adapters' and exact_length=32 >= seq_len=32",

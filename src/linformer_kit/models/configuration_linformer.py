@@ -18,6 +18,8 @@ tool that reads `hidden_size`, `num_hidden_layers`, ... keeps working. Linformer
     long_adapter_rank r: rank-r updates of each layer's attention linears read by rows of more than
                       exact_length real tokens only (nn/long_adapters.py; `distill --long-tune adapters`);
                       None: none
+    long_layers       True: a second stack of layers that rows of more than exact_length real tokens read
+                      instead of the first (nn/long_layers.py; `distill --long-tune layers`); False: one stack
     projection_init   how a new model's learned E, F start: "window" (each slot the mean of n/k
                       neighbouring positions; the default, the start that learns local context) |
                       "random" (zero-mean N(0, 1/n), the paper's). Loaded weights are never re-started.
@@ -124,6 +126,7 @@ class LinformerConfig(PreTrainedConfig):
     global_tokens: int = DEFAULT_OPTIONS.global_tokens
     exact_length: int | None = DEFAULT_OPTIONS.exact_length
     long_adapter_rank: int | None = None
+    long_layers: bool = False
 
     def __post_init__(self, **kwargs) -> None:
         super().__post_init__(**kwargs)
@@ -206,6 +209,13 @@ class LinformerConfig(PreTrainedConfig):
             raise ValueError(
                 f"long_adapter_rank={rank}: long adapters are read by rows of more than exact_length real "
                 "tokens; set exact_length"
+            )
+        if not isinstance(self.long_layers, bool):
+            raise ValueError(f"long_layers must be True or False, got {self.long_layers!r}")
+        if self.long_layers and self.exact_length is None:
+            raise ValueError(
+                "long_layers=True: long layers are read by rows of more than exact_length real tokens; set "
+                "exact_length"
             )
         options = self.linformer_options()
         k = options.projected_length  # normalised: plain ints, a per-layer tuple becomes the JSON list

@@ -47,6 +47,7 @@ from linformer_kit.models.configuration_linformer import LinformerConfig
 from linformer_kit.models.loading import share_saved_weights, strict_from_pretrained
 from linformer_kit.nn import LinformerSelfAttention, SequenceProjection
 from linformer_kit.nn.exact_rows import without_full_mask
+from linformer_kit.nn.long_layers import Stack, by_length
 
 # --- embeddings ------------------------------------------------------------------------------------
 
@@ -209,6 +210,13 @@ class LinformerEncoder(nn.Module):
         self.layer = nn.ModuleList(
             [LinformerLayer(config, i, shared) for i in range(config.num_hidden_layers)]
         )
+        # rows of more than exact_length real tokens read these instead (nn/long_layers.py)
+        self.long_layer = (
+            nn.ModuleList([LinformerLayer(config, i, shared) for i in range(config.num_hidden_layers)])
+            if config.long_layers
+            else None
+        )
+        self.exact_length = config.exact_length
 
     def forward(
         self,
@@ -217,19 +225,39 @@ class LinformerEncoder(nn.Module):
         output_attentions: bool,
         output_hidden_states: bool,
     ) -> BaseModelOutput:
-        all_hidden_states: tuple[torch.Tensor, ...] | None = (
-            (hidden_states,) if output_hidden_states else None
-        )
-        all_attentions: tuple[torch.Tensor, ...] | None = () if output_attentions else None
-        for layer in self.layer:
-            hidden_states, weights = layer(hidden_states, key_padding_mask, output_attentions)
-            if all_hidden_states is not None:
-                all_hidden_states += (hidden_states,)
-            if all_attentions is not None:
-                all_attentions += (weights,)
+        def run(layers: nn.ModuleList) -> Stack:
+            return lambda x, mask: self._run(layers, x, mask, output_attentions, output_hidden_states)
+
+        if self.long_layer is None:
+            outputs = run(self.layer)(hidden_states, key_padding_mask)
+        else:
+            assert self.exact_length is not None  # the config requires it
+            outputs = by_length(run(self.layer), run(self.long_layer), hidden_states, key_padding_mask,
+                                self.exact_length)  # fmt: skip
+        states = len(self.layer) + 1 if output_hidden_states else 0
         return BaseModelOutput(
-            last_hidden_state=hidden_states, hidden_states=all_hidden_states, attentions=all_attentions
+            last_hidden_state=outputs[0],
+            hidden_states=outputs[1 : 1 + states] if output_hidden_states else None,
+            attentions=outputs[1 + states :] if output_attentions else None,
         )
+
+    @staticmethod
+    def _run(
+        layers: nn.ModuleList,
+        hidden_states: torch.Tensor,
+        key_padding_mask: torch.Tensor | None,
+        output_attentions: bool,
+        output_hidden_states: bool,
+    ) -> tuple[torch.Tensor, ...]:
+        """One stack -> (last hidden state, every hidden state (the input first) if asked, every layer's
+        attention weights if asked): flat, each (b, ...), so `by_length` merges them by row."""
+        all_hidden_states: tuple[torch.Tensor, ...] = (hidden_states,) if output_hidden_states else ()
+        all_attentions: tuple[torch.Tensor, ...] = ()
+        for layer in layers:
+            hidden_states, weights = layer(hidden_states, key_padding_mask, output_attentions)
+            all_hidden_states += (hidden_states,) if output_hidden_states else ()
+            all_attentions += (weights,) if output_attentions else ()
+        return (hidden_states, *all_hidden_states, *all_attentions)
 
 
 def _layer_norm(config: LinformerConfig, layout: str) -> nn.Module:

@@ -34,6 +34,7 @@ SOURCES = (
     "nn/local_flex.py",  # its FlexAttention core (local.py calls it at call time, by name)
     "nn/exact_rows.py",  # exact_length: rows of at most T real tokens take exact attention
     "nn/long_adapters.py",  # weights only rows longer than exact_length read
+    "nn/long_layers.py",  # a second stack of layers only rows longer than exact_length read
     "nn/attention.py",
     "models/loading.py",  # from_pretrained's checks (safetensors only, no silent re-initialisation)
     "models/configuration_linformer.py",

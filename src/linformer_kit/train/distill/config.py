@@ -38,10 +38,14 @@ LONG_OPTIONS = ("long_train", "long_steps", "long_batch_size", "long_learning_ra
                 "contrastive_weight", "contrastive_scale", "short_weight", "crop_weight", "crop_length",
                 "crops_per_half", "projection_resize", "long_tune", "long_adapter_rank", "short_text")  # fmt: skip
 Tune = Literal["all", "lora"]
-# what the long stage trains: what `tune` names, E and F alone, or long adapters with E and F (weights only
-# inputs longer than exact_length read; train/distill/long.py, "What trains")
-LongTune = Literal["tune", "projections", "adapters"]
-LONG_ONLY_TUNES = ("projections", "adapters")  # what trains is read by no input of at most exact_length
+# what the long stage trains: what `tune` names, E and F alone, long adapters with E and F, or long layers
+# (weights only inputs longer than exact_length read; train/distill/long.py, "What trains")
+LongTune = Literal["tune", "projections", "adapters", "layers"]
+LONG_ONLY_TUNES = (
+    "projections",
+    "adapters",
+    "layers",
+)  # what trains is read by no input of at most exact_length
 # the short term's (c) text in the long stage: the 512 stages' examples alone, or those alternating with
 # seq_len-token windows of the long text (train/distill/long.py); the 512 stages' text likewise (`stage_text`)
 ShortText = Literal["train", "train+long"]
@@ -197,8 +201,9 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     long_tune: LongTune = field(
         default="tune",
         metadata={"help": "long stage: what trains: 'tune' (what --tune names), 'projections' (E and F "
-                  "alone) or 'adapters' (long adapters of rank --long-adapter-rank with E and F); with the last "
-                  "two, inputs of at most --exact-length tokens are read exactly with the 512 student's weights, "
+                  "alone), 'adapters' (long adapters of rank --long-adapter-rank with E and F) or 'layers' (a "
+                  "copy of every layer that only inputs longer than --exact-length read); with the last three, "
+                  "inputs of at most --exact-length tokens are read exactly with the 512 student's weights, "
                   "untouched"},
     )  # fmt: skip
     long_adapter_rank: int = field(
@@ -298,7 +303,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         """long_tune='projections' or 'adapters': E and F to train (and, for adapters, an exact_length whose
         longer inputs read them), and no option that would then train nothing."""
         tune = self.long_tune
-        if not self._has_projection_weights():
+        if tune != "layers" and not self._has_projection_weights():
             raise ValueError(
                 f"long_tune={tune!r}: projection={self.projection!r} (projected_length="
                 f"{self.projected_length}) has no E and F to train; use --long-tune tune"

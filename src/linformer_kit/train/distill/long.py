@@ -26,13 +26,15 @@ and B short documents of the 512 stages' examples:
 
     L_long = window_weight · L_win + contrastive_weight · L_mnr + short_weight · L_e2e + crop_weight · L_crop
 
-What trains (`long_tune`): what `tune` names (every weight by default), "projections": E and F alone, or
+What trains (`long_tune`): what `tune` names (every weight by default), "projections": E and F alone,
 "adapters": E and F and new long adapters (`with_long_adapters`: a rank-r update of each attention linear
-that only inputs longer than exact_length read, nn/long_adapters.py). With `exact_length` T >= seq_len every
-input of at most T tokens is read exactly, without E, F or adapters, by the 512 student's weights, which the
-last two leave untouched: the long student's fidelity at seq_len is fixed
-before the stage starts (that of the 512 student's weights read exactly, not the 512 student's own, which
-projects), however hard the long terms push, and the long reading is learned in the weights only it has.
+that only inputs longer than exact_length read, nn/long_adapters.py), or "layers": long layers
+(`with_long_layers`: a copy of every layer, E and F included, that only inputs longer than exact_length read,
+nn/long_layers.py). With `exact_length` T >= seq_len every input of at most T tokens is read exactly, without
+E, F, adapters or long layers, by the 512 student's weights, which the last three leave untouched: the long
+student's fidelity at seq_len is fixed before the stage starts (that of the 512 student's weights read
+exactly, not the 512 student's own, which projects), however hard the long terms push, and the long reading
+is learned in the weights only it has.
 A term whose inputs are all read exactly then trains nothing and is refused: the short term (c), and the
 halves' (b) and crops' (d) if a half is at most T tokens. The price: the long reading cannot change the
 shared weights.
@@ -47,6 +49,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -80,6 +83,10 @@ def long_student(student: LinformerPreTrainedModel, config: DistillConfig) -> Li
             for name, parameter in longer.named_parameters():
                 if is_projection_key(name) and name in old and old[name].shape != parameter.shape:
                     parameter.copy_(stretched(old[name], parameter.shape[-1]))
+    if (
+        config.long_tune == "layers"
+    ):  # a copy of the layers as resized: the long reading starts as the short one
+        longer = with_long_layers(longer)
     return longer.train().requires_grad_(True)
 
 
@@ -95,6 +102,23 @@ def with_long_adapters(model: LinformerPreTrainedModel, rank: int) -> LinformerP
     assert all(".long_adapters." in key for key in missing), missing
     nn.Module.to(adapted, next(model.parameters()).device)  # in place (transformers types its `to` apart)
     return adapted
+
+
+def with_long_layers(model: LinformerPreTrainedModel) -> LinformerPreTrainedModel:
+    """`model` with long layers (nn/long_layers.py), each a copy of its layer: the same outputs, every other
+    weight its own."""
+    config = copy.deepcopy(model.config)
+    config.long_layers = True
+    config._validate_linformer()  # exact_length set (DistillConfig checks it first)
+    doubled = type(model)(config)
+    state = model.state_dict()
+    layer = re.compile(r"(^|\.)encoder\.layer\.")  # linformer.encoder.layer.0... in a head model
+    state.update({layer.sub(r"\1encoder.long_layer.", key, count=1): value for key, value in state.items()
+                  if layer.search(key)})  # fmt: skip
+    first = next(model.parameters())
+    nn.Module.to(doubled, first.device, first.dtype)  # in place (transformers types its `to` apart)
+    doubled.load_state_dict(state, strict=True)
+    return doubled
 
 
 def stretched(weight: torch.Tensor, length: int) -> torch.Tensor:

@@ -31,7 +31,7 @@ from linformer_kit.train.distill.losses import attention_layers, attention_trans
 from linformer_kit.train.guards import GuardedTrainer
 
 # what a stage trains (`trainable`): E and F alone, or what `tune` names
-Trains = Literal["projections", "adapters", Tune]
+Trains = Literal["projections", "adapters", "layers", Tune]
 
 # --- teacher and student ---------------------------------------------------------------------------
 
@@ -71,7 +71,7 @@ class StagePlan:
 
     name: str  # its folder under output_dir and its key in DistillResult's fidelity, losses and seconds
     loss: Stage  # "attention": L_att; "end-to-end": L_e2e; "long": L_long (train/distill/long.py)
-    trains: Trains  # "projections": E and F alone; "all": every weight; "lora": adapters plus E and F
+    trains: Trains  # "projections": E and F alone; "layers": the long layers; "all": every weight; "lora": adapters plus E and F
     steps: int  # 0: the stage is skipped
     learning_rate: float
     options: dict[str, Any]  # what a finished stage must have run with for a resume to reuse it (JSON)
@@ -173,8 +173,13 @@ def _claim(folder: Path, stage: StagePlan, resume: bool) -> None:
 
 
 def trainable(student: LinformerPreTrainedModel, trains: Trains, lora_rank: int) -> nn.Module:
-    """What trains: E and F alone, E and F with the long adapters (nn/long_adapters.py), every weight, or LoRA
-    adapters (rank `lora_rank`) plus E and F."""
+    """What trains: E and F alone, E and F with the long adapters (nn/long_adapters.py), the long layers
+    (nn/long_layers.py, their own E and F among them), every weight, or LoRA adapters (rank `lora_rank`) plus
+    E and F."""
+    if trains == "layers":
+        for name, parameter in student.named_parameters():
+            parameter.requires_grad_(".long_layer." in name)
+        return student
     if trains in ("projections", "adapters"):
         for name, parameter in student.named_parameters():
             parameter.requires_grad_(

@@ -1,0 +1,70 @@
+"""Long layers: a second stack of encoder layers that only inputs longer than exact_length read.
+
+A student of a 512-token original, extended past it with exact_length = T (nn/exact_rows.py), reads every
+input of at most T real tokens exactly. Where does its long reading live? In the shared weights it moves what
+short inputs read (on 512-token book passages the recommended long student drifted from the original to
+0.887-0.943); in E and F alone, or with rank-16 long adapters on the attention linears (nn/long_adapters.py),
+it lacks the capacity (passkey at 4 096 tokens: 10 and 24 of 50 documents, against 62 when every weight
+trains; docs/reproduction/long-minilm/). Long layers give the long reading every weight of every layer and
+the short reading none of them: beside its layers f_1 … f_L a model holds a copy g_1 … g_L (the long stage
+starts it as f), and by each row's real length L_r
+
+    L_r <= T:   h = f_L ∘ … ∘ f_1 (x)        the 512 student's layers, untouched by any long training
+    L_r >  T:   h = g_L ∘ … ∘ g_1 (x)        the long layers
+
+with x the embeddings (shared: a row's positions below T are read by both). A row of at most T real tokens
+gets what the model without long layers gives it, bit for bit (tests/models/test_long_layers.py).
+
+Cost at inference: the copy's weights (MiniLM-L6: 10.6 M parameters, 42 MB in fp32, beside 22.7 M), and no
+compute beyond the one stack each row takes on a CPU in eager mode (a batch mixing both runs them apart,
+written back by row, as exact_rows does). While tracing (torch.compile) and on any other device nothing is
+read on the host: a padded batch runs both stacks on every row and selects (twice the layers' work); an
+unpadded one (no mask) takes one stack by its length n.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from linformer_kit.nn.exact_rows import tracing
+
+# (x (b, n, D), mask (b, n) | None) -> a stack's outputs, each (b, ...): the last hidden state first
+Stack = Callable[[torch.Tensor, torch.Tensor | None], tuple[torch.Tensor, ...]]
+
+
+def by_length(
+    short: Stack, long: Stack, x: torch.Tensor, mask: torch.Tensor | None, limit: int
+) -> tuple[torch.Tensor, ...]:
+    """Rows of at most `limit` real tokens through `short`, the others through `long` (module docstring).
+
+    x (b, n, D) the embeddings, mask (b, n) True = real token or None (every token real). Returns the chosen
+    stack's outputs, row by row; ValueError for outputs whose shapes differ by stack in a mixed batch
+    (attention weights: (n x n) where rows are read exactly, (n x k) where projected).
+    """
+    if mask is None:  # every row has n real tokens
+        return (long if x.shape[1] > limit else short)(x, mask)
+    longer = mask.sum(-1) > limit  # (b,)
+    if tracing() or mask.device.type != "cpu":  # no host read: both stacks, a select by row
+        kept, read = short(x, mask), long(x, mask)
+        return tuple(
+            torch.where(longer.view(-1, *[1] * (a.dim() - 1)), b, a) for a, b in zip(kept, read, strict=True)
+        )
+    if not bool(longer.any()):
+        return short(x, mask)
+    if bool(longer.all()):
+        return long(x, mask)
+    rows, others = (~longer).nonzero()[:, 0], longer.nonzero()[:, 0]
+    kept, read = short(x[rows], mask[rows]), long(x[others], mask[others])
+    merged = []
+    for a, b in zip(kept, read, strict=True):
+        if a.shape[1:] != b.shape[1:]:
+            raise ValueError(
+                f"outputs of shape {tuple(a.shape[1:])} and {tuple(b.shape[1:])} by row (attention weights of a "
+                f"batch mixing rows of at most exact_length={limit} real tokens with longer ones): run the two apart"
+            )
+        out = a.new_empty((x.shape[0], *a.shape[1:]))
+        out[rows], out[others] = a, b.to(a.dtype)
+        merged.append(out)
+    return tuple(merged)

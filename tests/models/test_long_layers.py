@@ -1,0 +1,133 @@
+"""Long layers (nn/long_layers.py): a second stack of layers that only rows of more than exact_length real
+tokens read.
+
+The guarantee: a row of at most T real tokens gets, bit for bit, what the model without long layers gives
+it, on the host-branch path (a CPU in eager mode: the rows run apart) and on the sync-free one (tracing, a
+GPU: both stacks, a select); a longer row reads the long layers; a copy of the layers changes nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from tests.fixtures.batches import length_mask
+from tests.fixtures.models import VOCAB_SIZE, tiny_linformer_config
+from torch.testing import assert_close
+
+from linformer_kit.models import LinformerConfig, LinformerModel
+from linformer_kit.nn import long_layers
+from linformer_kit.train.distill.long import with_long_layers
+
+N, T = 64, 24
+LENGTHS = [N, T + 1, T, 12, 3]
+
+
+def _config(**overrides) -> LinformerConfig:
+    options = dict(max_position_embeddings=N + 2, projected_length=8, local_window=4, global_tokens=1,
+                   exact_length=T)  # fmt: skip
+    return tiny_linformer_config(**{**options, **overrides})
+
+
+def _pair() -> tuple[LinformerModel, LinformerModel]:
+    """The model with long layers (theirs random: trained ones) and the same weights without them."""
+    torch.manual_seed(0)
+    doubled = LinformerModel(_config(long_layers=True)).double().eval()
+    plain = LinformerModel(_config()).double().eval()
+    missing, unexpected = plain.load_state_dict(doubled.state_dict(), strict=False)
+    assert not missing
+    assert unexpected
+    assert all(".long_layer." in key for key in unexpected)
+    return doubled, plain
+
+
+def _batch() -> tuple[torch.Tensor, torch.Tensor]:
+    torch.manual_seed(1)
+    return torch.randint(5, VOCAB_SIZE, (len(LENGTHS), N)), length_mask(LENGTHS, N).long()
+
+
+@pytest.mark.parametrize("sync_free", [False, True])
+def test_a_row_up_to_exact_length_is_bit_for_bit_the_model_without_long_layers(
+    sync_free: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doubled, plain = _pair()
+    if sync_free:  # the path of a compiled model and of a GPU: no row chosen on the host
+        monkeypatch.setattr(long_layers, "tracing", lambda: True)
+    ids, mask = _batch()
+    short = [row for row, length in enumerate(LENGTHS) if length <= T]
+    with torch.no_grad():
+        out = doubled(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+        whole = plain(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+        apart = plain(input_ids=ids[short], attention_mask=mask[short]).last_hidden_state
+    # the host path runs the short rows apart, as the plain model does on them alone; the sync-free path
+    # runs every row through both stacks, as the plain model does on the whole batch
+    expected = whole.last_hidden_state[short] if sync_free else apart
+    assert torch.equal(out.last_hidden_state[short], expected)
+    assert_close(out.last_hidden_state[short], whole.last_hidden_state[short], rtol=1e-12, atol=1e-12)
+    for layer, (a, p) in enumerate(zip(out.hidden_states, whole.hidden_states, strict=True)):
+        assert_close(a[short], p[short], rtol=1e-12, atol=1e-12, msg=f"hidden state {layer}")
+    for row, length in enumerate(LENGTHS):
+        if length > T:  # the long layers' own reading
+            gap = (out.last_hidden_state[row, :length] - whole.last_hidden_state[row, :length]).abs().max()
+            assert gap > 1e-3, (row, length)
+
+
+def test_unpadded_batches_take_one_stack_by_their_length() -> None:
+    doubled, plain = _pair()
+    ids, _ = _batch()
+    with torch.no_grad():
+        assert torch.equal(
+            doubled(input_ids=ids[:2, :T]).last_hidden_state, plain(input_ids=ids[:2, :T]).last_hidden_state
+        )
+        assert not torch.allclose(
+            doubled(input_ids=ids[:2]).last_hidden_state, plain(input_ids=ids[:2]).last_hidden_state
+        )
+
+
+def test_a_copy_of_the_layers_changes_nothing() -> None:
+    torch.manual_seed(0)
+    plain = LinformerModel(_config()).double().eval()
+    doubled = with_long_layers(plain).eval()
+    assert doubled.config.long_layers
+    assert plain.config.long_layers is False  # the original's config untouched
+    ids, mask = _batch()
+    with torch.no_grad():
+        assert torch.equal(doubled(input_ids=ids).last_hidden_state, plain(input_ids=ids).last_hidden_state)
+        assert_close(  # a mixed batch: the rows run apart, the plain model's together (round-off apart)
+            doubled(input_ids=ids, attention_mask=mask).last_hidden_state,
+            plain(input_ids=ids, attention_mask=mask).last_hidden_state,
+            rtol=1e-12, atol=1e-12,
+        )  # fmt: skip
+
+
+def test_attention_weights_of_a_mixed_batch_are_refused_and_of_one_stack_given() -> None:
+    doubled, _ = _pair()
+    ids, mask = _batch()
+    with torch.no_grad():
+        with pytest.raises(
+            ValueError, match=r"attention weights of a batch mixing rows of at most exact_length=24"
+        ):
+            doubled(input_ids=ids, attention_mask=mask, output_attentions=True)
+        out = doubled(input_ids=ids[:2], output_attentions=True)  # every row long: the long layers' weights
+    assert len(out.attentions) == doubled.config.num_hidden_layers
+    assert out.attentions[0].shape[:3] == (2, doubled.config.num_attention_heads, N)
+
+
+def test_long_layers_need_exact_length_and_a_bool() -> None:
+    with pytest.raises(
+        ValueError, match="long_layers=True: long layers are read by rows of more than exact_length"
+    ):
+        _config(long_layers=True, exact_length=None)
+    with pytest.raises(ValueError, match="long_layers must be True or False, got 1"):
+        _config(long_layers=1)
+
+
+def test_a_saved_model_with_long_layers_loads_as_saved(tmp_path) -> None:
+    doubled, _ = _pair()
+    doubled.save_pretrained(tmp_path)
+    loaded = LinformerModel.from_pretrained(tmp_path, torch_dtype=torch.float64).eval()
+    ids, mask = _batch()
+    with torch.no_grad():
+        assert torch.equal(
+            loaded(input_ids=ids, attention_mask=mask).last_hidden_state,
+            doubled(input_ids=ids, attention_mask=mask).last_hidden_state,
+        )
