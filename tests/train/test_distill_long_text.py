@@ -193,6 +193,31 @@ def test_a_long_run_takes_the_finished_512_stage_of_another_run(word_teacher: Pa
                         long_train=[str(books)], stage_text="train+long"))  # fmt: skip  # other 512 examples
 
 
+def test_a_reused_512_stage_on_half_windows_builds_no_windows(
+    word_teacher: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """stage_text='train+long' with every 512 stage taken finished (--stages-from): its windows are not cut
+    again (a minute or two of tokenizing on Gutenberg + IMDB unsup)."""
+    from linformer_kit.train.distill import run
+
+    train, books = (
+        _documents(tmp_path / "train.txt", 40, 25, 1),
+        _documents(tmp_path / "books.txt", 30, 200, 2),
+    )
+    options = dict(long_train=[str(books)], stage_text="train+long", long_steps=1)
+    first = distill(_config(word_teacher, train, tmp_path / "first", **options))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("stage_examples called for a reused 512 stage")
+
+    monkeypatch.setattr(run, "stage_examples", refuse)
+    result = distill(_config(word_teacher, train, tmp_path / "second", stages_from=str(tmp_path / "first"),
+                             **options))  # fmt: skip
+    assert result.fidelity["end-to-end"] == first.fidelity["end-to-end"]
+    with pytest.raises(AssertionError, match="stage_examples called"):  # a 512 stage to train builds them
+        distill(_config(word_teacher, train, tmp_path / "third", **options))
+
+
 @pytest.mark.parametrize(
     ("folder", "match"),
     [

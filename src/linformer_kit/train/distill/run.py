@@ -66,6 +66,7 @@ from linformer_kit.train.distill.trainer import (
     StagePlan,
     attention_stage,
     end_to_end_stage,
+    finished_folders,
     load_teacher,
     run_stage,
     student_from,
@@ -111,9 +112,13 @@ def _distill(config: DistillConfig) -> DistillResult:
     others = fidelity_texts(config)  # read before any step: a bad file is named before the work
     long = long_text(config, tokenizer) if config.long_length is not None else None
     others.update(long.held_out if long is not None else {})  # split off before any step
-    # the 512 stages' examples (half windows of the long text with stage_text="train+long"); the long
-    # stage's short term takes train's own and its windows apart (long.py `short_examples`)
-    short = stage_examples(config, train, long.sources, tokenizer) if long is not None else train
+    # the 512 stages' examples (half windows of the long text with stage_text="train+long"), unless every 512
+    # stage is taken finished (--resume, --stages-from); the long stage's short term takes train's own and
+    # its windows apart (long.py `short_examples`)
+    reused = all(finished_folders(config, stage) for stage in stages(config))
+    short = (
+        stage_examples(config, train, long.sources, tokenizer) if long is not None and not reused else train
+    )
     set_seed(config.seed)
     teacher = load_teacher(config.teacher)
     student = student_from(teacher, config)
