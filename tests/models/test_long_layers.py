@@ -15,6 +15,7 @@ from tests.fixtures.models import VOCAB_SIZE, tiny_linformer_config
 from torch.testing import assert_close
 
 from linformer_kit.models import LinformerConfig, LinformerModel
+from linformer_kit.models.extend import shortened
 from linformer_kit.nn import long_layers
 from linformer_kit.train.distill.long import with_long_layers
 
@@ -86,7 +87,7 @@ def test_unpadded_batches_take_one_stack_by_their_length() -> None:
 def test_a_copy_of_the_layers_changes_nothing() -> None:
     torch.manual_seed(0)
     plain = LinformerModel(_config()).double().eval()
-    doubled = with_long_layers(plain).eval()
+    doubled = with_long_layers(plain, None).eval()
     assert doubled.config.long_layers
     assert plain.config.long_layers is False  # the original's config untouched
     ids, mask = _batch()
@@ -131,3 +132,23 @@ def test_a_saved_model_with_long_layers_loads_as_saved(tmp_path) -> None:
             loaded(input_ids=ids, attention_mask=mask).last_hidden_state,
             doubled(input_ids=ids, attention_mask=mask).last_hidden_state,
         )
+
+
+def test_a_model_shortened_to_exact_length_drops_its_long_layers() -> None:
+    """`shortened` to at most T tokens: every input it reads takes the short stack, so the long layers go (and
+    the result exports, as a full-attention model)."""
+    doubled, plain = _pair()
+    short = shortened(doubled, T)
+    assert short.config.long_layers is False
+    assert not any(".long_layer." in name for name in short.state_dict())
+    ids, _ = _batch()
+    with torch.no_grad():
+        assert_close(short(input_ids=ids[:, :T]).last_hidden_state, plain(input_ids=ids[:, :T]).last_hidden_state,
+                     rtol=1e-12, atol=1e-12)  # fmt: skip
+
+
+def test_export_is_refused_with_the_way_out() -> None:
+    doubled, _ = _pair()
+    ids, mask = _batch()
+    with pytest.raises(ValueError, match=r"long layers have no exported form .* `shortened`"):
+        torch.export.export(doubled, (), {"input_ids": ids, "attention_mask": mask})

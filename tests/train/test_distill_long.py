@@ -140,10 +140,9 @@ def test_the_long_stage_trains_a_student_reading_long_length(
     word_teacher: Path, long_text: Path, tmp_path: Path
 ) -> None:
     # exact_length 32: inputs the teacher reads (its fidelity sample, the short examples) run exactly;
-    # every term of the long loss on, the crops' (d) included
-    result = distill(
-        _config(word_teacher, long_text, tmp_path / "out", exact_length=32, crop_weight=0.5, crop_length=8)
-    )
+    # every weight trains (`c1`'s stage), every term of the long loss on, the crops' (d) included
+    result = distill(_config(word_teacher, long_text, tmp_path / "out", exact_length=32, crop_weight=0.5,
+                             crop_length=8, long_tune="tune", stage_text="train"))  # fmt: skip
     assert set(result.fidelity) == {"drop-in", "end-to-end", "long"}
     # the short term kept the 512 fidelity (inputs of 32 tokens read exactly): a stage that broke it fails
     assert result.fidelity["long"] > result.fidelity["end-to-end"] - 0.05
@@ -185,10 +184,12 @@ def test_projections_alone_keep_every_weight_the_short_reading_has(
     assert stage["options"]["long_tune"] == "projections"
     from linformer_kit.train.distill.long import long_stage
 
-    # the default is left out of the options a resume compares: a stage run before the option resumes
-    assert (
-        "long_tune" not in long_stage(_config(word_teacher, long_text, tmp_path / "new", seq_len=32)).options
+    # the first default ('tune') is left out of the options a resume compares: a stage run before the option
+    # resumes
+    every_weight = _config(
+        word_teacher, long_text, tmp_path / "new", seq_len=32, long_tune="tune", short_weight=1.0
     )
+    assert "long_tune" not in long_stage(every_weight).options
 
 
 def test_long_adapters_train_and_leave_every_input_up_to_exact_length_as_it_was(
@@ -272,7 +273,7 @@ def test_long_layers_train_and_leave_every_input_up_to_exact_length_as_it_was(
             r"long_tune must be one of \('tune', 'projections', 'adapters', 'layers'\), got 'all'",
         ),
         (  # exact_length defaults to seq_len with a long stage, so the short term reads nothing that trains
-            {"long_tune": "adapters"},
+            {"long_tune": "adapters", "short_weight": 1.0},
             r"short_weight=1.0: with long_tune='adapters' and exact_length=32 >= seq_len=32",
         ),
         (
@@ -293,7 +294,7 @@ def test_long_layers_train_and_leave_every_input_up_to_exact_length_as_it_was(
         ),
         ({"long_length": None, "long_tune": "projections"}, "long_tune: options of the long stage"),
         (
-            {"long_tune": "projections", "exact_length": 32},
+            {"long_tune": "projections", "exact_length": 32, "short_weight": 1.0},
             r"short_weight=1.0: with long_tune='projections' and exact_length=32 >= seq_len=32",
         ),
         (
@@ -341,7 +342,7 @@ def test_too_little_long_text_is_named(word_teacher: Path, tmp_path: Path) -> No
     short = tmp_path / "short.txt"
     short.write_text("\n\n".join(" ".join(MANY_WORDS[:10]) for _ in range(40)) + "\n")
     with pytest.raises(ValueError, match="holds 0 span"):
-        distill(_config(word_teacher, short, tmp_path / "out", end_to_end_steps=1))
+        distill(_config(word_teacher, short, tmp_path / "out", end_to_end_steps=1, stage_text="train"))
 
 
 def test_an_output_dir_holding_any_file_is_refused_and_kept(
@@ -395,7 +396,8 @@ def test_a_long_step_backs_through_each_term_apart_to_the_gradient_of_their_sum(
 ) -> None:
     # LongTrainer.training_step: one backward a term (one graph held at a time), the gradient of L_long
     config = _config(word_teacher, long_text, tmp_path / "out", seq_len=32, crop_weight=0.5, crop_length=4,
-                     short_weight=2.0, gradient_accumulation_steps=2, use_cpu=True, report_to=[])  # fmt: skip
+                     short_weight=2.0, gradient_accumulation_steps=2, use_cpu=True, report_to=[],
+                     long_tune="tune")  # fmt: skip
     teacher = load_teacher(str(word_teacher))
     student = long_student(student_from(teacher, config), config)
     torch.manual_seed(0)

@@ -102,15 +102,21 @@ def test_the_short_term_alternates_train_examples_and_windows_of_the_long_text(
     books = _documents(tmp_path / "books.txt", 10, 200, 1)
     tokenizer = AutoTokenizer.from_pretrained(word_teacher)
     short = load_text([str(books)], "text", "t").map(lambda row: {"input_ids": [7, 8, 9]})  # marked rows
-    config = _config(word_teacher, books, tmp_path / "out", seq_len=32)
+    config = _config(word_teacher, books, tmp_path / "out", seq_len=32, long_tune="tune", short_weight=1.0)
     texts = load_text([str(books)], "text", "t")
     rows = short_examples(config, short, [texts], tokenizer, 7)
     assert rows[0::2] == [[7, 8, 9]] * 4
     for window in rows[1::2]:
         assert len(window) == 32
         assert (window[0], window[-1]) == (tokenizer.cls_token_id, tokenizer.sep_token_id)
-    train_only = _config(word_teacher, books, tmp_path / "out", seq_len=32, short_text="train")
+    train_only = _config(
+        word_teacher, books, tmp_path / "out", seq_len=32, short_text="train", short_weight=1.0
+    )
     assert short_examples(train_only, short, [texts], tokenizer, 3) == [[7, 8, 9]] * 3
+    no_term = _config(
+        word_teacher, books, tmp_path / "out", seq_len=32, short_weight=0.0
+    )  # no windows cut for it
+    assert short_examples(no_term, short, [texts], tokenizer, 3) == [[7, 8, 9]] * 3
     tiny = load_text([str(_documents(tmp_path / "tiny.txt", 4, 10, 2))], "text", "t")
     with pytest.raises(
         ValueError, match="short_text='train\\+long': the long text holds no window of seq_len=32"
@@ -150,11 +156,25 @@ def test_a_long_stage_reads_what_the_512_stages_read_exactly_by_default(
     long_run.preflight()
     assert (long_run.exact_length, long_run.contrastive_weight) == (32, 1.0)  # c1's, with the window term
     assert DistillConfig.__dataclass_fields__["long_steps"].default == 40
+    # the recommended long student: the 512 stages on half windows, long layers, no short term (it would read
+    # no weight that trains)
+    assert (long_run.stage_text, long_run.long_tune, long_run.short_weight) == ("train+long", "layers", 0.0)
     short_run = _config(
         word_teacher, text, tmp_path / "b", long_length=None, long_steps=40, long_batch_size=4
     )
     short_run.preflight()
     assert short_run.exact_length is None
+    assert short_run.stage_text == "train"
+    shared = _config(
+        word_teacher, text, tmp_path / "c", long_tune="tune"
+    )  # every weight: the short term holds them
+    shared.preflight()
+    assert shared.short_weight == 1.0
+    below = _config(
+        word_teacher, text, tmp_path / "d", exact_length=16
+    )  # inputs of 17-32 tokens read the long layers
+    below.preflight()
+    assert below.short_weight == 1.0
 
 
 def _digest(folder: Path) -> dict[str, str]:
@@ -172,7 +192,7 @@ def test_a_long_run_takes_the_finished_512_stage_of_another_run(word_teacher: Pa
                             long_batch_size=4))  # fmt: skip
     before = _digest(tmp_path / "512")
     result = distill(_config(word_teacher, train, tmp_path / "long", stages_from=str(tmp_path / "512"),
-                             long_train=[str(books)], long_steps=2))  # fmt: skip
+                             long_train=[str(books)], long_steps=2, stage_text="train"))  # fmt: skip
     assert result.fidelity["end-to-end"] == first.fidelity["end-to-end"]  # the same student, not retrained
     assert not (tmp_path / "long" / "end-to-end").exists()
     assert _digest(tmp_path / "512") == before  # only read
@@ -261,8 +281,8 @@ def test_the_512_stages_take_half_their_examples_from_the_long_text_when_asked(
         assert len(window) == 32
         body = tuple(window[1:-1])
         assert not any(_contains(document, body) for document in held)
-    assert stage_examples(_config(word_teacher, reviews, tmp_path / "o2", seq_len=32), train, text.sources,
-                          tokenizer) is train  # fmt: skip
+    assert stage_examples(_config(word_teacher, reviews, tmp_path / "o2", seq_len=32, stage_text="train"), train,
+                          text.sources, tokenizer) is train  # fmt: skip
 
 
 def _contains(document: tuple[int, ...], piece: tuple[int, ...]) -> bool:

@@ -141,7 +141,8 @@ def shortened(model: LinformerPreTrainedModel, max_length: int) -> LinformerPreT
     # every input it reads at most exact_length tokens: the same weights in full attention, which is what
     # exact_length runs for them (nn/exact_rows.py), and which exports (exact_length has no exported form)
     exact = config.exact_length is not None and config.exact_length >= max_length
-    full = {"projected_length": None, "local_window": None, "global_tokens": 0, "exact_length": None}
+    full = {"projected_length": None, "local_window": None, "global_tokens": 0, "exact_length": None,
+            "long_layers": False, "long_adapter_rank": None}  # (read by no input it reads)  # fmt: skip
     target_config = type(config).from_dict(
         {
             **config.to_dict(),
@@ -153,8 +154,8 @@ def shortened(model: LinformerPreTrainedModel, max_length: int) -> LinformerPreT
     own = target.state_dict()
     state = {}
     for name, tensor in model.state_dict().items():
-        if exact and is_projection_key(name):
-            continue  # E, F: full attention has none
+        if exact and (is_projection_key(name) or ".long_layer." in name or ".long_adapters." in name):
+            continue  # E, F: full attention has none; long layers and adapters: no input it reads reaches them
         if name not in own or own[name].shape == tensor.shape:
             state[name] = tensor
         elif is_projection_key(name) or name.endswith(POSITION_TABLE):  # (k, L) -> (k, max_length); rows cut

@@ -44,6 +44,12 @@ def by_length(
     stack's outputs, row by row; ValueError for outputs whose shapes differ by stack in a mixed batch
     (attention weights: (n x n) where rows are read exactly, (n x k) where projected).
     """
+    if torch.compiler.is_exporting():
+        raise ValueError(
+            f"long layers have no exported form (which stack a row reads depends on its length, up to "
+            f"exact_length={limit}): export the model read to at most {limit} tokens (models/extend.py "
+            "`shortened`), which drops them"
+        )
     if mask is None or x.shape[1] <= limit:  # every row has n real tokens, or none has more than n <= limit
         return (long if mask is None and x.shape[1] > limit else short)(x, mask)
     longer = mask.sum(-1) > limit  # (b,)

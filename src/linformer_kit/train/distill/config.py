@@ -119,12 +119,12 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             "see) or 'blocks' (documents packed into blocks of exactly seq_len tokens)"
         },
     )
-    stage_text: ShortText = field(
-        default="train",
+    stage_text: ShortText | None = field(
+        default=None,
         metadata={"help": "the 512 stages' text: 'train' (the --train examples) or 'train+long' (half of them, "
                   "the other half seq_len-token windows of --long-train, each source in turn, held-out "
                   "documents left out: the short reading learned on the long stage's domains too; with "
-                  "--long-length)"},
+                  "--long-length); default: 'train+long' with --long-length, else 'train'"},
     )  # fmt: skip
     tune: Tune = field(
         default="all", metadata={"help": "end to end: 'all' weights, or 'lora' adapters (+ E, F) via PEFT"}
@@ -174,9 +174,12 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     contrastive_scale: float = field(
         default=20.0, metadata={"help": "long stage: cosine scale of the contrastive loss (MNRL's 20)"}
     )
-    short_weight: float = field(
-        default=1.0, metadata={"help": "long stage: weight of end to end on short documents at seq_len (c)"}
-    )
+    short_weight: float | None = field(
+        default=None,
+        metadata={"help": "long stage: weight of end to end on short documents at seq_len (c); default: 1.0 "
+                  "where a weight it reads trains, else 0 (--long-tune projections / adapters / layers with "
+                  "--exact-length >= seq_len: short inputs read none)"},
+    )  # fmt: skip
     short_text: ShortText = field(
         default="train+long",
         metadata={"help": "long stage: the short term's (c) text: 'train' (the 512 stages' examples) or "
@@ -198,8 +201,10 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                   "same share of the input) or 'restart' (at their window start, as `linformer extend`)"},
     )  # fmt: skip
 
+    # long layers: the long reading of `c1` (every weight trains) without moving what short inputs read
+    # (docs/reproduction/long-minilm/README.md, "Long layers")
     long_tune: LongTune = field(
-        default="tune",
+        default="layers",
         metadata={"help": "long stage: what trains: 'tune' (what --tune names), 'projections' (E and F "
                   "alone), 'adapters' (long adapters of rank --long-adapter-rank with E and F) or 'layers' (a "
                   "copy of every layer that only inputs longer than --exact-length read); with the last three, "
@@ -233,6 +238,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         )  # fmt: skip
         check_number("max_train_documents", self.max_train_documents, 1, integer=True, optional=True)
         check_number("seq_len", self.seq_len, 2, integer=True, optional=True)
+        if self.stage_text is None:  # the recommended long student's 512 stages read its long text too
+            self.stage_text = "train+long" if self.long_length is not None else "train"
         self._check_long_fields()
         check_choice("stage_text", self.stage_text, get_args(ShortText))
         if self.stage_text == "train+long" and self.long_length is None:
@@ -266,13 +273,11 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         check_number("long_steps", self.long_steps, 1, integer=True)
         check_number("long_learning_rate", self.long_learning_rate, 0, exclusive=True)
         check_number("contrastive_scale", self.contrastive_scale, 0, exclusive=True)
-        for name in ("window_weight", "contrastive_weight", "short_weight", "crop_weight"):
+        for name in ("window_weight", "contrastive_weight", "crop_weight"):
             check_number(name, getattr(self, name), 0)
-        if self.window_weight + self.contrastive_weight + self.short_weight + self.crop_weight == 0:
-            raise ValueError(
-                "window_weight, contrastive_weight, short_weight and crop_weight are all 0: the long stage "
-                "has no loss"
-            )
+        check_number("short_weight", self.short_weight, 0, optional=True)  # None: the preflight's default
+        if self.short_weight is not None:  # else checked once the preflight gives its default
+            self._check_some_long_loss()
         if self.crop_weight > 0:  # the crops' options mean something only with their term on
             check_number("crop_length", self.crop_length, 1, integer=True, below=(self.long_length - 2) // 2 + 1,
                          why=f"a crop lies inside one half of a long_length={self.long_length} span's text")  # fmt: skip
@@ -289,6 +294,14 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         if self.exact_length is not None:  # else the preflight's default, seq_len (`_check_inputs`)
             self._check_exact_length()
 
+    def _check_some_long_loss(self) -> None:
+        assert self.short_weight is not None
+        if self.window_weight + self.contrastive_weight + self.short_weight + self.crop_weight == 0:
+            raise ValueError(
+                "window_weight, contrastive_weight, short_weight and crop_weight are all 0: the long stage "
+                "has no loss"
+            )
+
     def _check_exact_length(self) -> None:
         """The long student's exact_length T (nn/exact_rows.py): every k <= T < long_length, and with E and F
         alone (or adapters) training, halves longer than T."""
@@ -300,8 +313,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             self._check_halves_projected()
 
     def _check_long_only(self) -> None:
-        """long_tune='projections' or 'adapters': E and F to train (and, for adapters, an exact_length whose
-        longer inputs read them), and no option that would then train nothing."""
+        """long_tune='projections', 'adapters' or 'layers': E and F to train for the first two, and no option
+        that would then train nothing."""
         tune = self.long_tune
         if tune != "layers" and not self._has_projection_weights():
             raise ValueError(
@@ -325,7 +338,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                 raise ValueError(
                     f"{name}={getattr(self, name)}: with long_tune={self.long_tune!r} its halves of {half} tokens "
                     f"are read exactly (exact_length={self.exact_length} >= {half}), by no weight that "
-                    f"trains; set it to 0 or lower --exact-length below {half}"
+                    f"trains; set it to 0, lower --exact-length below {half}, raise --long-length above "
+                    f"{2 * self.exact_length + 2} or train shared weights (--long-tune tune)"
                 )
 
     def _check_inputs(self) -> None:
@@ -345,20 +359,22 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         self.student_config()  # the options against the teacher's architecture, before any weight is read
 
     def _check_short_term(self) -> None:
-        """With E and F alone training and every input of seq_len read exactly, the short term (c) reads
-        no weight that trains: refused rather than computed for nothing."""
+        """With only weights of the long stage training and every input of seq_len read exactly, the short term
+        (c) reads no weight that trains: its default is then 0, and a weight given is refused rather than
+        computed for nothing."""
         assert self.seq_len is not None  # set by check_teacher
         exact = self.exact_length is not None and self.exact_length >= self.seq_len
-        if (
-            self.long_length is not None
-            and self.long_tune in LONG_ONLY_TUNES
-            and exact
-            and self.short_weight > 0
-        ):
+        if self.long_length is None:
+            return
+        reads_nothing = self.long_tune in LONG_ONLY_TUNES and exact
+        if self.short_weight is None:
+            self.short_weight = 0.0 if reads_nothing else 1.0
+            self._check_some_long_loss()
+        if reads_nothing and self.short_weight > 0:
             raise ValueError(
                 f"short_weight={self.short_weight}: with long_tune={self.long_tune!r} and exact_length="
                 f"{self.exact_length} >= seq_len={self.seq_len}, the short term reads no weight that trains "
-                "(short inputs are read exactly, without E and F); set --short-weight 0"
+                "(short inputs are read exactly by weights the stage leaves alone); leave --short-weight out or set it to 0"
             )
 
     def _check_checkpoints(self) -> None:

@@ -86,7 +86,7 @@ def long_student(student: LinformerPreTrainedModel, config: DistillConfig) -> Li
     if (
         config.long_tune == "layers"
     ):  # a copy of the layers as resized: the long reading starts as the short one
-        longer = with_long_layers(longer)
+        longer = with_long_layers(longer, config.exact_length)
     return longer.train().requires_grad_(True)
 
 
@@ -104,11 +104,12 @@ def with_long_adapters(model: LinformerPreTrainedModel, rank: int) -> LinformerP
     return adapted
 
 
-def with_long_layers(model: LinformerPreTrainedModel) -> LinformerPreTrainedModel:
-    """`model` with long layers (nn/long_layers.py), each a copy of its layer: the same outputs, every other
-    weight its own."""
+def with_long_layers(model: LinformerPreTrainedModel, exact_length: int | None) -> LinformerPreTrainedModel:
+    """`model` with long layers (nn/long_layers.py) read by rows of more than `exact_length` real tokens (the
+    model's own where None), each a copy of its layer: the same outputs, every other weight its own."""
     config = copy.deepcopy(model.config)
     config.long_layers = True
+    config.exact_length = exact_length if exact_length is not None else config.exact_length
     config._validate_linformer()  # exact_length set (DistillConfig checks it first)
     doubled = type(model)(config)
     state = model.state_dict()
@@ -144,7 +145,8 @@ def short_examples(
     (`source_windows`); ValueError when the long text holds no such window."""
     assert config.seq_len is not None
     ids = [short[i % len(short)]["input_ids"] for i in range(count)]
-    if config.short_text == "train":
+    assert config.short_weight is not None  # the preflight's default
+    if config.short_text == "train" or config.short_weight == 0:  # (no short term: no windows cut for it)
         return ids
     windows = source_windows(long_sources, tokenizer, config.seq_len, (count + 1) // 2, config.seed + 2)
     if not windows:
@@ -321,6 +323,7 @@ def long_terms(
             term = term + config.crop_weight * crops
         yield term
         del embedded, term
+    assert config.short_weight is not None  # the preflight's default
     if config.short_weight > 0:
         short = {"input_ids": inputs["short_input_ids"], "attention_mask": inputs["short_attention_mask"]}
         yield config.short_weight * end_to_end_loss(

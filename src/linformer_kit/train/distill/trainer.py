@@ -176,9 +176,9 @@ def trainable(student: LinformerPreTrainedModel, trains: Trains, lora_rank: int)
     """What trains: E and F alone, E and F with the long adapters (nn/long_adapters.py), the long layers
     (nn/long_layers.py, their own E and F among them), every weight, or LoRA adapters (rank `lora_rank`) plus
     E and F."""
-    if trains == "layers":
+    if trains == "layers":  # (sharing="layerwise": the one E and F too, which only projected rows read)
         for name, parameter in student.named_parameters():
-            parameter.requires_grad_(".long_layer." in name)
+            parameter.requires_grad_(".long_layer." in name or "encoder.projection." in name)
         return student
     if trains in ("projections", "adapters"):
         for name, parameter in student.named_parameters():
