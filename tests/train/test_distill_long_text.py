@@ -208,7 +208,9 @@ def test_a_long_run_takes_the_finished_512_stage_of_another_run(word_teacher: Pa
                 word_teacher, train, tmp_path / "other", stages_from=str(tmp_path / "512"), local_window=4
             )
         )
-    with pytest.raises(ValueError, match=r"end-to-end finished with other options .* or --stages-from"):
+    with pytest.raises(
+        ValueError, match=r"end-to-end finished with other options .* or --stages-from \(with --long-length"
+    ):
         distill(_config(word_teacher, train, tmp_path / "mixed", stages_from=str(tmp_path / "512"),
                         long_train=[str(books)], stage_text="train+long"))  # fmt: skip  # other 512 examples
 

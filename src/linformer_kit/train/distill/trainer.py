@@ -125,6 +125,12 @@ def run_stage(
                 f"{done_in} finished with other options ({done.get('options')}) than this run's "
                 f"({stage.options}); choose another --output-dir"
                 + (" or --stages-from" if config.stages_from else "")
+                + (
+                    " (with --long-length the 512 stages train on half windows of the long text by default: "
+                    "--stage-text train gives a 512 student trained on --train alone)"
+                    if config.long_length is not None and config.stage_text == "train+long"
+                    else ""
+                )
             )
         student.load_state_dict(type(student).from_pretrained(done_in).state_dict())
         return student, done["loss"]
