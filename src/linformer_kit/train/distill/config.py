@@ -41,11 +41,8 @@ Tune = Literal["all", "lora"]
 # what the long stage trains: what `tune` names, E and F alone, long adapters with E and F, or long layers
 # (weights only inputs longer than exact_length read; train/distill/long.py, "What trains")
 LongTune = Literal["tune", "projections", "adapters", "layers"]
-LONG_ONLY_TUNES = (
-    "projections",
-    "adapters",
-    "layers",
-)  # what trains is read by no input of at most exact_length
+# what trains is read by no input of at most exact_length
+LONG_ONLY_TUNES = ("projections", "adapters", "layers")
 # the short term's (c) text in the long stage: the 512 stages' examples alone, or those alternating with
 # seq_len-token windows of the long text (train/distill/long.py); the 512 stages' text likewise (`stage_text`)
 ShortText = Literal["train", "train+long"]

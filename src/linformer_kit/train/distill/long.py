@@ -83,9 +83,8 @@ def long_student(student: LinformerPreTrainedModel, config: DistillConfig) -> Li
             for name, parameter in longer.named_parameters():
                 if is_projection_key(name) and name in old and old[name].shape != parameter.shape:
                     parameter.copy_(stretched(old[name], parameter.shape[-1]))
-    if (
-        config.long_tune == "layers"
-    ):  # a copy of the layers as resized: the long reading starts as the short one
+    # long layers copy the layers as resized: the long reading starts as the short one
+    if config.long_tune == "layers":
         longer = with_long_layers(longer, config.exact_length)
     return longer.train().requires_grad_(True)
 
@@ -93,33 +92,36 @@ def long_student(student: LinformerPreTrainedModel, config: DistillConfig) -> Li
 def with_long_adapters(model: LinformerPreTrainedModel, rank: int) -> LinformerPreTrainedModel:
     """`model` with new long adapters of rank `rank` in every projected layer (nn/long_adapters.py; B = 0:
     the same outputs), every other weight its own."""
-    config = copy.deepcopy(model.config)
-    config.long_adapter_rank = rank
-    config._validate_linformer()  # exact_length set (DistillConfig checks it first)
-    adapted = type(model)(config)
+    adapted = _rebuilt(model, long_adapter_rank=rank)
     missing, unexpected = adapted.load_state_dict(model.state_dict(), strict=False)
     assert not unexpected, unexpected
     assert all(".long_adapters." in key for key in missing), missing
-    nn.Module.to(adapted, next(model.parameters()).device)  # in place (transformers types its `to` apart)
     return adapted
 
 
 def with_long_layers(model: LinformerPreTrainedModel, exact_length: int | None) -> LinformerPreTrainedModel:
     """`model` with long layers (nn/long_layers.py) read by rows of more than `exact_length` real tokens (the
     model's own where None), each a copy of its layer: the same outputs, every other weight its own."""
-    config = copy.deepcopy(model.config)
-    config.long_layers = True
-    config.exact_length = exact_length if exact_length is not None else config.exact_length
-    config._validate_linformer()  # exact_length set (DistillConfig checks it first)
-    doubled = type(model)(config)
+    doubled = _rebuilt(model, long_layers=True, exact_length=exact_length or model.config.exact_length)
     state = model.state_dict()
     layer = re.compile(r"(^|\.)encoder\.layer\.")  # linformer.encoder.layer.0... in a head model
     state.update({layer.sub(r"\1encoder.long_layer.", key, count=1): value for key, value in state.items()
                   if layer.search(key)})  # fmt: skip
-    first = next(model.parameters())
-    nn.Module.to(doubled, first.device, first.dtype)  # in place (transformers types its `to` apart)
     doubled.load_state_dict(state, strict=True)
     return doubled
+
+
+def _rebuilt(model: LinformerPreTrainedModel, **fields: Any) -> LinformerPreTrainedModel:
+    """A new model of `model`'s type with its config but `fields` (validated: exact_length set for long
+    adapters and layers; DistillConfig checks it first), on its device and in its dtype, weights not loaded."""
+    config = copy.deepcopy(model.config)
+    for name, value in fields.items():
+        setattr(config, name, value)
+    config._validate_linformer()
+    rebuilt = type(model)(config)
+    first = next(model.parameters())
+    nn.Module.to(rebuilt, first.device, first.dtype)  # in place (transformers types its `to` apart)
+    return rebuilt
 
 
 def stretched(weight: torch.Tensor, length: int) -> torch.Tensor:

@@ -71,7 +71,9 @@ class StagePlan:
 
     name: str  # its folder under output_dir and its key in DistillResult's fidelity, losses and seconds
     loss: Stage  # "attention": L_att; "end-to-end": L_e2e; "long": L_long (train/distill/long.py)
-    trains: Trains  # "projections": E and F alone; "layers": the long layers; "all": every weight; "lora": adapters plus E and F
+    # "projections": E and F alone; "adapters": E, F and long adapters; "layers": the long layers; "all": every
+    # weight; "lora": LoRA adapters plus E and F
+    trains: Trains
     steps: int  # 0: the stage is skipped
     learning_rate: float
     options: dict[str, Any]  # what a finished stage must have run with for a resume to reuse it (JSON)
