@@ -17,6 +17,8 @@ from linformer_kit.cli.main import main
 from linformer_kit.models.convert import is_projection_key
 from linformer_kit.train.distill import DistillConfig, DistillTrainer, distill
 from linformer_kit.train.distill.data import split_texts, train_examples
+from linformer_kit.train.distill.losses import attention_layers
+from linformer_kit.train.distill.trainer import attention_dropout
 from tests.fixtures.models import tiny_source
 from tests.fixtures.tokenizers import write_tokenizer
 
@@ -152,6 +154,34 @@ def test_end_to_end_changes_the_student_and_resume_is_exact(teacher, text, tmp_p
         assert_close(got[name], want[name], rtol=0, atol=1e-6)
 
 
+@pytest.mark.parametrize("dropout", [0.0, 0.2])
+def test_a_stage_trains_with_attention_dropout_and_the_saved_student_keeps_the_teachers(
+    teacher, text, tmp_path, monkeypatch, dropout
+) -> None:
+    """attention_dropout (0 by default) is every attention layer's while a stage trains, and is in the options a
+    resume compares unless it is the teacher's (this one's 0: a stage run before the option resumes); the saved
+    student's layers and config keep the teacher's."""
+    seen = []
+    original = DistillTrainer.train
+
+    def train(self, *args, **kwargs):
+        seen.append({layer.dropout for layer in attention_layers(self.model)})
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(DistillTrainer, "train", train)
+    distill(_config(teacher, text, tmp_path / "out", attention_steps=1, end_to_end_steps=1,
+                    attention_dropout=dropout))  # fmt: skip
+    assert seen == [{dropout}, {dropout}]  # attention transfer, end to end
+    for stage in ("attention", "end-to-end"):
+        options = json.loads((tmp_path / "out" / stage / "stage.json").read_text())["options"]
+        assert options.get("attention_dropout") == (None if dropout == 0.0 else dropout)
+    saved = transformers.AutoModel.from_pretrained(tmp_path / "out")
+    assert saved.config.attention_probs_dropout_prob == 0.0
+    with attention_dropout(saved, 0.3):  # the stage's, inside the block; the model's own after it
+        assert {layer.dropout for layer in attention_layers(saved)} == {0.3}
+    assert {layer.dropout for layer in attention_layers(saved)} == {0.0}
+
+
 @pytest.mark.parametrize(("tune", "learning_rate"), [("all", 3e-3), ("lora", 1e-2)])
 def test_end_to_end_raises_the_fidelity_above_the_drop_in(
     word_teacher, word_text, tmp_path, tune, learning_rate
@@ -226,6 +256,7 @@ def test_train_examples_are_documents_or_full_blocks_with_their_attention_masks(
         ({"local_window": [1, 2, 3]}, "local_window has 3 entries, expected one per layer"),
         ({"seq_len": 64}, "seq_len=64 is longer than the teacher's longest input 32"),
         ({"attention_steps": 0, "end_to_end_steps": 0}, "nothing to distil"),
+        ({"attention_dropout": 1.0}, r"attention_dropout=1.0 must be a number >= 0 and < 1"),
     ],
 )
 def test_bad_options_are_refused_before_any_work(teacher, text, tmp_path, overrides, message) -> None:

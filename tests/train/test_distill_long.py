@@ -13,6 +13,7 @@ from safetensors.torch import load_file
 from torch.testing import assert_close
 
 from linformer_kit.models.convert import is_projection_key
+from linformer_kit.models.embedding import encoder_of
 from linformer_kit.models.loading import longest_input
 from linformer_kit.nn.projection import window_matrix
 from linformer_kit.train.distill import DistillConfig, distill
@@ -228,13 +229,13 @@ def test_long_adapters_train_and_leave_every_input_up_to_exact_length_as_it_was(
 def test_long_layers_train_and_leave_every_input_up_to_exact_length_as_it_was(
     word_teacher: Path, long_text: Path, tmp_path: Path
 ) -> None:
-    """long_tune='layers' with exact_length = seq_len: only the long layers move (a copy of the 512 student's
-    layers at the start); the saved student reads an input of at most 32 tokens bit for bit as the 512
-    student's weights do, and a longer one with the long layers."""
+    """long_tune='layers', short_layers='student', exact_length = seq_len: only the long layers move (a copy of
+    the 512 student's layers at the start); the saved student reads an input of at most 32 tokens bit for bit
+    as the 512 student's weights do, and a longer one with the long layers."""
     from transformers import AutoModel
 
     distill(_config(word_teacher, long_text, tmp_path / "out", long_tune="layers", short_weight=0.0,
-                    long_steps=2, long_learning_rate=1e-2))  # fmt: skip
+                    long_steps=2, long_learning_rate=1e-2, short_layers="student"))  # fmt: skip
     weights = load_file(tmp_path / "out" / "model.safetensors")
     trained = load_file(tmp_path / "out" / "end-to-end" / "model.safetensors")
     assert {
@@ -263,6 +264,39 @@ def test_long_layers_train_and_leave_every_input_up_to_exact_length_as_it_was(
         whole = plain(input_ids=ids, attention_mask=mask).last_hidden_state
     assert torch.equal(a[1, :20], p[0, :20])
     assert (a[0] - whole[0]).abs().max() > 1e-4
+
+
+def test_long_layers_start_as_the_512_student_beside_the_original(
+    word_teacher: Path, long_text: Path
+) -> None:
+    """short_layers='original' (the default): the long layers are the 512 student's layers (resized), every
+    other weight is the teacher's converted and extended alike, so a row of at most exact_length tokens is read
+    as the teacher reads it, and a longer one by the 512 student's layers."""
+    config = _config(word_teacher, long_text, Path("unused"), seq_len=32, long_tune="layers", exact_length=32)
+    assert config.short_layers == "original"
+    teacher = load_teacher(str(word_teacher))
+    student = student_from(teacher, config)
+    with torch.no_grad():  # a 512 student whose weights differ from the teacher's
+        for parameter in student.parameters():
+            parameter.add_(0.01 * torch.randn_like(parameter))
+    longer = long_student(student, config, teacher).eval()
+    trained, own = student.state_dict(), teacher.state_dict()
+    for name, tensor in longer.state_dict().items():
+        if ".long_layer." in name:
+            source = trained[name.replace(".long_layer.", ".layer.")]
+            if source.shape == tensor.shape:  # (E and F: stretched to long_length)
+                assert torch.equal(tensor, source), name
+        elif name in own and own[name].shape == tensor.shape:
+            assert torch.equal(tensor, own[name]), name
+    ids = torch.randint(5, 90, (2, 64))
+    mask = torch.ones_like(ids)
+    mask[1, 20:] = 0  # row 1: 20 real tokens, read exactly, by the teacher's weights
+    with torch.no_grad():
+        a = encoder_of(longer)(input_ids=ids, attention_mask=mask).last_hidden_state
+        t = encoder_of(teacher)(input_ids=ids[1:, :20]).last_hidden_state
+        s = encoder_of(student)(input_ids=ids[1:, :20]).last_hidden_state
+    assert_close(a[1, :20], t[0], rtol=1e-5, atol=1e-5)
+    assert (s[0] - t[0]).abs().max() > 1e-3  # (the 512 student's weights would read it otherwise)
 
 
 @pytest.mark.parametrize(
@@ -399,7 +433,7 @@ def test_a_long_step_backs_through_each_term_apart_to_the_gradient_of_their_sum(
                      short_weight=2.0, gradient_accumulation_steps=2, use_cpu=True, report_to=[],
                      long_tune="tune")  # fmt: skip
     teacher = load_teacher(str(word_teacher))
-    student = long_student(student_from(teacher, config), config)
+    student = long_student(student_from(teacher, config), config, teacher)
     torch.manual_seed(0)
     ids = torch.randint(5, 99, (2, 64))
     ids[:, 0], ids[:, -1] = teacher.config.bos_token_id or 2, teacher.config.eos_token_id or 3

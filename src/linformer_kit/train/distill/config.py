@@ -36,7 +36,8 @@ ProjectionResize = Literal["interpolate", "restart"]
 # the long stage's options (train/distill/long.py): each means something only with long_length
 LONG_OPTIONS = ("long_train", "long_steps", "long_batch_size", "long_learning_rate", "window_weight",
                 "contrastive_weight", "contrastive_scale", "short_weight", "crop_weight", "crop_length",
-                "crops_per_half", "projection_resize", "long_tune", "long_adapter_rank", "short_text")  # fmt: skip
+                "crops_per_half", "projection_resize", "long_tune", "long_adapter_rank", "short_text",
+                "short_layers")  # fmt: skip
 Tune = Literal["all", "lora"]
 # what the long stage trains: what `tune` names, E and F alone, long adapters with E and F, or long layers
 # (weights only inputs longer than exact_length read; train/distill/long.py, "What trains")
@@ -46,6 +47,8 @@ LONG_ONLY_TUNES = ("projections", "adapters", "layers")
 # the short term's (c) text in the long stage: the 512 stages' examples alone, or those alternating with
 # seq_len-token windows of the long text (train/distill/long.py); the 512 stages' text likewise (`stage_text`)
 ShortText = Literal["train", "train+long"]
+# the weights a long-layers student reads inputs of at most exact_length tokens with (train/distill/long.py)
+ShortLayers = Literal["original", "student"]
 Examples = Literal["documents", "blocks"]
 # fidelity's baseline, the teacher's mean cosine of two different held-out documents, needs two of them
 MIN_EVAL_DOCUMENTS = 2
@@ -122,6 +125,14 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                   "the other half seq_len-token windows of --long-train, each source in turn, held-out "
                   "documents left out: the short reading learned on the long stage's domains too; with "
                   "--long-length); default: 'train+long' with --long-length, else 'train'"},
+    )  # fmt: skip
+    # 0, not the teacher's 0.1: with it a CPU trains the window on the fused SDPA core (nn/local.py, scores never
+    # written out): a long step at 0.62x the time and memory, a 512 step at 0.6x (docs/distill.md, "Time and
+    # memory")
+    attention_dropout: float = field(
+        default=0.0,
+        metadata={"help": "dropout on the student's attention weights while a stage trains (the saved student's "
+                  "config keeps the teacher's attention_probs_dropout_prob, for a finetune)"},
     )  # fmt: skip
     tune: Tune = field(
         default="all", metadata={"help": "end to end: 'all' weights, or 'lora' adapters (+ E, F) via PEFT"}
@@ -208,6 +219,12 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                   "inputs of at most --exact-length tokens are read exactly with the 512 student's weights, "
                   "untouched"},
     )  # fmt: skip
+    short_layers: ShortLayers = field(
+        default="original",
+        metadata={"help": "long stage, --long-tune layers: the weights inputs of at most --exact-length tokens "
+                  "are read with: 'original' (the teacher's, every one but the long layers': there the long "
+                  "student is the original) or 'student' (the 512 student's)"},
+    )  # fmt: skip
     long_adapter_rank: int = field(
         default=16,
         metadata={"help": "long stage, --long-tune adapters: the rank of each attention linear's update read "
@@ -228,6 +245,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         check_number("attention_learning_rate", self.attention_learning_rate, 0, exclusive=True)
         check_number("lora_rank", self.lora_rank, 1, integer=True)
         check_number("logits_weight", self.logits_weight, 0)
+        check_number("attention_dropout", self.attention_dropout, 0, below=1)
         check_number("embedding_weight", self.embedding_weight, 0)
         check_number(
             "max_eval_documents", self.max_eval_documents, MIN_EVAL_DOCUMENTS, integer=True,
@@ -286,6 +304,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         check_choice("long_tune", self.long_tune, get_args(LongTune))
         check_number("long_adapter_rank", self.long_adapter_rank, 1, integer=True)
         check_choice("short_text", self.short_text, get_args(ShortText))
+        check_choice("short_layers", self.short_layers, get_args(ShortLayers))
         if self.long_tune in LONG_ONLY_TUNES:
             self._check_long_only()
         if self.exact_length is not None:  # else the preflight's default, seq_len (`_check_inputs`)

@@ -67,12 +67,15 @@ from linformer_kit.models.extend import extended
 from linformer_kit.train.distill.config import LONG_OPTIONS, DistillConfig
 from linformer_kit.train.distill.data import LongText, long_spans, source_windows
 from linformer_kit.train.distill.losses import end_to_end_loss, relative_error
-from linformer_kit.train.distill.trainer import DistillTrainer, StagePlan, run_stage
+from linformer_kit.train.distill.trainer import DistillTrainer, StagePlan, run_stage, student_from
 
 
-def long_student(student: LinformerPreTrainedModel, config: DistillConfig) -> LinformerPreTrainedModel:
+def long_student(
+    student: LinformerPreTrainedModel, config: DistillConfig, teacher: LinformerPreTrainedModel
+) -> LinformerPreTrainedModel:
     """The student reading `long_length` tokens, E and F resized as `projection_resize` says, `exact_length`
-    set (inputs of at most that many tokens then train and run exactly: nn/exact_rows.py), in train mode."""
+    set (inputs of at most that many tokens then train and run exactly: nn/exact_rows.py), in train mode;
+    with long layers, every other weight the teacher's where `short_layers` is "original"."""
     assert config.long_length is not None
     longer = extended(student, config.long_length, exact_length=config.exact_length)
     if config.long_tune == "adapters":
@@ -86,7 +89,25 @@ def long_student(student: LinformerPreTrainedModel, config: DistillConfig) -> Li
     # long layers copy the layers as resized: the long reading starts as the short one
     if config.long_tune == "layers":
         longer = with_long_layers(longer, config.exact_length)
+        if config.short_layers == "original":
+            read_short_as_original(longer, teacher, config)
     return longer.train().requires_grad_(True)
+
+
+def read_short_as_original(
+    model: LinformerPreTrainedModel, teacher: LinformerPreTrainedModel, config: DistillConfig
+) -> None:
+    """Every weight of `model` but its long layers' becomes the teacher's, converted and extended as the student
+    was (`student_from`, `extended`: positions wrapped alike; E and F the drop-in's, read by no input, since
+    each row of at most exact_length tokens is read exactly, each longer one by the long layers). An input of
+    at most exact_length tokens is then read as the teacher reads it, up to float round-off (exact attention
+    against the teacher's full attention), whatever the 512 stages did; the long layers keep the 512 student's
+    weights and read the teacher's embeddings, which end to end moved by ~0.3 % (sbw's, relative norm)."""
+    assert config.long_length is not None
+    original = extended(student_from(teacher, config), config.long_length, exact_length=config.exact_length)
+    missing, unexpected = model.load_state_dict(original.state_dict(), strict=False)
+    assert not unexpected, unexpected
+    assert all(".long_layer." in key for key in missing), missing
 
 
 def with_long_adapters(model: LinformerPreTrainedModel, rank: int) -> LinformerPreTrainedModel:
@@ -342,6 +363,8 @@ def long_stage(config: DistillConfig) -> StagePlan:
         del options["long_tune"]
     if config.long_tune != "adapters":  # (likewise)
         del options["long_adapter_rank"]
+    if config.long_tune != "layers" or config.short_layers == "student":  # (likewise)
+        del options["short_layers"]
     if config.short_text == "train":  # (likewise)
         del options["short_text"]
     elif config.long_train and len(config.long_train) > 1:
@@ -371,7 +394,7 @@ def run_long_stage(
     span of long_length tokens."""
     assert config.long_length is not None
     map_large_blocks()  # a long step's large activations are returned when freed (allocator.py)
-    longer = long_student(student, config)
+    longer = long_student(student, config, teacher)
     wanted = config.long_steps * config.long_batch_size * config.gradient_accumulation_steps
     spans = long_spans(long.train, tokenizer, config.long_length, wanted, config.seed)
     if len(spans) < config.long_batch_size:

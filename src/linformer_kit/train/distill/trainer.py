@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -119,6 +120,7 @@ def run_stage(
 ) -> tuple[LinformerPreTrainedModel, float]:
     """One stage in output_dir/<stage>/: the trained student and the stage's last logged loss (a finished
     stage's saved student and loss on resume, if it ran with these options)."""
+    stage = _with_dropout_option(stage, config.attention_dropout, student)
     folder = Path(config.output_dir) / stage.name
     for done_in in finished_folders(config, stage):  # reused only if it ran with these options
         done = json.loads((done_in / "stage.json").read_text())
@@ -144,7 +146,8 @@ def run_stage(
         logits_weight=config.logits_weight, embedding_weight=config.embedding_weight,
     )  # fmt: skip
     resume = last_checkpoint(folder) if config.resume else None
-    output = trainer.train(resume_from_checkpoint=resume)
+    with attention_dropout(student, config.attention_dropout):
+        output = trainer.train(resume_from_checkpoint=resume)
     merge = getattr(model, "merge_and_unload", None)  # LoRA: the adapters merged into the weights
     trained = cast(LinformerPreTrainedModel, merge() if merge is not None else model)
     losses = [log["loss"] for log in trainer.state.log_history if "loss" in log]
@@ -155,6 +158,29 @@ def run_stage(
         json.dumps({"loss": loss, "steps": stage.steps, "options": stage.options})
     )
     return trained, loss
+
+
+def _with_dropout_option(stage: StagePlan, dropout: float, student: LinformerPreTrainedModel) -> StagePlan:
+    """`stage` whose options a resume compares hold `attention_dropout`, left out where it is the student's
+    own (the teacher's): a stage run before the option existed resumes as it was."""
+    if dropout == student.config.attention_probs_dropout_prob:
+        return stage
+    return dataclasses.replace(stage, options={**stage.options, "attention_dropout": dropout})
+
+
+@contextmanager
+def attention_dropout(model: nn.Module, dropout: float) -> Iterator[None]:
+    """Every Linformer attention layer of `model` (long layers too) drops its weights with `dropout` inside
+    the block, and with its own after: the config, and so the saved student, keeps the teacher's."""
+    layers = attention_layers(model)
+    own = [layer.dropout for layer in layers]
+    for layer in layers:
+        layer.dropout = dropout
+    try:
+        yield
+    finally:
+        for layer, p in zip(layers, own, strict=True):
+            layer.dropout = p
 
 
 def finished_folders(config: DistillConfig, stage: StagePlan) -> list[Path]:
