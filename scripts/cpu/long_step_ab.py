@@ -35,9 +35,10 @@ def _setup(args: argparse.Namespace):
         teacher=args.teacher, train=["unused"], output_dir=tempfile.mkdtemp(), projected_length=128,
         local_window=64, global_tokens=1, seq_len=512, exact_length=512, long_length=args.length,
         long_batch_size=args.batch, contrastive_weight=1.0, use_cpu=True, report_to=[],
+        long_tune="tune", short_weight=1.0,  # the defaults when it ran
     )  # fmt: skip
     teacher = load_teacher(args.teacher)
-    student = long_student(LinformerModel.from_pretrained(args.student), config)
+    student = long_student(LinformerModel.from_pretrained(args.student), config, teacher)
     g = torch.Generator().manual_seed(0)
     ids = torch.randint(1000, 29000, (args.batch, args.length), generator=g)
     short = torch.randint(1000, 29000, (args.batch, 512), generator=g)

@@ -154,13 +154,15 @@ def test_end_to_end_changes_the_student_and_resume_is_exact(teacher, text, tmp_p
         assert_close(got[name], want[name], rtol=0, atol=1e-6)
 
 
-@pytest.mark.parametrize("dropout", [0.0, 0.2])
 def test_a_stage_trains_with_attention_dropout_and_the_saved_student_keeps_the_teachers(
-    teacher, text, tmp_path, monkeypatch, dropout
+    teacher, text, tmp_path, monkeypatch
 ) -> None:
-    """attention_dropout (0 by default) is every attention layer's while a stage trains, and is in the options a
-    resume compares unless it is the teacher's (this one's 0: a stage run before the option resumes); the saved
-    student's layers and config keep the teacher's."""
+    """attention_dropout (0 by default) is every attention layer's while a stage trains, and only then: the
+    saved student's layers and config keep the teacher's 0.1. It is in the options a resume compares unless it
+    is the teacher's, so a stage that ran at the teacher's (as every stage before the option did) is refused at
+    the default, naming the flag that reuses it, and reused with it."""
+    config = json.loads((teacher / "config.json").read_text())
+    (teacher / "config.json").write_text(json.dumps(config | {"attention_probs_dropout_prob": 0.1}))
     seen = []
     original = DistillTrainer.train
 
@@ -169,17 +171,30 @@ def test_a_stage_trains_with_attention_dropout_and_the_saved_student_keeps_the_t
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(DistillTrainer, "train", train)
-    distill(_config(teacher, text, tmp_path / "out", attention_steps=1, end_to_end_steps=1,
-                    attention_dropout=dropout))  # fmt: skip
-    assert seen == [{dropout}, {dropout}]  # attention transfer, end to end
+    steps = dict(attention_steps=1, end_to_end_steps=1)
+    distill(_config(teacher, text, tmp_path / "out", **steps))
+    assert seen == [{0.0}, {0.0}]  # attention transfer, end to end
     for stage in ("attention", "end-to-end"):
         options = json.loads((tmp_path / "out" / stage / "stage.json").read_text())["options"]
-        assert options.get("attention_dropout") == (None if dropout == 0.0 else dropout)
+        assert options["attention_dropout"] == 0.0
     saved = transformers.AutoModel.from_pretrained(tmp_path / "out")
-    assert saved.config.attention_probs_dropout_prob == 0.0
+    assert saved.config.attention_probs_dropout_prob == 0.1
+    assert {layer.dropout for layer in attention_layers(saved)} == {0.1}
     with attention_dropout(saved, 0.3):  # the stage's, inside the block; the model's own after it
         assert {layer.dropout for layer in attention_layers(saved)} == {0.3}
-    assert {layer.dropout for layer in attention_layers(saved)} == {0.0}
+    assert {layer.dropout for layer in attention_layers(saved)} == {0.1}
+
+    distill(_config(teacher, text, tmp_path / "before", attention_dropout=0.1, **steps))  # the teacher's
+    assert seen[2:] == [{0.1}, {0.1}]
+    options = json.loads((tmp_path / "before" / "end-to-end" / "stage.json").read_text())["options"]
+    assert "attention_dropout" not in options  # as a stage run before the option
+    with pytest.raises(
+        ValueError, match=r"finished with other options .* give --attention-dropout 0.1 to reuse"
+    ):
+        distill(_config(teacher, text, tmp_path / "default", stages_from=str(tmp_path / "before"), **steps))
+    distill(_config(teacher, text, tmp_path / "pinned", stages_from=str(tmp_path / "before"),
+                    attention_dropout=0.1, **steps))  # fmt: skip
+    assert len(seen) == 4  # reused, not trained again
 
 
 @pytest.mark.parametrize(("tune", "learning_rate"), [("all", 3e-3), ("lora", 1e-2)])

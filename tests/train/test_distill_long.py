@@ -266,13 +266,16 @@ def test_long_layers_train_and_leave_every_input_up_to_exact_length_as_it_was(
     assert (a[0] - whole[0]).abs().max() > 1e-4
 
 
+@pytest.mark.parametrize("sharing", ["headwise", "layerwise"])
 def test_long_layers_start_as_the_512_student_beside_the_original(
-    word_teacher: Path, long_text: Path
+    word_teacher: Path, long_text: Path, sharing: str
 ) -> None:
-    """short_layers='original' (the default): the long layers are the 512 student's layers (resized), every
-    other weight is the teacher's converted and extended alike, so a row of at most exact_length tokens is read
-    as the teacher reads it, and a longer one by the 512 student's layers."""
-    config = _config(word_teacher, long_text, Path("unused"), seq_len=32, long_tune="layers", exact_length=32)
+    """short_layers='original' (the default): the long layers are the 512 student's layers (E and F stretched,
+    the encoder's one E too under layerwise sharing, which the long layers read), every other weight is the
+    teacher's converted and extended alike, so a row of at most exact_length tokens is read as the teacher
+    reads it, and a longer one by the 512 student's layers over the teacher's embeddings."""
+    config = _config(word_teacher, long_text, Path("unused"), seq_len=32, long_tune="layers", exact_length=32,
+                     sharing=sharing)  # fmt: skip
     assert config.short_layers == "original"
     teacher = load_teacher(str(word_teacher))
     student = student_from(teacher, config)
@@ -281,13 +284,24 @@ def test_long_layers_start_as_the_512_student_beside_the_original(
             parameter.add_(0.01 * torch.randn_like(parameter))
     longer = long_student(student, config, teacher).eval()
     trained, own = student.state_dict(), teacher.state_dict()
+    projections = 0
     for name, tensor in longer.state_dict().items():
-        if ".long_layer." in name:
-            source = trained[name.replace(".long_layer.", ".layer.")]
-            if source.shape == tensor.shape:  # (E and F: stretched to long_length)
-                assert torch.equal(tensor, source), name
+        source = trained.get(name.replace(".long_layer.", ".layer."))
+        if is_projection_key(name) and (".long_layer." in name or sharing == "layerwise"):
+            assert source is not None, name
+            assert_close(tensor, stretched(source, tensor.shape[-1]), rtol=0, atol=0, msg=name)
+            projections += 1
+        elif ".long_layer." in name:
+            assert torch.equal(tensor, source), name
         elif name in own and own[name].shape == tensor.shape:
             assert torch.equal(tensor, own[name]), name
+    assert projections > 0
+    # the reference of a longer row: the same model with the long layers' weights as its only layers
+    state = {name.replace(".long_layer.", ".layer."): value for name, value in longer.state_dict().items()
+             if ".layer." not in name or ".long_layer." in name}  # fmt: skip
+    fields = longer.config.to_dict() | {"long_layers": False}
+    reference = type(longer)(type(longer.config).from_dict(fields)).eval()
+    reference.load_state_dict(state, strict=True)
     ids = torch.randint(5, 90, (2, 64))
     mask = torch.ones_like(ids)
     mask[1, 20:] = 0  # row 1: 20 real tokens, read exactly, by the teacher's weights
@@ -295,8 +309,10 @@ def test_long_layers_start_as_the_512_student_beside_the_original(
         a = encoder_of(longer)(input_ids=ids, attention_mask=mask).last_hidden_state
         t = encoder_of(teacher)(input_ids=ids[1:, :20]).last_hidden_state
         s = encoder_of(student)(input_ids=ids[1:, :20]).last_hidden_state
+        r = encoder_of(reference)(input_ids=ids[:1]).last_hidden_state
     assert_close(a[1, :20], t[0], rtol=1e-5, atol=1e-5)
     assert (s[0] - t[0]).abs().max() > 1e-3  # (the 512 student's weights would read it otherwise)
+    assert_close(a[0], r[0], rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize(
@@ -327,6 +343,11 @@ def test_long_layers_start_as_the_512_student_beside_the_original(
             r"contrastive_weight=1.0: with long_tune='projections' its halves of 33 tokens are read exactly",
         ),
         ({"long_length": None, "long_tune": "projections"}, "long_tune: options of the long stage"),
+        (
+            {"short_layers": "teacher"},
+            r"short_layers must be one of \('original', 'student'\), got 'teacher'",
+        ),
+        ({"long_length": None, "short_layers": "student"}, "short_layers: options of the long stage"),
         (
             {"long_tune": "projections", "exact_length": 32, "short_weight": 1.0},
             r"short_weight=1.0: with long_tune='projections' and exact_length=32 >= seq_len=32",

@@ -9,7 +9,8 @@ trains; docs/reproduction/long-minilm/). Long layers give the long reading every
 the short reading none of them: beside its layers f_1 … f_L a model holds a copy g_1 … g_L (the long stage
 starts it as f), and by each row's real length L_r
 
-    L_r <= T:   h = f_L ∘ … ∘ f_1 (x)        the 512 student's layers, untouched by any long training
+    L_r <= T:   h = f_L ∘ … ∘ f_1 (x)        untouched by any long training (the original's layers or the
+                                             512 student's: `linformer distill --short-layers`)
     L_r >  T:   h = g_L ∘ … ∘ g_1 (x)        the long layers
 
 with x the embeddings (shared: a row's positions below T are read by both). A row of at most T real tokens

@@ -131,8 +131,10 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     # memory")
     attention_dropout: float = field(
         default=0.0,
-        metadata={"help": "dropout on the student's attention weights while a stage trains (the saved student's "
-                  "config keeps the teacher's attention_probs_dropout_prob, for a finetune)"},
+        metadata={"help": "dropout on the student's attention weights while a stage trains, only then (the "
+                  "saved student's config keeps the teacher's attention_probs_dropout_prob, for a finetune); "
+                  "0 trains the window on the fused kernel on a CPU; a stage run before this option trained "
+                  "at the teacher's value (0.1 for BERT / MiniLM): give it to reuse that stage"},
     )  # fmt: skip
     tune: Tune = field(
         default="all", metadata={"help": "end to end: 'all' weights, or 'lora' adapters (+ E, F) via PEFT"}
@@ -216,8 +218,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         metadata={"help": "long stage: what trains: 'tune' (what --tune names), 'projections' (E and F "
                   "alone), 'adapters' (long adapters of rank --long-adapter-rank with E and F) or 'layers' (a "
                   "copy of every layer that only inputs longer than --exact-length read); with the last three, "
-                  "inputs of at most --exact-length tokens are read exactly with the 512 student's weights, "
-                  "untouched"},
+                  "inputs of at most --exact-length tokens are read exactly, by weights the stage leaves "
+                  "untouched (the 512 student's; with 'layers', see --short-layers)"},
     )  # fmt: skip
     short_layers: ShortLayers = field(
         default="original",

@@ -101,7 +101,8 @@ def end_to_end_stage(config: DistillConfig) -> StagePlan:
 
 
 def _run_options(config: DistillConfig, steps: int) -> dict[str, Any]:
-    """The options every stage's resume compares: the student's, its steps and examples."""
+    """The options every stage's resume compares: the student's, its steps and examples (and, added by
+    `run_stage`, which knows the student, attention_dropout where it is not the student's own)."""
     options = {**config.conversion_options(), "steps": steps, "short_inputs": config.short_inputs,
                "examples": config.examples, "seq_len": config.seq_len}  # fmt: skip
     # left out at the default: a stage run before the option resumes as it was
@@ -133,6 +134,14 @@ def run_stage(
                     " (with --long-length the 512 stages train on half windows of the long text by default: "
                     "--stage-text train gives a 512 student trained on --train alone)"
                     if config.long_length is not None and config.stage_text == "train+long"
+                    else ""
+                )
+                + (
+                    f" (a stage run before --attention-dropout trained at the teacher's "
+                    f"{student.config.attention_probs_dropout_prob}: give --attention-dropout "
+                    f"{student.config.attention_probs_dropout_prob} to reuse it)"
+                    if "attention_dropout" in stage.options
+                    and "attention_dropout" not in done.get("options", {})
                     else ""
                 )
             )
