@@ -248,6 +248,7 @@ def test_long_layers_train_and_leave_every_input_up_to_exact_length_as_it_was(
     for name in trained:
         if not is_projection_key(name) and "position_embeddings" not in name:
             assert_close(weights[name], trained[name], rtol=0, atol=0, msg=name)
+    assert "own weights" not in (tmp_path / "out" / "README.md").read_text()  # the card: not the teacher's
     student = AutoModel.from_pretrained(tmp_path / "out").eval()
     assert student.config.long_layers
     assert student.config.exact_length == 32

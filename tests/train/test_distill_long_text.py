@@ -201,7 +201,9 @@ def test_a_long_run_takes_the_finished_512_stage_of_another_run(word_teacher: Pa
     assert list(metrics["fidelity_by_source"]) == list(result.fidelity_by_source)
     assert list(metrics["stage_peak_gb"]) == ["end-to-end", "long"]
     assert 0 < metrics["stage_peak_gb"]["end-to-end"] <= metrics["stage_peak_gb"]["long"]  # a high-water mark
-    assert "Peak resident memory of the run" in (tmp_path / "long" / "README.md").read_text()
+    card = (tmp_path / "long" / "README.md").read_text()
+    assert "Peak resident memory of the run" in card
+    assert "Inputs of at most 32 tokens are read by `word-teacher`'s own weights" in card  # the defaults
     with pytest.raises(ValueError, match=r"end-to-end finished with other options .* or --stages-from"):
         distill(
             _config(

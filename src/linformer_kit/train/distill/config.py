@@ -127,8 +127,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                   "--long-length); default: 'train+long' with --long-length, else 'train'"},
     )  # fmt: skip
     # 0, not the teacher's 0.1: with it a CPU trains the window on the fused SDPA core (nn/local.py, scores never
-    # written out): a long step at 0.62x the time and memory, a 512 step at 0.6x (docs/distill.md, "Time and
-    # memory")
+    # written out): a long step at 0.58x the time and 0.61x the peak memory, a 512 step at 0.67x and 0.58x
+    # (docs/distill.md, "Time and memory"); the targets are the teacher's, so the noise buys nothing
     attention_dropout: float = field(
         default=0.0,
         metadata={"help": "dropout on the student's attention weights while a stage trains, only then (the "

@@ -93,6 +93,17 @@ def _peaks(result: DistillResult) -> str:
     return f"Peak resident memory of the run (the high-water mark after each stage): {peaks}.\n\n"
 
 
+def _reading(config: DistillConfig) -> str:
+    """Which weights read which inputs, for a student with long layers beside the teacher's (else empty)."""
+    if config.long_length is None or config.long_tune != "layers" or config.short_layers != "original":
+        return ""
+    return (
+        f"Inputs of at most {config.exact_length} tokens are read by `{Path(config.teacher).name}`'s own weights "
+        f"with exact attention: there this model is the teacher. Longer ones, to {config.long_length} tokens, are "
+        "read by its long layers (Linformer layers distilled for them).\n\n"
+    )
+
+
 def model_card(config: DistillConfig, result: DistillResult) -> str:
     """README.md of the student: how it was made, its fidelity after each stage, how to load it."""
     rows = "".join(f"| {stage} | {score:.4f} |\n" for stage, score in result.fidelity.items())
@@ -103,6 +114,7 @@ def model_card(config: DistillConfig, result: DistillResult) -> str:
         f"Made by `linformer distill` (linformer-kit): k = {config.projected_length}, local window "
         f"{config.local_window}, global tokens {config.global_tokens}, sharing {config.sharing!r}, "
         f"{'blocks of' if config.examples == 'blocks' else 'documents of at most'} {config.seq_len} tokens.\n\n"
+        f"{_reading(config)}"
         "Fidelity (mean cosine of this model's and the teacher's sentence embeddings, held-out documents):\n\n"
         f"| stage | fidelity |\n|---|---|\n{rows}\n"
         f"Two different documents under the teacher: {result.different_documents:.4f}.\n\n"
