@@ -16,14 +16,14 @@ Prints the ratios (0 / 0.1) and writes them to `--json`. Not run in tests: needs
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 
 import torch
+from long_step_ab import alternated, peak_alone  # the same harness (scripts/cpu/long_step_ab.py)
 
 from linformer_kit.bench.memory import peak_rss
 from linformer_kit.models import LinformerModel
@@ -55,7 +55,8 @@ def _setup(args: argparse.Namespace, stage: str):
     return config, teacher, student, inputs
 
 
-def _step(stage: str, dropout: float, config, teacher, student, inputs) -> float:
+def _step(setup, stage: str, dropout: float) -> float:
+    config, teacher, student, inputs = setup
     student.zero_grad(set_to_none=True)
     start = time.perf_counter()
     with attention_dropout(student, dropout):
@@ -84,7 +85,7 @@ def main() -> None:
         stage, dropout = args.alone[0], float(args.alone[1])
         setup = _setup(args, stage)
         for _ in range(args.steps):
-            _step(stage, dropout, *setup)
+            _step(setup, stage, dropout)
         print(json.dumps({"peak_rss_gb": peak_rss() / 1e9}))
         return
     result: dict = {"what": "one distill step at attention dropout 0.1 (the teacher's) and 0: a long-stage step "
@@ -93,22 +94,12 @@ def main() -> None:
                     "threads": torch.get_num_threads()}  # fmt: skip
     for stage in ("512", "long"):
         setup = _setup(args, stage)
-        times: dict[float, list[float]] = {p: [] for p in DROPOUTS}
-        for p in DROPOUTS:  # warm-up
-            _step(stage, p, *setup)
-        for r in range(args.rounds):
-            for p in DROPOUTS if r % 2 == 0 else DROPOUTS[::-1]:
-                times[p].append(_step(stage, p, *setup))
-                print(f"{stage} round {r}: dropout {p} {times[p][-1]:.1f} s", flush=True)
+        times = alternated(functools.partial(_step, setup, stage), DROPOUTS, args.rounds, f"{stage} dropout ")
         del setup
-        peaks = {}
-        for p in DROPOUTS:
-            command = [sys.executable, __file__, "--student", args.student, "--teacher", args.teacher,
-                       "--length", str(args.length), "--batch", str(args.batch), "--short-batch",
-                       str(args.short_batch), "--steps", str(args.steps), "--alone", stage, str(p)]  # fmt: skip
-            out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-            peaks[p] = json.loads(out.strip().splitlines()[-1])["peak_rss_gb"]
-            print(f"{stage}: dropout {p} peak RSS {peaks[p]:.2f} GB", flush=True)
+        memory = ["--student", args.student, "--teacher", args.teacher, "--length", str(args.length), "--batch",
+                  str(args.batch), "--short-batch", str(args.short_batch), "--steps", str(args.steps), "--alone",
+                  stage]  # fmt: skip
+        peaks = {p: peak_alone(__file__, [*memory, str(p)], f"{stage}: dropout {p}") for p in DROPOUTS}
         median = {p: statistics.median(t) for p, t in times.items()}
         result[stage] = {
             "seconds": {str(p): t for p, t in times.items()}, "median_s": {str(p): m for p, m in median.items()},

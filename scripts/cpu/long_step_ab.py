@@ -14,12 +14,15 @@ Prints the ratios (terms / one) and writes them to `--json`. Not run in tests: n
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import torch
 
@@ -28,6 +31,8 @@ from linformer_kit.models import LinformerModel
 from linformer_kit.train.distill import DistillConfig
 from linformer_kit.train.distill.long import long_loss, long_student, long_terms
 from linformer_kit.train.distill.trainer import load_teacher
+
+V = TypeVar("V")  # a variant's name
 
 
 def _setup(args: argparse.Namespace):
@@ -48,7 +53,8 @@ def _setup(args: argparse.Namespace):
     return config, teacher, student, inputs
 
 
-def _step(variant: str, config, teacher, student, inputs) -> float:
+def _step(setup, variant: str) -> float:
+    config, teacher, student, inputs = setup
     student.zero_grad(set_to_none=True)
     start = time.perf_counter()
     if variant == "one":
@@ -57,6 +63,32 @@ def _step(variant: str, config, teacher, student, inputs) -> float:
         for term in long_terms(student, teacher, inputs, config):
             term.backward()
     return time.perf_counter() - start
+
+
+def alternated(
+    step: Callable[[V], float], variants: Sequence[V], rounds: int, label: str = ""
+) -> dict[V, list[float]]:
+    """Seconds of `step(variant)` for each variant: one warm-up each, then `rounds` rounds, the order reversed
+    every other round, so neighbouring samples of two variants saw the same machine."""
+    times: dict[V, list[float]] = {variant: [] for variant in variants}
+    for variant in variants:  # warm-up
+        step(variant)
+    for r in range(rounds):
+        for variant in variants if r % 2 == 0 else variants[::-1]:
+            times[variant].append(step(variant))
+            print(f"{label}round {r}: {variant} {times[variant][-1]:.1f} s", flush=True)
+    return times
+
+
+def peak_alone(script: str, arguments: list[str], label: object) -> float:
+    """The peak RSS (GB) of `script` run with `arguments` in a process of its own, which prints it last as
+    JSON ({"peak_rss_gb": ...})."""
+    out = subprocess.run(
+        [sys.executable, script, *arguments], capture_output=True, text=True, check=True
+    ).stdout
+    peak = json.loads(out.strip().splitlines()[-1])["peak_rss_gb"]
+    print(f"{label}: peak RSS {peak:.2f} GB", flush=True)
+    return peak
 
 
 def main() -> None:
@@ -74,25 +106,14 @@ def main() -> None:
     setup = _setup(args)
     if args.variant:  # the memory process: this variant alone
         for _ in range(args.steps):
-            _step(args.variant, *setup)
+            _step(setup, args.variant)
         print(json.dumps({"peak_rss_gb": peak_rss() / 1e9}))
         return
-    times: dict[str, list[float]] = {"one": [], "terms": []}
-    for variant in ("one", "terms"):  # warm-up
-        _step(variant, *setup)
-    for r in range(args.rounds):
-        for variant in ("one", "terms") if r % 2 == 0 else ("terms", "one"):
-            times[variant].append(_step(variant, *setup))
-            print(f"round {r}: {variant} {times[variant][-1]:.1f} s", flush=True)
+    times = alternated(functools.partial(_step, setup), ("one", "terms"), args.rounds)
     del setup
-    peaks = {}
-    for variant in ("one", "terms"):
-        command = [sys.executable, __file__, "--student", args.student, "--teacher", args.teacher,
-                   "--length", str(args.length), "--batch", str(args.batch), "--steps", str(args.steps),
-                   "--variant", variant]  # fmt: skip
-        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-        peaks[variant] = json.loads(out.strip().splitlines()[-1])["peak_rss_gb"]
-        print(f"{variant}: peak RSS {peaks[variant]:.2f} GB", flush=True)
+    memory = ["--student", args.student, "--teacher", args.teacher, "--length", str(args.length), "--batch",
+              str(args.batch), "--steps", str(args.steps), "--variant"]  # fmt: skip
+    peaks = {variant: peak_alone(__file__, [*memory, variant], variant) for variant in ("one", "terms")}
     median = {v: statistics.median(t) for v, t in times.items()}
     result = {
         "what": "one long-stage step: one backward of L_long ('one') against one backward a term ('terms'); "
