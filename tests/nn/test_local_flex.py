@@ -145,7 +145,46 @@ def test_a_stack_of_layers_builds_one_block_mask(monkeypatch: pytest.MonkeyPatch
         for _ in range(2):
             for layer in layers:
                 x = layer.eval()(x, mask)
-    assert built == [(150, 16, 8, 1, torch.device("cpu"))]
+    assert built == [(150, 16, 8, 1, torch.device("cpu"), lf.FLEX_BLOCK)]
+    lf._cached_block_mask.cache_clear()
+
+
+class _Saves(torch.autograd.Function):
+    """Saves `index` for backward beside `x`, as FlexAttention saves its block mask."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        ctx.save_for_backward(x, index)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
+        return grad * 2, None
+
+
+def test_a_block_mask_cached_under_inference_mode_can_be_saved_for_backward() -> None:
+    """`encode` (inference mode) first, a training step at the same n after: the cached mask holds no
+    inference tensors (issue "The attention core as one plan a forward")."""
+    lf._cached_block_mask.cache_clear()
+    with torch.inference_mode():
+        first = lf.window_block_mask(150, 16, 8, 1, torch.device("cpu"))
+    mask = lf.window_block_mask(150, 16, 8, 1, torch.device("cpu"))
+    assert mask is first  # the cached one
+    assert not any(t.is_inference() for t in (mask.kv_indices, mask.kv_num_blocks, mask.q_indices))
+    x = torch.ones(3, requires_grad=True)
+    _Saves.apply(x, mask.kv_indices).sum().backward()
+    assert_close(x.grad, torch.full((3,), 2.0))
+    lf._cached_block_mask.cache_clear()
+
+
+def test_the_block_mask_cache_is_keyed_by_the_block_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A script that changes FLEX_BLOCK gets a mask of the new blocks, not the cached one."""
+    lf._cached_block_mask.cache_clear()
+    default = lf.window_block_mask(300, 16, 8, 1, torch.device("cpu"))
+    monkeypatch.setattr(lf, "FLEX_BLOCK", (64, 64))
+    other = lf.window_block_mask(300, 16, 8, 1, torch.device("cpu"))
+    assert default.BLOCK_SIZE == (128, 64)
+    assert other.BLOCK_SIZE == (64, 64)
     lf._cached_block_mask.cache_clear()
 
 

@@ -114,22 +114,32 @@ def flex_window_attention(
 
 
 def window_block_mask(n: int, s: int, w: int | None, g: int, device: torch.device):  # -> BlockMask
-    """The structure of the module docstring as a `BlockMask` over n queries and s' + n keys, cached by
-    (n, s, w, g, device) in eager mode; while tracing, built in the graph (no Python cache there)."""
+    """The structure of the module docstring as a `BlockMask` over n queries and s' + n keys, cached by every
+    value that shapes it, (n, s, w, g, FLEX_BLOCK, device), in eager mode; while tracing, built in the graph
+    (no Python cache there)."""
     if tracing():
         return _structure_mask(n, s, w, g, device)
-    return _cached_block_mask(n, s, w, g, str(device))
+    return _cached_block_mask(n, s, w, g, FLEX_BLOCK, str(device))
 
 
 @functools.lru_cache(maxsize=32)
-def _cached_block_mask(n: int, s: int, w: int | None, g: int, device: str):  # -> BlockMask
-    return _structure_mask(n, s, w, g, torch.device(device))
+def _cached_block_mask(
+    n: int, s: int, w: int | None, g: int, block: tuple[int, int], device: str
+):  # -> BlockMask
+    """Built outside inference mode whatever the caller's mode: FlexAttention saves the block mask for
+    backward, and a mask first built under `torch.inference_mode()` (sentence-transformers' `encode`,
+    `longdocs`) would hold inference tensors, which a later training forward at the same n cannot save."""
+    with torch.inference_mode(False), torch.no_grad():
+        return _structure_mask(n, s, w, g, torch.device(device), block)
 
 
-def _structure_mask(n: int, s: int, w: int | None, g: int, device: torch.device):  # -> BlockMask
+def _structure_mask(
+    n: int, s: int, w: int | None, g: int, device: torch.device, block: tuple[int, int] | None = None
+):  # -> BlockMask
     from torch.nn.attention.flex_attention import create_block_mask
 
-    offset = -(-s // FLEX_BLOCK[1]) * FLEX_BLOCK[1]
+    block = block or FLEX_BLOCK
+    offset = -(-s // block[1]) * block[1]
 
     def structure(b: Tensor, h: Tensor, i: Tensor, c: Tensor) -> Tensor:
         j = c - offset  # the token of key column c (negative in the slot region)
@@ -140,7 +150,7 @@ def _structure_mask(n: int, s: int, w: int | None, g: int, device: torch.device)
     # build is a few ms and needs no compiler
     compile_build = device.type == "cuda" and not tracing()
     return create_block_mask(
-        structure, None, None, n, offset + n, device=device, BLOCK_SIZE=FLEX_BLOCK, _compile=compile_build
+        structure, None, None, n, offset + n, device=device, BLOCK_SIZE=block, _compile=compile_build
     )
 
 
