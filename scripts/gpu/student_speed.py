@@ -28,6 +28,13 @@ Parts, in the order given (the first ones are the cheap, decisive ones):
     profile   torch.profiler's top CUDA kernels of one call at n = 128, batch 512 (the exact path: the student
               runs the original's computation there), the original beside each student core
     train     forward + backward of the mean square of the last hidden state (eval mode: no dropout)
+    syncs     host reads (device-to-host syncs, `torch.cuda.set_sync_debug_mode("warn")`) of one forward of
+              each student core and of the long-layers student, padded batch (rows of n and n / 8 tokens)
+              and unpadded (CUDA only: elsewhere the record says so)
+    long      the long-layers student (`with_long_layers`, distill's recommended long student) on a padded
+              batch mixing rows of n and of 400 tokens, against the same rows in two calls (the long rows,
+              the short rows unpadded): what running both stacks on a padded batch costs (issue "The
+              attention core as one plan a forward")
 Seconds a call: CUDA-synchronised wall time, the median of 5 samples, each repeating the call until it lasts
 `--min-time` s. Memory: torch.cuda.max_memory_allocated during one call minus what was allocated before it.
 
@@ -280,6 +287,84 @@ def measure_profile(args: argparse.Namespace, result: dict[str, Any], out: Path)
         print(record.get("table", record.get("error")), flush=True)
 
 
+def long_layers_student(args: argparse.Namespace, longest: int, dtype: torch.dtype) -> torch.nn.Module:
+    """The w64 student with long layers read by rows of more than 512 tokens (distill's long student)."""
+    from transformers import BertConfig, BertModel
+
+    import linformer_kit.models  # noqa: F401
+    from linformer_kit.models.convert import from_bert
+    from linformer_kit.train.distill.long import with_long_layers
+
+    torch.manual_seed(0)
+    short = BertModel(BertConfig(**MINILM, max_position_embeddings=CHUNK))
+    student = from_bert(short, 128, "headwise", local_window=64, global_tokens=1, exact_length=CHUNK,
+                        max_length=longest)  # fmt: skip
+    return with_long_layers(student, CHUNK).to(device=args.device, dtype=dtype).eval()
+
+
+def padded(rows: list[int], n: int, device: str) -> dict[str, torch.Tensor]:
+    """A batch of len(rows) rows padded to n, row i holding rows[i] real tokens."""
+    batch = inputs(len(rows), n, device)
+    for i, real in enumerate(rows):
+        batch["attention_mask"][i, real:] = 0
+    return batch
+
+
+def measure_syncs(args: argparse.Namespace, result: dict[str, Any], out: Path) -> None:
+    import warnings
+
+    dtype, n = getattr(torch, args.dtype), max(args.lengths)
+    eager = argparse.Namespace(**{**vars(args), "compile": ["eager"]})
+    models = {
+        name: m for name, m in build_models(eager, max(n, 2 * CHUNK), dtype).items() if name != "original"
+    }
+    models["w64-long-layers"] = long_layers_student(args, max(n, 2 * CHUNK), dtype)
+    for name, model in models.items():
+        for kind, batch in (
+            ("padded", padded([n, n // 8], n, args.device)),
+            ("unpadded", inputs(2, n, args.device)),
+        ):
+            record: dict[str, Any] = {"mode": "syncs", "n": n, "batch": 2, "model": name, "inputs": kind}
+            if args.device != "cuda":
+                record["error"] = "host reads are counted on CUDA only"
+            else:
+                with torch.inference_mode():
+                    model(**batch)  # warm: kernels compiled, masks cached
+                    torch.cuda.synchronize()
+                    with warnings.catch_warnings(record=True) as seen:
+                        warnings.simplefilter("always")
+                        torch.cuda.set_sync_debug_mode("warn")
+                        try:
+                            model(**batch)
+                        finally:
+                            torch.cuda.set_sync_debug_mode("default")
+                syncs = [str(w.message)[:200] for w in seen if "synchroniz" in str(w.message)]
+                record["host_reads"] = len(syncs)
+                record["first"] = syncs[:3]
+            keep(record, result, out)
+
+
+def measure_long(args: argparse.Namespace, result: dict[str, Any], out: Path) -> None:
+    dtype, n = getattr(torch, args.dtype), max(args.lengths)
+    model = long_layers_student(args, max(n, 2 * CHUNK), dtype)
+    short, rows = 400, max(1, args.tokens // n // 2)
+    cases = {
+        "mixed-padded": [padded([n] * rows + [short] * rows, n, args.device)],
+        "apart": [inputs(rows, n, args.device), inputs(rows, short, args.device)],
+        "long-rows-only": [inputs(rows, n, args.device)],
+    }
+    for name, batches in cases.items():
+        record: dict[str, Any] = {"mode": "long-layers", "n": n, "batch": 2 * rows, "model": name}
+
+        def call(batches: list[dict[str, torch.Tensor]] = batches) -> None:
+            with torch.inference_mode():
+                for batch in batches:
+                    model(**batch)
+
+        time_call(call, args, record)
+        keep(record, result, out)
+
+
 def save(result: dict[str, Any], out: Path) -> None:
     for file, text in ((out, json.dumps(result, indent=1)), (out.with_suffix(".md"), report(result))):
         tmp = file.with_suffix(".tmp")
@@ -378,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
                         choices=("eager", "default", "reduce-overhead", "max-autotune-no-cudagraphs"))  # fmt: skip
     parser.add_argument(
         "--parts", nargs="+", default=["layer", "models", "blocks", "profile", "train"],
-        choices=("layer", "blocks", "models", "profile", "train"),
+        choices=("layer", "blocks", "models", "profile", "train", "syncs", "long"),
     )  # fmt: skip
     parser.add_argument("--model-compile", nargs="+", default=["eager"],
                         choices=("eager", "default", "reduce-overhead", "max-autotune-no-cudagraphs"),
@@ -395,6 +480,8 @@ def main(argv: list[str] | None = None) -> int:
         "models": lambda: measure_models(args, result, out, "inference"),
         "profile": lambda: measure_profile(args, result, out),
         "train": lambda: measure_models(args, result, out, "train"),
+        "syncs": lambda: measure_syncs(args, result, out),
+        "long": lambda: measure_long(args, result, out),
     }
     for part in args.parts:
         try:
