@@ -15,10 +15,12 @@ from pathlib import Path
 import pytest
 import torch
 import transformers
+from torch.nn import functional as F
 
-from linformer_kit.longdocs.methods import Reader
+from linformer_kit.longdocs.methods import Reader, rows
 from linformer_kit.longdocs.texts import token_count
 from linformer_kit.token_pieces import Spans
+from linformer_kit.train.distill import DistillConfig, distill
 from tests.fixtures.models import TINY
 from tests.train.test_distill import MANY_WORDS
 
@@ -53,6 +55,60 @@ def _teacher(folder: Path) -> Path:
 @pytest.fixture(scope="module")
 def teacher(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _teacher(tmp_path_factory.mktemp("long-folder") / "teacher")
+
+
+@pytest.fixture(scope="module")
+def student(teacher: Path) -> Path:
+    """The long student of one step a stage: what it learned does not matter here, only how it is read."""
+    torch.set_num_threads(1)
+    rng = random.Random(0)
+    documents = [" ".join(rng.choice(MANY_WORDS) for _ in range(1500)) for _ in range(3)]  # spans of 1 024
+    documents += [" ".join(rng.choice(MANY_WORDS) for _ in range(rng.randint(20, 60))) for _ in range(30)]
+    text = teacher.parent / "text.txt"
+    text.write_text("\n\n".join(documents) + "\n")
+    out = teacher.parent / "student"
+    distill(DistillConfig(
+        teacher=str(teacher), train=[str(text)], output_dir=str(out), seq_len=32, projected_length=8,
+        local_window=2, global_tokens=1, end_to_end_steps=1, per_device_train_batch_size=4, save_steps=1,
+        disable_tqdm=True, seed=0, max_eval_documents=4, long_length=LONG, long_steps=1, long_batch_size=2,
+    ))  # fmt: skip
+    return out
+
+
+def whole_reading(folder: Path) -> torch.Tensor:
+    """(D,) the kit's own reading of TEXT whole: longdocs' "whole" (every token, mean-pooled, normalised)."""
+    model = transformers.AutoModel.from_pretrained(folder).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+    return rows("whole", Reader(model, tokenizer, LONG), [TEXT])[0][0]
+
+
+def test_the_folder_says_the_long_length_everywhere(student: Path) -> None:
+    assert json.loads((student / "sentence_bert_config.json").read_text())["max_seq_length"] == LONG
+    assert json.loads((student / "tokenizer_config.json").read_text())["model_max_length"] == LONG
+    assert transformers.AutoTokenizer.from_pretrained(student).model_max_length == LONG
+    assert f"up to {LONG} tokens" in (student / "README.md").read_text()
+
+
+def test_sentence_transformers_encodes_a_long_text_whole(student: Path) -> None:
+    n = token_count(transformers.AutoTokenizer.from_pretrained(student), TEXT) + 2  # [CLS] ... [SEP]
+    assert 512 < n < LONG
+    model = st.SentenceTransformer(str(student), device="cpu")
+    assert model.tokenize([TEXT])["input_ids"].shape[1] == n  # not cut at the teacher's 256 (or 512)
+    encoded = model.encode([TEXT], convert_to_tensor=True)[0]
+    whole = whole_reading(student)
+    assert float(encoded @ whole) >= 0.9999
+    torch.testing.assert_close(encoded, whole, rtol=0, atol=1e-5)
+
+
+def test_a_feature_extraction_pipeline_reads_a_long_text_whole(
+    student: Path, transformers_log: list[str]
+) -> None:
+    """Asked to truncate (to what the model reads), the pipeline keeps every token, and nothing warns."""
+    features = transformers.pipeline("feature-extraction", model=str(student))(TEXT, truncation=True)
+    states = torch.tensor(features[0])  # (n, D)
+    assert len(states) == token_count(transformers.AutoTokenizer.from_pretrained(student), TEXT) + 2
+    assert float(F.normalize(states.mean(0), dim=-1) @ whole_reading(student)) >= 0.9999
+    assert not [line for line in transformers_log if WARNING in line]
 
 
 def test_the_kit_cuts_long_text_without_the_tokenizer_s_warning(
