@@ -48,7 +48,9 @@ class Spans:
 
     def __init__(self, tokenizer, texts: list[str]) -> None:
         self.texts = texts
-        encoded = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+        # whole, however long: the spans are cut below, so no text reaches a model whole, and the tokenizer's
+        # "longer than the specified maximum ... indexing errors" warning would be false (verbose=False)
+        encoded = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         self.offsets: list[list[tuple[int, int]]] = encoded["offset_mapping"]
 
     def start(self, tokens: int, rng: random.Random) -> tuple[int, int]:

@@ -62,8 +62,9 @@ class Reader:
     )
 
     def ids(self, texts: list[str]) -> list[list[int]]:
-        """Each text's token ids without special tokens, whole."""
-        return self.tokenizer(texts, add_special_tokens=False)["input_ids"]  # type: ignore[operator]
+        """Each text's token ids without special tokens, whole: `read` cuts them to what the model reads, so
+        the tokenizer's "longer than the specified maximum" warning is not given (verbose=False)."""
+        return self.tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]  # type: ignore[operator]
 
     def with_specials(self, ids: list[int]) -> list[int]:
         """`ids` between the tokenizer's own special tokens ([CLS] ... [SEP], <s> ... </s>)."""

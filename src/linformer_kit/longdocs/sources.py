@@ -87,7 +87,7 @@ def long_reviews(path: Path, tokenizer, count: int, above: int, seed: int = 0) -
     random.Random(seed).shuffle(records)
     texts, labels = [], []
     for record in records:
-        if len(tokenizer(record["text"])["input_ids"]) > above:
+        if len(tokenizer(record["text"], verbose=False)["input_ids"]) > above:  # a size, not an input
             texts.append(record["text"])
             labels.append(int(record["label"]))
             if len(texts) == count:
@@ -133,7 +133,7 @@ def check_documents(documents: list[str], tokenizer, lengths: tuple[int, ...], p
     tokens (texts.halves); ValueError names the length, what the documents hold and the way out."""
     if len(documents) < 2:
         raise ValueError(f"documents: {len(documents)} document(s); the halves task needs at least 2")
-    sizes = [len(ids) for ids in tokenizer(documents, add_special_tokens=False)["input_ids"]]
+    sizes = [len(ids) for ids in tokenizer(documents, add_special_tokens=False, verbose=False)["input_ids"]]
     for length in lengths:
         held = sum(size // (2 * (length - 2)) for size in sizes)
         if held == 0:

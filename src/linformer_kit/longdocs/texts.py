@@ -80,7 +80,7 @@ def names(count: int, rng: random.Random) -> list[str]:
 
 
 def token_count(tokenizer, text: str) -> int:
-    return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+    return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])  # a size, not an input
 
 
 def fill_to(tokenizer, key: str, filler, budget: int, depth: float) -> str:

@@ -19,10 +19,11 @@ On a CPU in eager mode the choice reads the mask's values (a host branch: each p
 only). While tracing (torch.compile) and on any other device it reads nothing on the host, so a compiled
 model has no graph break and a GPU no sync (`_one_graph`): every row takes the projected path, and every
 row's first T real tokens (gathered, in order) take exact attention; a row of at most T real tokens gets
-the exact result at its tokens by a select. That costs exact attention over T tokens a row on top of the
-projection (at n = 4 096, T = 512, MiniLM's shape: about 2 % of a layer's products). torch.export, which
-gives no value a branch, is refused with a ValueError naming the way out (export the model with
-exact_length=None: rows past k are then projected, as the paper's layer does). A torch.cond form was tried:
+the exact result at its tokens by a select. That costs, a row, the K and V linears on its T gathered tokens
+and exact attention over them on top of the projected path: 2 T D² + 2 T² D multiply-adds a layer (at
+n = 4 096, T = 512, MiniLM's shape: about 4 % of a layer's). torch.export, which gives no value a branch, is
+refused with a ValueError naming the way out (export the model with exact_length=None: rows past k are then
+projected, as the paper's layer does). A torch.cond form was tried:
 PyTorch 2.13's cond could not merge the symbolic strides of the window cores' outputs (a KeyError in
 torch/_higher_order_ops/cond.py) nor trace the projection's slice of E without a guard on n.
 

@@ -64,11 +64,14 @@ def save_student(
     tokenizer: PreTrainedTokenizerBase,
     result: DistillResult,
 ) -> None:
-    """The student into output_dir with its tokenizer (truncating to the student's longest input), the
-    teacher's sentence-transformers files (if it is such a folder), metrics.json and README.md."""
+    """The student into output_dir with its tokenizer, the teacher's sentence-transformers files (if it is
+    such a folder), metrics.json and README.md. A long student is made for long_length, as `linformer extend`'s
+    model is for its --max-length, and its tokenizer (`model_max_length`) and pipeline (`max_seq_length`) read
+    exactly that (`write_model_dir`'s max_length): with the teacher's own limits (all-MiniLM-L6-v2's 512 and
+    256) `SentenceTransformer(path)` read every long text as the original reads its first 256 tokens."""
     metrics = {**dataclasses.asdict(result), "config": config.to_dict()}
     write_model_dir(student, config.output_dir, source=config.teacher, tokenizer=tokenizer, metrics=metrics,
-                    card=model_card(config, result), staged=False)  # fmt: skip
+                    card=model_card(config, result), max_length=config.long_length, staged=False)  # fmt: skip
 
 
 def _by_source(result: DistillResult) -> str:
@@ -93,6 +96,18 @@ def _peaks(result: DistillResult) -> str:
     return f"Peak resident memory of the run (the high-water mark after each stage): {peaks}.\n\n"
 
 
+def _long_length(config: DistillConfig) -> str:
+    """What a long student reads wherever it is called (else empty): what its saved folder says."""
+    if config.long_length is None:
+        return ""
+    return (
+        f"It reads up to {config.long_length} tokens wherever it is called: its tokenizer's `model_max_length` "
+        f"and its sentence-transformers pipeline's `max_seq_length` (a sentence-transformers teacher's) are "
+        f"{config.long_length}, so `SentenceTransformer(path).encode` and a transformers pipeline read a long "
+        "text whole.\n\n"
+    )
+
+
 def _reading(config: DistillConfig) -> str:
     """Which weights read which inputs, for a student with long layers beside the teacher's (else empty)."""
     if config.long_length is None or config.long_tune != "layers" or config.short_layers != "original":
@@ -114,7 +129,7 @@ def model_card(config: DistillConfig, result: DistillResult) -> str:
         f"Made by `linformer distill` (linformer-kit): k = {config.projected_length}, local window "
         f"{config.local_window}, global tokens {config.global_tokens}, sharing {config.sharing!r}, "
         f"{'blocks of' if config.examples == 'blocks' else 'documents of at most'} {config.seq_len} tokens.\n\n"
-        f"{_reading(config)}"
+        f"{_long_length(config)}{_reading(config)}"
         "Fidelity (mean cosine of this model's and the teacher's sentence embeddings, held-out documents):\n\n"
         f"| stage | fidelity |\n|---|---|\n{rows}\n"
         f"Two different documents under the teacher: {result.different_documents:.4f}.\n\n"

@@ -1,0 +1,586 @@
+"""Every figure of the README's results table and of the docs' "The answer" sections equals its evidence file.
+
+FIGURES holds one line per figure (or per table row): the Markdown file, a snippet quoted from it with each
+figure in braces, and one source per brace, in order. The test checks that the snippet (braces dropped,
+whitespace runs read as one space, so a snippet may cross a line break) is in the file, and that each figure
+is its source's value rounded to the decimals the text shows: "0.976" is the value to 3 decimals, "70" to
+none; a space inside a number ("1 466") and a leading "+" are ignored. A source names its JSON file (under
+docs/) and the key path in it:
+
+    J("benchmarks/cpu-training/benchmark.json", "records", {"method": "full-sdpa", "n": 4096}, "time_median_s")
+
+A str or int step indexes a dict or a list; a dict step picks the one element of a list whose fields equal it
+(none or several is an error). Sources combine with + - * / and numbers (a ratio of two times, a difference
+of two scores, a score / 100). `Many(...)` takes every element a dict step matches, and with the step "*"
+every value of a dict: .mean(), .min(), .max(). `Least(a, b, ...)` (most=True: the greatest) spans runs
+that live in different files.
+
+A figure that holds by construction (fidelity 1.000 where the original's own weights read every input) is
+marked `construction=True`, and its snippet must say "by construction": such a figure is no measurement.
+
+Every number in the README's results table (its answer column) is either a figure here or a setting listed in
+README_SETTINGS (a length, a k, a hardware name), so a new number there fails until it names its source.
+
+To add a figure: quote the shortest unique part of its sentence, brace the number, name its source. To change
+one: change the doc and its evidence file together; this test fails while they differ.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import operator
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_readme import results_section
+
+ROOT = Path(__file__).parents[1]
+DOCS = ROOT / "docs"
+
+
+@functools.cache
+def load(file: str) -> Any:
+    return json.loads((DOCS / file).read_text())
+
+
+def walk(node: Any, path: tuple, many: bool) -> list[Any]:
+    """The values at `path` under `node`: one, or with `many` every element a dict step matches."""
+    if not path:
+        return [node]
+    step, rest = path[0], path[1:]
+    if step == "*":  # every value of a dict or element of a list
+        assert many, "'*' takes several values: use Many"
+        items = node.values() if isinstance(node, dict) else node
+        return [value for item in items for value in walk(item, rest, many)]
+    if isinstance(step, dict):
+        assert isinstance(node, list), f"selector {step} on a {type(node).__name__}, not a list"
+        found = [item for item in node if all(item.get(key) == want for key, want in step.items())]
+        assert found, f"no element matches {step}"
+        assert many or len(found) == 1, (
+            f"{len(found)} elements match {step}: add a field that tells them apart"
+        )
+        return [value for item in found for value in walk(item, rest, many)]
+    assert isinstance(node, (dict, list)), f"step {step!r} on a {type(node).__name__}"
+    return walk(node[step], rest, many)
+
+
+class Source:
+    """A number read from an evidence file, or computed from such numbers."""
+
+    def value(self) -> float:
+        raise NotImplementedError
+
+    def _op(self, other: Source | float, op: Callable[[float, float], float], sign: str) -> Source:
+        return Op(self, other, op, sign)
+
+    def __add__(self, other: Source | float) -> Source:
+        return self._op(other, operator.add, "+")
+
+    def __sub__(self, other: Source | float) -> Source:
+        return self._op(other, operator.sub, "-")
+
+    def __mul__(self, other: Source | float) -> Source:
+        return self._op(other, operator.mul, "*")
+
+    def __truediv__(self, other: Source | float) -> Source:
+        return self._op(other, operator.truediv, "/")
+
+
+class J(Source):
+    """The number at a key path of a JSON file under docs/."""
+
+    def __init__(self, file: str, *path: Any) -> None:
+        self.file, self.path = file, path
+
+    def value(self) -> float:
+        (value,) = walk(load(self.file), self.path, many=False)
+        assert isinstance(value, (int, float)), f"{self}: {value!r} is not a number"
+        return float(value)
+
+    def __repr__(self) -> str:
+        return f"{self.file}{''.join(f'[{step!r}]' for step in self.path)}"
+
+
+class Many:
+    """Every number a path's dict step matches (seeds, students): reduce it with .mean(), .min(), .max()."""
+
+    def __init__(self, file: str, *path: Any) -> None:
+        self.file, self.path = file, path
+
+    def values(self) -> list[float]:
+        return [float(value) for value in walk(load(self.file), self.path, many=True)]
+
+    def mean(self) -> Source:
+        return Reduce(self, "mean", lambda values: sum(values) / len(values))
+
+    def min(self) -> Source:
+        return Reduce(self, "min", min)
+
+    def max(self) -> Source:
+        return Reduce(self, "max", max)
+
+    def __repr__(self) -> str:
+        return f"{self.file}{''.join(f'[{step!r}]' for step in self.path)}"
+
+
+class Reduce(Source):
+    def __init__(self, many: Many, name: str, reduce: Callable[[list[float]], float]) -> None:
+        self.many, self.name, self.reduce = many, name, reduce
+
+    def value(self) -> float:
+        return self.reduce(self.many.values())
+
+    def __repr__(self) -> str:
+        return f"{self.name}({self.many})"
+
+
+class Op(Source):
+    def __init__(self, a: Source, b: Source | float, op: Callable[[float, float], float], sign: str) -> None:
+        self.a, self.b, self.op, self.sign = a, b, op, sign
+
+    def value(self) -> float:
+        b = self.b.value() if isinstance(self.b, Source) else self.b
+        return self.op(self.a.value(), b)
+
+    def __repr__(self) -> str:
+        return f"({self.a} {self.sign} {self.b})"
+
+
+class Least(Source):
+    """The least (or with `most`, the greatest) of several sources: a range over runs in different files."""
+
+    def __init__(self, *sources: Source, most: bool = False) -> None:
+        self.sources, self.most = sources, most
+
+    def value(self) -> float:
+        return (max if self.most else min)(source.value() for source in self.sources)
+
+    def __repr__(self) -> str:
+        return f"{'max' if self.most else 'min'}{self.sources}"
+
+
+class Count(Source):
+    """A figure counted, not measured (multiply-adds of a layer's shape): its arithmetic, written out."""
+
+    def __init__(self, formula: str, value: float) -> None:
+        self.formula, self._value = formula, value
+
+    def value(self) -> float:
+        return self._value
+
+    def __repr__(self) -> str:
+        return self.formula
+
+
+class From(Source):
+    """The least n from which `make(n)` stays above `above` at every larger n of `ns` ("faster from n = 8 192");
+    with `up_to`, the greatest n up to which it stays above ("beats chunking to 2 048")."""
+
+    def __init__(
+        self, ns: tuple[int, ...], make: Callable[[int], Source], above: float, up_to: bool = False
+    ) -> None:
+        self.ns, self.make, self.above, self.up_to = ns, make, above, up_to
+
+    def value(self) -> float:
+        ns = sorted(self.ns, reverse=not self.up_to)  # walk from the side the claim holds on
+        held = [n for n in ns if self.make(n).value() > self.above]
+        reached = None
+        for n in ns:
+            if n not in held:
+                break
+            reached = n
+        assert reached is not None, f"{self}: holds at no n"
+        return float(reached)
+
+    def __repr__(self) -> str:
+        side = "up to" if self.up_to else "from"
+        return f"the n {side} which {self.make(self.ns[0])} (at n = {self.ns[0]}, ...) > {self.above}, n in {self.ns}"
+
+
+@dataclass(frozen=True)
+class F:
+    """A snippet of a Markdown file with its figures in braces, and one source per figure."""
+
+    doc: str
+    snippet: str
+    sources: tuple[Source, ...]
+    construction: bool = False
+
+    def __init__(self, doc: str, snippet: str, *sources: Source, construction: bool = False) -> None:
+        object.__setattr__(self, "doc", doc)
+        object.__setattr__(self, "snippet", snippet)
+        object.__setattr__(self, "sources", sources)
+        object.__setattr__(self, "construction", construction)
+
+    @property
+    def text(self) -> str:
+        return spaced(self.snippet.replace("{", "").replace("}", ""))
+
+    @property
+    def figures(self) -> list[str]:
+        return re.findall(r"\{([^{}]*)\}", self.snippet)
+
+
+def spaced(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def bare(figure: str) -> str:
+    """A figure as Python writes it: "1 466" -> "1466", "+4" -> "4", a Unicode minus -> "-"."""
+    written = figure.replace(" ", "").replace("\u202f", "").replace("\u2212", "-").lstrip("+")
+    assert re.fullmatch(r"-?\d+(\.\d+)?", written), f"{figure!r} is not a number"
+    return written
+
+
+def as_written(figure: str, value: float) -> str:
+    """`value` rounded to the decimals `figure` shows, as `bare` writes it."""
+    return f"{value:.{len(bare(figure).partition('.')[2])}f}"
+
+
+# fmt: off
+# The documents
+README = "README.md"
+LONGDOCS = "docs/longdocs.md"
+DISTILL = "docs/distill.md"
+STUDY = "docs/reproduction.md"
+
+# Evidence files (under docs/) that several figures read
+GPU_LAYER = "benchmarks/gpu/layer/benchmark.json"
+GPU_STUDENT = "benchmarks/gpu/student/student_speed.json"
+CPU_TRAINING = "benchmarks/cpu-training/benchmark.json"
+CPU_LIMITS = "benchmarks/student-cpu/limits/student.json"
+EXACT512 = "benchmarks/student-cpu/exact512/student.json"
+CPU_LOCAL = "reproduction/cpu-local/results.json"
+CPU_LOCAL_LONG = "reproduction/cpu-local-long/results.json"
+GPU_LEARNS = "reproduction/gpu-learns/results.json"
+PAPER = "reproduction/cpu-paper/results.json"
+P7500 = "reproduction/cpu-paper-7500/results.json"
+P12000 = "reproduction/cpu-paper-12000/results.json"
+MORE = "reproduction/cpu-paper-more/results.json"
+MINILM = "reproduction/distill-minilm"
+GRID = f"{MINILM}/grid-{{}}.json"  # the distill grid on 1 000 IMDB test reviews, at 512 or 256 tokens
+QUALITY = f"{MINILM}/quality-1000.json"  # the recommended 512 student on the same reviews: fidelity, probe, recall
+MINILM_512 = f"{MINILM}/k128-w64-g1-e2e.json"  # its `distill` report
+LONG = "reproduction/long-minilm"
+ANSWER = f"{LONG}/answer/longdocs.json"  # `c1` and the original's chunks, seeds 1-3
+README_RUN = f"{LONG}/long4096-readme"  # the default long student (the README's long command), seed 1
+CHUNKS_KEYS = f"{LONG}/long4096/longdocs.json"  # the original's chunks on passkey, seed 1
+CHUNKS_BOOKS = f"{LONG}/long4096-books/longdocs.json"  # the original's chunks on book halves, seed 1
+CHUNKS_ACCESS = f"{LONG}/long4096-c1-books-short/access-code/longdocs.json"  # the original's chunks on access code
+
+KEYS = (1024, 2048, 4096)
+METHODS = ("whole", "late-chunking-512", "truncate-512", "chunks-mean-512", "chunks-best-512")
+GPU_NS = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
+KB_TO_GB = 1024 / 1e9  # /usr/bin/time's peak RSS is in KiB; the docs write decimal GB
+
+# Multiply-adds a layer of the MiniLM student at n = 4 096 (D 384, FFN 4D, k 128, window ±64, 1 global key,
+# exact_length T = 512): its linears, the projection of K and V, attention to the k slots, the window and
+# the global key. The sync-free exact path adds the K and V linears and exact attention on T tokens (a
+# FlopCounterMode count of the layer agrees: 2 T D² in the linears, 2 T² D under SDPA's math kernel).
+D, N, T, K, W, R = 384, 4096, 512, 128, 64, 16
+LAYER = 12 * N * D * D + 2 * N * K * D + 2 * N * (K + 2 * W + 1 + 1) * D
+EXACT_PATH = Count("(2 T D² + 2 T² D) / layer, %", 100 * (2 * T * D * D + 2 * T * T * D) / LAYER)
+ADAPTERS = Count("8 D r / 12 D², %", 100 * 8 * D * R / (12 * D * D))  # 4 rank-r updates / the 12 D² of the linears
+
+
+# Benchmarks
+def gpu_layer(method: str, n: int, k: int | None = None) -> J:
+    return J(GPU_LAYER, "records", {"method": method, "n": n, "k": k, "scope": "layer", "pass_type": "forward"}, "time_median_s")
+
+
+def gpu_layer_best(n: int) -> Source:
+    """The best speed-up of the kit's Linformer layers (every sharing, k 128-512) over flash attention at n."""
+    methods = ("linformer-headwise", "linformer-kv", "linformer-layerwise")
+    return Least(*(gpu_layer("full-sdpa", n) / gpu_layer(method, n, k) for method in methods for k in (128, 256, 512)), most=True)
+
+
+def gpu_student(model: str, method: str, n: int, batch: int) -> J:
+    return J(GPU_STUDENT, "records", {"mode": "inference", "model": model, "method": method, "n": n, "batch": batch}, "seconds_median")
+
+
+def cpu_training_speedup(n: int) -> Source:
+    def time(method: str) -> J:
+        return J(CPU_TRAINING, "records", {"method": method, "n": n}, "time_median_s")
+
+    return time("full-sdpa") / time("linformer-headwise")
+
+
+def chunk_ratios(key: str) -> Many:
+    """The four students' ratios to 8 chunks of 512 at 4 096 tokens, torch (limits/student.json): "speed" or "flop_limit"."""
+    return Many(CPU_LIMITS, "ratios", {"runtime": "torch", "n": 4096, "baseline": "chunks"}, key)
+
+
+def exact512(student: str, n: int, batch: int, baseline: str = "original") -> J:
+    return J(EXACT512, "ratios", {"student": student, "runtime": "torch", "n": n, "batch": batch, "baseline": baseline}, "speed")
+
+
+# w64 with exact_length 512 against the original up to 512, but the n = 128, batch 32 row (its spread baseline)
+EXACT512_LEVEL = tuple(exact512("w64", n, batch) for n, batch in ((128, 1), (256, 16), (256, 1), (512, 8), (512, 1)))
+
+
+# Pretraining and finetuning studies (results.json)
+def run(file: str, name: str, key: str = "val_perplexity") -> J:
+    return J(file, "runs", {"name": name}, key)
+
+
+def finetuned(file: str, pretrained: str, dataset: str = "imdb") -> J:
+    return J(file, "finetune_summary", {"dataset": dataset, "pretrained": pretrained}, "mean")
+
+
+def ppl(name: str, file: str = PAPER) -> J:
+    return run(file, name)
+
+
+def floors(name: str, file: str = PAPER) -> J:
+    return run(file, name, "no_context_perplexity")
+
+
+def ppl_floor(name: str, file: str = PAPER) -> tuple[Source, Source]:
+    """A run's perplexity and its ratio to its masks' no-context floor: "**213.0** (0.95)"."""
+    return ppl(name, file), ppl(name, file) / floors(name, file)
+
+
+def params(name: str) -> Source:
+    return run(PAPER, name, "num_parameters") / 1e6
+
+
+# Distillation
+def grid(model: str, length: int = 512, key: str = "fidelity") -> J:
+    """A student's fidelity on the 1 000 random IMDB test reviews (the distill grid)."""
+    return J(GRID.format(length), "models", model, key)
+
+
+def grid_row(name: str) -> list[Source]:
+    """A row of distill.md's grid table: drop-in at 512 / 256, then 150 steps at 512 / 256."""
+    return [grid(f"drop-in-{name}"), grid(f"drop-in-{name}", 256), grid(f"e2e150-{name}"), grid(f"e2e150-{name}", 256)]
+
+
+def quality(model: str, key: str) -> J:
+    return J(QUALITY, "models", model, key)
+
+
+def stage_minutes(file: str, stage: str = "end-to-end") -> Source:
+    return J(file, "stage_seconds", stage) / 60
+
+
+# Long documents (`linformer longdocs` records)
+def score(file: str, task: str, length: int, method: str, seed: int = 1) -> J:
+    """A `linformer longdocs` score: the record's `score` (depth None: over every depth)."""
+    return J(file, "records", {"task": task, "length": length, "method": method, "seed": seed, "depth": None}, "score")
+
+
+def seeds_mean(file: str, task: str, length: int, method: str) -> Source:
+    """The mean over seeds of a `linformer longdocs` score (the gathered tables' means)."""
+    return Many(file, "records", {"task": task, "length": length, "method": method, "depth": None}, "score").mean()
+
+
+def c1(task: str, lengths: tuple[int, ...], methods: tuple[str, ...]) -> list[Source]:
+    """`c1`'s table in docs/longdocs.md: for each method, each length's mean over seeds."""
+    return [seeds_mean(ANSWER, task, n, method) for method in methods for n in lengths]
+
+
+def readme_run(task: str, lengths: tuple[int, ...]) -> list[Source]:
+    """The default long student's `whole` scores (`readme`, seed 1)."""
+    return [score(f"{README_RUN}/{task}/longdocs.json", task, n, "whole") for n in lengths]
+
+
+def readme_lead(task: str, n: int, chunks: str) -> Source:
+    """The default long student's score over the original's best chunk."""
+    return readme_run(task, (n,))[0] - score(chunks, task, n, "chunks-best-512")
+
+
+def fidelity_range(folder: str) -> tuple[Source, Source]:
+    """The least and the greatest `longdocs --tasks fidelity` score of a run, every domain and length."""
+    every = Many(f"{folder}/fidelity/longdocs.json", "records", {"method": "whole", "depth": None}, "score")
+    return every.min(), every.max()
+
+
+README_FIDELITY = fidelity_range(README_RUN)[0] / 100  # 1.000 by construction: the original's weights read them
+MEMORY = f"{README_RUN}/memory.json"
+# Book halves at 4 096, whole text, in the six long stages of longdocs.md's "Why" (means where seeds are several)
+SIX_STAGES_BOOKS = (
+    score(f"{LONG}/long4096-books/longdocs.json", "books", 4096, "whole"),  # the first
+    score(f"{LONG}/long4096-exact512-books/longdocs.json", "books", 4096, "whole"),
+    score(f"{LONG}/long4096-v2-books/longdocs.json", "books", 4096, "whole"),
+    seeds_mean(ANSWER, "books", 4096, "whole"),  # c1
+    seeds_mean(f"{LONG}/long4096-c1-crops/books/longdocs.json", "books", 4096, "whole"),
+    seeds_mean(f"{LONG}/long4096-proj/books/longdocs.json", "books", 4096, "whole"),
+)
+# `c1` over the best chunk on book halves at 1 024, each seed
+C1_BOOKS_LEAD = tuple(score(ANSWER, "books", 1024, "whole", seed) - score(ANSWER, "books", 1024, "chunks-best-512", seed) for seed in (1, 2, 3))
+
+
+FIGURES: tuple[F, ...] = (
+    # README, "Results in brief": one line a figure; the GPU and long-document rows follow docs/gpu.md and
+    # docs/longdocs.md
+    F(README, "({5.75}x flash attention at 16 384)", gpu_layer("full-sdpa", 16384) / gpu_layer("linformer-layerwise", 16384, 128)),
+    F(README, "({0.26}x 512-token chunks on an H100", gpu_student("original", "chunks", 4096, 16) / gpu_student("w64", "whole", 4096, 16)),
+    F(README, "One layer from n = {8 192}", From(GPU_NS, gpu_layer_best, 1.0)),
+    F(README, "Training at every n measured ({1.26}x full attention at 512, {4.01}x at 4 096)", cpu_training_speedup(512), cpu_training_speedup(4096)),
+    F(README, "ties 512-token chunks at 4 096 ({0.92}-{1.02}x;", chunk_ratios("speed").min(), chunk_ratios("speed").max()),
+    F(README, "FLOP limit {1.05}-{1.14}x)", chunk_ratios("flop_limit").min(), chunk_ratios("flop_limit").max()),
+    F(README, "(perplexity {19.47} vs full attention's {20.58} on a CPU;", run(CPU_LOCAL, "k128-w16-s42-branch"), run(CPU_LOCAL, "full-s42")),
+    F(README, "{220} vs {446} on an H100)", run(GPU_LEARNS, "k128-w16"), run(GPU_LEARNS, "full")),
+    F(README, "finetuned IMDB trails by about {1} point", (finetuned(CPU_LOCAL, "full-s42") - finetuned(CPU_LOCAL, "k128-w16-s42-branch") + finetuned(CPU_LOCAL, "full-s43") - finetuned(CPU_LOCAL, "k128-w16-s43-branch")) * 50),
+    F(README, "{18.9} vs full attention's {20.2} at n = 2 048 (seed 42)", run(CPU_LOCAL_LONG, "k128-w16-n2048-s42"), run(CPU_LOCAL_LONG, "full-n2048-s42")),
+    F(README, "passkeys to 4 096 ({70} vs best chunk's {52};", *readme_run("passkey", (4096,)), score(CHUNKS_KEYS, "passkey", 4096, "chunks-best-512")),
+    F(README, "another construction: to {2 048}", From(KEYS, lambda n: readme_lead("access-code", n, CHUNKS_ACCESS), 0.0, up_to=True)),
+    F(README, "~1 000-token passages ({+4})", readme_lead("books", 1024, CHUNKS_BOOKS)),
+    F(README, "the original itself to 512 tokens ({1.000}, by construction)", README_FIDELITY, construction=True),
+    F(README, "at cosine {0.976} in {11} CPU minutes;", quality("k128-w64-g1-e2e150", "fidelity"), stage_minutes(MINILM_512)),
+    F(README, "IMDB probe {1.0} point behind", (quality("original@512", "probe_mean") - quality("k128-w64-g1-e2e150", "probe_mean")) * 100),
+    # docs/longdocs.md, "The answer on all-MiniLM-L6-v2": the table is `c1`'s, means over the seeds each run has
+    F(LONGDOCS, "| passkey, 1 024 / 2 048 / 4 096 | **{68} / {71} / {62}** | {58} / {64} / **{70}** | {34} / {17} / {18} | {41} / {39} / {20} | {59} / {58} / {52} |", *c1("passkey", KEYS, METHODS)),
+    F(LONGDOCS, "| needle, 1 024 / 2 048 (3) | {7} / {3} | {12} / {5} | {9} / {5} | {4} / {3} | **{15} / {9}** |", *c1("needle", (1024, 2048), METHODS)),
+    F(LONGDOCS, "| book halves, 1 024 / 4 096 (3) | **{68}** / {44} | – / {47} | {40} / {23} | {51} / {47} | {56} / **{52}** |", *c1("books", (1024, 4096), ("whole",)), seeds_mean(ANSWER, "books", 4096, "late-chunking-512"), *c1("books", (1024, 4096), METHODS[2:])),
+    F(LONGDOCS, "| IMDB reviews > 512 tokens (3) | {73.7} | **{74.8}** | {69.1} | {73.9} | – |", *c1("imdb", (4096,), METHODS[:4])),
+    F(LONGDOCS, "| fidelity at 512 | {0.971} |", J(f"{LONG}/k128-w64-g1-long4096-exact512-c1.json", "fidelity", "long")),
+    F(LONGDOCS, "at 4 096 it reads a text at {0.92}x the speed of 512-token chunks", J(CPU_LIMITS, "ratios", {"student": "w64", "runtime": "torch", "n": 4096, "baseline": "chunks"}, "speed")),
+    F(LONGDOCS, "limits/: {0.92}-{1.02}x)", chunk_ratios("speed").min(), chunk_ratios("speed").max()),
+    F(LONGDOCS, "(the README's long command, {41} minutes on 2 AVX2 cores, peak {9.0} GB;", J(MEMORY, "wall_s") / 60, J(MEMORY, "peak_rss_kb") * KB_TO_GB),
+    F(LONGDOCS, "fidelity {1.000} on book, review, encyclopedia and sentence text and paragraph recall the original's {49.2}, both by construction", README_FIDELITY, score(f"{README_RUN}/paragraphs/longdocs.json", "paragraphs", 512, "whole"), construction=True),
+    F(LONGDOCS, "(`c1`: 88.7 on 512-token book passages, the issue's measurement, in no file here;"),
+    F(LONGDOCS, "beside its 512 student's weights: {97.5}-{98.2})", *fidelity_range(f"{LONG}/long4096-sbw-layers")),
+    F(LONGDOCS, "Passkey {68} / {72} / {70} at 1 024 / 2 048 / 4 096 (best chunk {56} / {60} / {52})", *readme_run("passkey", KEYS), *(score(CHUNKS_KEYS, "passkey", n, "chunks-best-512") for n in KEYS)),
+    F(LONGDOCS, "book halves {66} / {44} at 1 024 / 4 096", *readme_run("books", (1024, 4096))),
+    F(LONGDOCS, "the access-code construction {70} / {80} / {38} (best chunk {44} / {66} / {60})", *readme_run("access-code", KEYS), *(score(CHUNKS_ACCESS, "access-code", n, "chunks-best-512") for n in KEYS)),
+    F(LONGDOCS, "book halves at 4 096 between {42} and {48} against averaged chunks' {46}-{47}", Least(*SIX_STAGES_BOOKS), Least(*SIX_STAGES_BOOKS, most=True), score(ANSWER, "books", 4096, "chunks-mean-512"), seeds_mean(ANSWER, "books", 4096, "chunks-mean-512")),
+    F(LONGDOCS, "(at lr 1e-3 they broke the 4 096 reading: books {22.7})", seeds_mean(f"{LONG}/long4096-proj-lr1e3/books/longdocs.json", "books", 4096, "whole")),
+    F(LONGDOCS, "the default long student {+18} over the best chunk on LongEmbed's passkey, {-22} on the access code", readme_lead("passkey", 4096, CHUNKS_KEYS), readme_lead("access-code", 4096, CHUNKS_ACCESS)),
+    F(LONGDOCS, "(the default long student {+4} over the best chunk, seed 1; `c1` {+6} to {+16}, by seed)", readme_lead("books", 1024, CHUNKS_BOOKS), Least(*C1_BOOKS_LEAD), Least(*C1_BOOKS_LEAD, most=True)),
+    F(LONGDOCS, "(a tie; both {5}-{6} points above truncation)", seeds_mean(ANSWER, "imdb", 4096, "chunks-mean-512") - seeds_mean(ANSWER, "imdb", 4096, "truncate-512"), seeds_mean(ANSWER, "imdb", 4096, "late-chunking-512") - seeds_mean(ANSWER, "imdb", 4096, "truncate-512")),
+    F(LONGDOCS, "(fidelity {1.000}, by construction;", README_FIDELITY, construction=True),
+    # docs/distill.md, "The answer on all-MiniLM-L6-v2 (CPU, 2 cores)"
+    F(DISTILL, "embeddings (mean cosine {0.976} to the original's on 1 000 random held-out IMDB reviews", quality("k128-w64-g1-e2e150", "fidelity")),
+    F(DISTILL, "150 steps of distillation, {11} minutes on 2 CPU cores**", stage_minutes(MINILM_512)),
+    F(DISTILL, "already scores {0.968}.", grid("drop-in-k128-w64-g1")),
+    F(DISTILL, "(k = 128: {0.590} as converted, {0.879} after the same 150 steps;", grid("drop-in-k128"), grid("e2e150-k128")),
+    F(DISTILL, "(recall@1 {0.378} against {0.369})", quality("k128-w64-g1-e2e150", "recall_at_1"), quality("original@512", "recall_at_1")),
+    F(DISTILL, "is {1.0} point behind its IMDB probe ({76.87} against {77.87} %, 3 seeds;", (quality("original@512", "probe_mean") - quality("k128-w64-g1-e2e150", "probe_mean")) * 100, quality("k128-w64-g1-e2e150", "probe_mean") * 100, quality("original@512", "probe_mean") * 100),
+    F(DISTILL, "{3.8} points better than the original cut at 512 ({77.3} against {73.5} %)", (quality("k128-w64-g1-e2e150@2048", "probe_mean_long") - quality("original@512", "probe_mean_long")) * 100, quality("k128-w64-g1-e2e150@2048", "probe_mean_long") * 100, quality("original@512", "probe_mean_long") * 100),
+    F(DISTILL, "It encodes {1.68}x faster than the original at n = 4 096 on a CPU, {0.79}x at 512", J(f"{MINILM}/speed-w64.json", "lengths", "4096", "speedup"), J(f"{MINILM}/speed-w64.json", "lengths", "512", "speedup")),
+    F(DISTILL, "512 tokens ({0.96}-{1.02}x there; {1.28}x at n = 128, batch 32, where the original's times spread) and {2.24}x the original's full attention at 4 096, {0.90}x its 512-token chunks", Least(*EXACT512_LEVEL), Least(*EXACT512_LEVEL, most=True), exact512("w64", 128, 32), exact512("w64", 4096, 1, "full"), exact512("w64", 4096, 1, "chunks")),
+    F(DISTILL, "| k = 64 | {0.470} | {0.425} | – | – |", grid("drop-in-k64"), grid("drop-in-k64", 256)),
+    F(DISTILL, "| k = 128 | {0.590} | {0.556} | {0.879} | {0.862} |", *grid_row("k128")),
+    F(DISTILL, "| k = 256 | {0.762} | {0.740} | – | – |", grid("drop-in-k256"), grid("drop-in-k256", 256)),
+    F(DISTILL, "| k = 64, w 16 + 1 global | {0.907} | {0.902} | {0.956} | {0.952} |", *grid_row("k64-w16-g1")),
+    F(DISTILL, "| k = 128, w 16 + 1 global | {0.917} | {0.913} | {0.959} | {0.955} |", *grid_row("k128-w16-g1")),
+    F(DISTILL, "| k = 256, w 16 + 1 global | {0.936} | {0.932} | **{0.974}** | **{0.988}** |", *grid_row("k256-w16-g1")),
+    F(DISTILL, "| k = 64, w 64 + 1 global | {0.967} | {0.968} | **{0.975}** | **{0.974}** |", *grid_row("k64-w64-g1")),
+    F(DISTILL, "| k = 128, w 64 + 1 global | {0.968} | {0.968} | **{0.976}** | **{0.974}** |", *grid_row("k128-w64-g1")),
+    F(DISTILL, "| k = 128, w 16 + 1 global, 600 steps | | | {0.966} | {0.963} |", grid("e2e600-k128-w16-g1"), grid("e2e600-k128-w16-g1", 256)),
+    F(DISTILL, "512: {0.333}, 256: {0.298}", grid("original@512", key="different_documents"), grid("original@256", 256, "different_documents")),  # different reviews under the original
+    F(DISTILL, "from {0.590} to {0.968} at k = 128 with no training at all (the grid's 1 000 random reviews); 150 steps add {0.008}", grid("drop-in-k128"), grid("drop-in-k128-w64-g1"), grid("e2e150-k128-w64-g1") - grid("drop-in-k128-w64-g1")),
+    F(DISTILL, "(600 steps, {41} minutes beside other jobs, about 34 alone) reach {0.966}", stage_minutes(f"{MINILM}/k128-w16-g1-e2e600.json"), grid("e2e600-k128-w16-g1")),
+    F(DISTILL, "k = 64 and k = 128 end {0.0003} apart ({0.975}, {0.976});", grid("e2e150-k128-w64-g1") - grid("e2e150-k64-w64-g1"), grid("e2e150-k64-w64-g1"), grid("e2e150-k128-w64-g1")),
+    F(DISTILL, "with w = 16, k = 256 ({0.974}) beats k = 128 ({0.959}) and k = 64 ({0.956})", grid("e2e150-k256-w16-g1"), grid("e2e150-k128-w16-g1"), grid("e2e150-k64-w16-g1")),
+    F(DISTILL, "which is why k = 256 at n = 256 reaches {0.988} after training", grid("e2e150-k256-w16-g1", 256)),
+    F(DISTILL, "(CPU time; k = 128's {0.879} shows where", grid("e2e150-k128")),
+    F(DISTILL, "k = 128 alone {442} s, k = 64 / 128 / 256 with w = 16 {507} / {543} / {628} s, k = 64 / 128 with w = 64 {564} / {663} s", *(J(f"{MINILM}/{name}.json", "stage_seconds", "end-to-end") for name in ("k128-e2e", "k64-w16-g1-e2e", "k128-w16-g1-e2e-rerun", "k256-w16-g1-e2e", "k64-w64-g1-e2e", "k128-w64-g1-e2e"))),
+    # docs/distill.md, "The long stage": "The answer first" and the recommended long student
+    F(DISTILL, "(fidelity {1.000} on book, review, encyclopedia and sentence text at 256 and 512 tokens, by construction)", README_FIDELITY, construction=True),
+    F(DISTILL, "LongEmbed's passkey {70} against the best chunk's {52}, the access code {38} against {60}.", *readme_run("passkey", (4096,)), score(CHUNKS_KEYS, "passkey", 4096, "chunks-best-512"), *readme_run("access-code", (4096,)), score(CHUNKS_ACCESS, "access-code", 4096, "chunks-best-512")),
+    F(DISTILL, "fidelity {1.000} at 256 and 512 tokens on Gutenberg, IMDB, WikiText and SST-2 (`longdocs --tasks fidelity`; `distill`'s report {1.000} on each held-out source), and WikiText paragraph halves at the original's recall, both by construction", README_FIDELITY, Many(f"{LONG}/k128-w64-g1-long4096-readme.json", "fidelity_by_source", "*", "fidelity").min(), construction=True),
+    F(DISTILL, "passkey {66} / {54} / {68} / {72} / {70} at 256 ... 4 096 tokens against the best 512-token chunk's {66} / {54} / {56} / {60} / {52}", *readme_run("passkey", (256, 512, *KEYS)), *(score(CHUNKS_KEYS, "passkey", n, "chunks-best-512") for n in (256, 512, *KEYS))),
+    F(DISTILL, "book halves {66} / {44} at 1 024 / 4 096 (best chunk {62} / {44}, averaged chunks {54} / {46})", *readme_run("books", (1024, 4096)), *(score(CHUNKS_BOOKS, "books", n, method) for method in ("chunks-best-512", "chunks-mean-512") for n in (1024, 4096))),
+    F(DISTILL, "**{41} minutes on 2 AVX2 cores, peak RSS {9.0} GB**", J(MEMORY, "wall_s") / 60, J(MEMORY, "peak_rss_kb") * KB_TO_GB),
+    F(DISTILL, "Two *different* reviews under the original score {0.333} (n = 512) and {0.298} (n = 256).", grid("original@512", key="different_documents"), grid("original@256", 256, "different_documents")),
+    F(DISTILL, "(at dropout 0.1: {7.6} GB against {16.8}; 88-91 s a step against 62-65 in another run, not an A/B;", J(f"{LONG}/long4096-sbw-layers/memory-gradient-checkpointing.json", "peak_rss_kb") * KB_TO_GB, J(f"{LONG}/long4096-sbw-layers/memory.json", "peak_rss_kb") * KB_TO_GB),
+    F(DISTILL, "a longer one pays {2.8} % more multiply-adds in the layer's linears at rank 16", ADAPTERS),
+    # counted costs in the code and docs/models.md
+    F("src/linformer_kit/nn/exact_rows.py", "MiniLM's shape: about {4} % of a layer's)", EXACT_PATH),
+    F("docs/models.md", "about {4} % more multiply-adds a layer at n = 4 096, T = 512, MiniLM's shape", EXACT_PATH),
+    F("src/linformer_kit/nn/long_adapters.py", "(r = 16, D = 384: 8 D r / 12 D² = {2.8} % of the layer's linears)", ADAPTERS),
+    F("docs/models.md", "(r = 16, D = 384: 8 D r / 12 D² = {2.8} % of the layer's linears)", ADAPTERS),
+    # docs/reproduction/long-minilm/README.md, "The original up to 512": the goals of the README's long command
+    F(f"docs/{LONG}/README.md", "Fidelity at 512 is {1.000} by construction", J(f"{LONG}/k128-w64-g1-long4096-readme.json", "fidelity", "long"), construction=True),
+    F(f"docs/{LONG}/README.md", "command; {41} minutes on 2 AVX2 cores (goal 60); peak {9.0} GB (goal 16);", J(MEMORY, "wall_s") / 60, J(MEMORY, "peak_rss_kb") * KB_TO_GB),
+    # docs/reproduction.md, "The answer at CPU scale": the headline and the tables of the study's runs
+    F(STUDY, "the `mini` encoder ({0.6} M parameters without E, F)", params("full")),
+    F(STUDY, "with 21 000 instead of 3 000 steps at n = 512 ({123} M tokens, {2.5}x the study's) it leaves it ({0.53} and {0.45} × floor, seeds 42 and 43)", run(MORE, "k128-30000", "train_tokens") / 1e6, run(MORE, "k128-30000", "train_tokens") / run(PAPER, "k128", "train_tokens"), ppl_floor("k128-30000", MORE)[1], ppl_floor("k128-30000-s43", MORE)[1]),
+    F(STUDY, "it comes within {4}-{8} % in both seeds where full attention learned", (ppl("k512-128-s43") / ppl("full-s43") - 1) * 100, (ppl("k512-128") / ppl("full") - 1) * 100),
+    F(STUDY, "no-context floor {224.3} for every seed-42 run (the same masks; seed 43's: {224.8}, seed 44's: {224.7}):", floors("full"), floors("full-s43"), floors("full-s44")),
+    F(STUDY, "| 9 000 / 3 000 | **{20.4}** ({0.09} × floor); seed 43: **{21.5}** ({0.10}); seed 44: **{215.0}** ({0.96}, no drop) | **{213.0}** ({0.95}); seed 43: **{216.4}** ({0.96}); seed 44: **{216.6}** ({0.96}) | **{22.1}** ({0.10}); seed 43: **{22.4}** ({0.10}); seed 44: **{216.0}** ({0.96}, no drop) |", *(x for name in ("full", "full-s43", "full-s44", "k128", "k128-s43", "k128-s44", "k512-128", "k512-128-s43", "k512-128-s44") for x in ppl_floor(name))),
+    F(STUDY, "| 6 000 / 1 500 | **{82.1}** ({0.37}) | **{213.9}** ({0.95}) | – |", *ppl_floor("full", P7500), *ppl_floor("k128", P7500)),
+    F(STUDY, "| 6 000 / 6 000 | – (not continued past 7 500) | **{181.3}** ({0.81}) | – |", *ppl_floor("k128", P12000)),
+    F(STUDY, "| 9 000 / 21 000 | – | **{119.2}** ({0.53}); seed 43: **{101.2}** ({0.45}; floor {224.8}) | – |", *ppl_floor("k128-30000", MORE), *ppl_floor("k128-30000-s43", MORE), floors("k128-30000-s43", MORE)),
+    F(STUDY, "| **{20.4}** ({0.09}) | **{199.8}** ({0.89}) | **{213.0}** ({0.95}) | **{231.3}** ({1.03}) | **{231.0}** ({1.03}) | **{22.1}** ({0.10}) |", *(x for name in ("full", "k256", "k128", "k64", "k32", "k512-128") for x in ppl_floor(name))),
+    F(STUDY, "| none: E, F per head ({1.14} M) | **{202.6}** ({0.90}) | **{21.97}** ({0.10}) |", params("k128-none"), *ppl_floor("k128-none"), *ppl_floor("k512-128-none")),
+    F(STUDY, "| headwise: E, F per layer ({0.87} M) | **{213.0}** ({0.95}); seed 43: {216.4} | **{22.1}** ({0.10}); seed 43: {22.4} |", params("k128"), *ppl_floor("k128"), ppl("k128-s43"), *ppl_floor("k512-128"), ppl("k512-128-s43")),
+    F(STUDY, "| kv: E = F per layer ({0.74} M) | **{200.6}** ({0.89}) | **{22.25}** ({0.10}) |", params("k128-kv"), *ppl_floor("k128-kv"), *ppl_floor("k512-128-kv")),
+    F(STUDY, "| layerwise: one E = F for every layer ({0.68} M) | **{206.4}** ({0.92}) |", params("k128-layerwise"), *ppl_floor("k128-layerwise")),
+    F(STUDY, "**{180.9}** ({0.81}) from step 0, **{217.9}** ({0.97}) on `full`'s trunk (only the start differs from k = 128's {213.0})", *ppl_floor("k128-random"), *ppl_floor("k128-random-full-trunk"), ppl("k128")),
+    F(STUDY, "at n = 1 024 the floor of the validation masks is {231.9}, at n = 2 048 {231.7}", floors("full-n1024"), floors("k128-n2048")),
+    F(STUDY, "| 512 | **{20.4}** ({0.09}) | **{22.1}** ({0.10}) | **{213.0}** ({0.95}) |", *ppl_floor("full"), *ppl_floor("k512-128"), *ppl_floor("k128")),
+    F(STUDY, "| 1 024 | **{221.7}** ({0.96}) | **{221.8}** ({0.96}) | **{223.9}** ({0.97}) |", *ppl_floor("full-n1024"), *ppl_floor("k1024-128-n1024"), *ppl_floor("k128-n1024")),
+    F(STUDY, "| 2 048 (floor {231.7}) | not run (below) | not run (below) | **{231.4}** ({1.00}) |", floors("k128-n2048"), *ppl_floor("k128-n2048")),
+)
+# fmt: on
+
+# Phrases of the README's results table whose numbers are settings, not results (lengths, k, window, models)
+README_SETTINGS = (
+    "with `--exact-length 512` encodes level with the original to 512",
+    "k = 128 with `--local-window 16` from scratch; `--local-window 64 --global-tokens 1` for a pretrained encoder",
+    "chunking wins needles, 4 096-token matching",
+    "all-MiniLM-L6-v2",
+)
+
+
+@functools.cache
+def doc_text(doc: str) -> str:
+    return spaced((ROOT / doc).read_text())
+
+
+@pytest.mark.parametrize("figure", FIGURES, ids=lambda f: f"{f.doc}: {f.text[:60]}")
+def test_figure_equals_its_evidence(figure: F) -> None:
+    assert figure.text in doc_text(figure.doc), f"{figure.doc} no longer says {figure.text!r}"
+    assert len(figure.figures) == len(figure.sources), f"{figure.snippet!r}: one source a braced figure"
+    for written, source in zip(figure.figures, figure.sources):
+        expected = as_written(written, source.value())
+        assert bare(written) == expected, (
+            f"{figure.doc}: {written!r} in {figure.text!r}, but {source} gives {source.value()!r} ({expected})"
+        )
+    if figure.construction:
+        assert "by construction" in figure.text, (
+            f"{figure.doc}: {figure.text!r} holds by construction: say so"
+        )
+
+
+def test_unfiled_figures_say_so() -> None:
+    """A snippet with no source quotes a figure no file holds: the text must say so."""
+    for figure in FIGURES:
+        if not figure.sources:
+            assert "no file" in figure.text, (
+                f"{figure.doc}: {figure.text!r} names no source: say it is in no file"
+            )
+
+
+def results_answers() -> list[str]:
+    """The answer column of the README's "Results in brief" table, one cell a row (whitespace runs: one space)."""
+    rows = results_section((ROOT / README).read_text()).splitlines()
+    return [
+        spaced(row.split(" | ")[1])
+        for row in rows
+        if row.startswith("| ") and not row.startswith("| question")
+    ]
+
+
+def test_every_readme_result_has_a_source() -> None:
+    """Every number in the results table's answers is a figure of FIGURES or a setting of README_SETTINGS."""
+    quoted = [figure.text for figure in FIGURES if figure.doc == README] + list(README_SETTINGS)
+    answers = results_answers()
+    assert len(answers) >= 5, answers
+    for answer in answers:
+        rest = answer
+        for text in quoted:
+            rest = rest.replace(text, " ")
+        assert not re.search(r"\d", rest), (
+            f"README.md results: {answer!r} has numbers with no source ({rest!r}): add them to FIGURES in "
+            "tests/test_evidence.py (or to README_SETTINGS if they are settings, not results)"
+        )
