@@ -196,7 +196,7 @@ def checkpoints(run: Path) -> dict[int, Path]:
 
 def smoke(args: argparse.Namespace, out: Path) -> None:
     keep_teacher()
-    unpack_text(Path(".gpu/smoke"))
+    unpack_text(Path(args.text or ".gpu/smoke"))
     run = start("smoke", distill_argv("smoke", args, []))
     while run.poll() is None and time.time() - START < args.limit - 60:
         time.sleep(5)
@@ -215,7 +215,7 @@ def smoke(args: argparse.Namespace, out: Path) -> None:
 
 def full(args: argparse.Namespace, out: Path) -> None:
     keep_teacher()
-    unpack_text(Path(".gpu/long"))
+    unpack_text(Path(args.text or ".gpu/long"))
     names = args.variants
     first = names[0]
     runs = {first: start(first, distill_argv(first, args, VARIANTS[first]))}
@@ -228,7 +228,7 @@ def full(args: argparse.Namespace, out: Path) -> None:
                 extra = ["--stages-from", str(WORK / first), *VARIANTS[name]]
                 runs[name] = start(name, distill_argv(name, args, extra))
         for name in runs:
-            wanted = set(args.score_at) if name == first else {args.steps}
+            wanted = {*args.score_at, args.steps} if name == first else {args.steps}
             for step, path in sorted(checkpoints(WORK / name).items()):
                 if step in wanted and (name, step) not in scored:
                     scored.add((name, step))
@@ -255,6 +255,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=12, help="long steps")
     parser.add_argument("--batch", type=int, default=16, help="spans of --long-length tokens a long step")
     parser.add_argument("--long-length", type=int, default=4096, help="(a CPU dry run: 1024)")
+    parser.add_argument("--text", help="the packed text (default .gpu/smoke or .gpu/long by mode)")
     parser.add_argument("--device", default="cuda", help="longdocs' device (a CPU dry run: cpu)")
     parser.add_argument("--e2e-steps", type=int, default=150)
     parser.add_argument("--train-documents", type=int, default=5000)
