@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 import torch
 
-from linformer_kit.nn.exact_rows import tracing
+from linformer_kit.nn.exact_rows import reads_on_host
 
 # (x (b, n, D), mask (b, n) | None) -> a stack's outputs, each (b, ...): the last hidden state first
 Stack = Callable[[torch.Tensor, torch.Tensor | None], tuple[torch.Tensor, ...]]
@@ -54,7 +54,7 @@ def by_length(
     if mask is None or x.shape[1] <= limit:  # every row has n real tokens, or none has more than n <= limit
         return (long if mask is None and x.shape[1] > limit else short)(x, mask)
     longer = mask.sum(-1) > limit  # (b,)
-    if tracing() or mask.device.type != "cpu":  # no host read: both stacks, a select by row
+    if not reads_on_host(mask):  # no host read: both stacks, a select by row
         kept, read = short(x, mask), long(x, mask)
         return tuple(
             torch.where(longer.view(-1, *[1] * (a.dim() - 1)), b, a) for a, b in zip(kept, read, strict=True)
