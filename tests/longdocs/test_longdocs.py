@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from dataclasses import replace
@@ -17,6 +18,7 @@ from linformer_kit.longdocs.methods import Reader, rows
 from linformer_kit.longdocs.report import Source, gathered, table, write_report
 from linformer_kit.longdocs.sources import wikitext_articles
 from linformer_kit.longdocs.suite import retrieval_hits, run_suite
+from tests.bad_input_checks import WorkStarted, check_cli
 from tests.longdocs.conftest import prose, word_tokenizer
 
 
@@ -323,8 +325,46 @@ def test_user_documents_read_json_lines_text_files_and_folders(tmp_path: Path) -
     with pytest.raises(ValueError, match=r"documents: 'missing\.jsonl' is not a file or a folder"):
         user_documents(("missing.jsonl",))
     (tmp_path / "bad.jsonl").write_text(json.dumps({"body": "x"}) + "\n")
-    with pytest.raises(ValueError, match=r"a record of .*bad\.jsonl has no 'text' field"):
+    with pytest.raises(ValueError, match=r"line 1 of .*bad\.jsonl is not a JSON object with a 'text' string"):
         user_documents((str(tmp_path / "bad.jsonl"),))
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "match"),
+    [
+        (
+            "corrupt.jsonl.gz",
+            b"not gzip at all",
+            r"corrupt\.jsonl\.gz is not a gzip file, as its name ends \.gz",
+        ),
+        ("cut.jsonl.gz", gzip.compress(b'{"text": "one"}\n')[:-6], r"cut\.jsonl\.gz is not a gzip file"),
+        ("latin.txt", "caf\u00e9".encode("latin-1"), r"latin\.txt is not UTF-8 text \(byte 3"),
+        ("lines.jsonl", b'{"text": "one"}\n{"text": \n', r"line 2 of .*lines\.jsonl is not JSON"),
+        ("list.jsonl", b'["text"]\n', r"line 1 of .*list\.jsonl is not a JSON object with a 'text' string"),
+    ],
+    ids=["not-gzip", "cut-gzip", "latin-1", "bad-json", "not-object"],
+)
+def test_unreadable_documents_are_named_before_the_tokenizer_loads(
+    name: str,
+    content: bytes,
+    match: str,
+    tmp_path: Path,
+    tiny_bert_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
+) -> None:
+    """`linformer longdocs --documents` with a file that is not what its name says: a clear error naming it
+    (not gzip.BadGzipFile's traceback), before the tokenizer, let alone a model, loads."""
+    import transformers
+
+    def no_load(*args, **kwargs):
+        raise WorkStarted("the tokenizer loaded")
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", no_load)
+    (tmp_path / name).write_bytes(content)
+    argv = ["longdocs", tiny_bert_dir, "--original", tiny_bert_dir, "--documents", tmp_path / name,
+            "--chunk-length", 32, "--output-dir", tmp_path / "out"]  # fmt: skip
+    check_cli(argv, match, capsys, watch=[tmp_path])
 
 
 @pytest.mark.parametrize(
