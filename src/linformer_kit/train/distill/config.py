@@ -278,13 +278,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     def _check_long_fields(self) -> None:
         """The long stage's values; without long_length, none of its options may be given."""
         if self.long_length is None:
-            defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in LONG_OPTIONS}
-            given = [name for name in LONG_OPTIONS if getattr(self, name) != defaults[name]]
-            given += ["exact_length"] if self.exact_length is not None else []
-            if given:
-                raise ValueError(
-                    f"{', '.join(given)}: options of the long stage, which runs only with --long-length N"
-                )
+            self._refuse_long_options()
             return
         check_number("long_length", self.long_length, 3, integer=True)
         check_number("long_steps", self.long_steps, 1, integer=True)
@@ -311,6 +305,23 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             self._check_long_only()
         if self.exact_length is not None:  # else the preflight's default, seq_len (`_check_inputs`)
             self._check_exact_length()
+
+    def _refuse_long_options(self) -> None:
+        """Without long_length no long stage runs, so each of its options (LONG_OPTIONS, and exact_length) would
+        be ignored: refused, all named in one error. "Given" is told by the value alone, one that differs from
+        the field's default (the config holds no record of the flags typed): `--long-tune layers`, the default,
+        cannot be told from no flag and passes."""
+        options = (*LONG_OPTIONS, "exact_length")
+        defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in options}
+        given = [name for name in options if getattr(self, name) != defaults[name]]
+        if given:
+            values = ", ".join(
+                f"{name}={getattr(self, name)!r} (default {defaults[name]!r})" for name in given
+            )
+            raise ValueError(
+                f"{', '.join(given)}: options of the long stage, which runs only with --long-length N (given, "
+                f"that is at a value other than the default: {values}); give --long-length N or leave them out"
+            )
 
     def _check_some_long_loss(self) -> None:
         assert self.short_weight is not None
