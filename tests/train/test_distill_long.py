@@ -395,6 +395,20 @@ def test_bad_long_options_are_named_before_any_work(
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("tune", ["projections", "adapters", "layers"])
+@pytest.mark.parametrize("exact", [20, 23])
+def test_halves_read_exactly_are_refused_below_twice_exact_length(
+    tune: str, exact: int, word_teacher: Path, long_text: Path, tmp_path: Path
+) -> None:
+    """With only the long stage's weights training, the halves must be longer than T: from long_length 2T on.
+    The error names that bound, and the bound holds: 2T is taken, 2T - 1 refused."""
+    options = {"long_tune": tune, "exact_length": exact}
+    with pytest.raises(ValueError, match=rf"raise --long-length to at least {2 * exact} or train shared"):
+        _config(word_teacher, long_text, tmp_path / "out", long_length=2 * exact - 1, **options)
+    config = _config(word_teacher, long_text, tmp_path / "out", long_length=2 * exact, **options)
+    assert config.long_length == 2 * exact
+
+
 # a value other than its default for each option of the long stage (train/distill/config.py, LONG_OPTIONS)
 LONG_VALUES = dict(
     long_train=["more.txt"], long_steps=5, long_batch_size=2, long_learning_rate=1e-4, window_weight=2.0,

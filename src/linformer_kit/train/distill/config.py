@@ -332,8 +332,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             )
 
     def _check_exact_length(self) -> None:
-        """The long student's exact_length T (nn/exact_rows.py): every k <= T < long_length, and with E and F
-        alone (or adapters) training, halves longer than T."""
+        """The long student's exact_length T (nn/exact_rows.py): every k <= T < long_length, and with only weights
+        of the long stage training (LONG_ONLY_TUNES), halves longer than T."""
         assert self.long_length is not None
         k = self.projected_length  # parsed by now (`_parse_option_text`): an int, a list or None
         ks = [v for v in (k if isinstance(k, list) else [k]) if isinstance(v, int)]
@@ -357,8 +357,10 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             )
 
     def _check_halves_projected(self) -> None:
-        """With E and F alone training, the halves' and the crops' terms train only if the halves they read
-        are projected: longer than exact_length."""
+        """With only weights of the long stage training (long_tune 'projections', 'adapters' or 'layers': weights
+        that inputs of at most exact_length tokens never read), the halves' and the crops' terms train only if
+        the halves they read are longer than exact_length T. A half holds (N - 2) // 2 + 2 tokens at
+        long_length N, more than T from N = 2T on."""
         assert self.long_length is not None
         assert self.exact_length is not None
         half = (self.long_length - 2) // 2 + 2  # [CLS] + half the span's text + [SEP] (`halves`)
@@ -367,8 +369,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                 raise ValueError(
                     f"{name}={getattr(self, name)}: with long_tune={self.long_tune!r} its halves of {half} tokens "
                     f"are read exactly (exact_length={self.exact_length} >= {half}), by no weight that "
-                    f"trains; set it to 0, lower --exact-length below {half}, raise --long-length above "
-                    f"{2 * self.exact_length + 2} or train shared weights (--long-tune tune)"
+                    f"trains; set it to 0, lower --exact-length below {half}, raise --long-length to at least "
+                    f"{2 * self.exact_length} or train shared weights (--long-tune tune)"
                 )
 
     def _check_inputs(self) -> None:
