@@ -74,20 +74,42 @@ def word_tokenizer():
                                    cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]", model_max_length=64)  # fmt: skip
 
 
-@pytest.fixture(scope="session")
-def tiny_bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A random tiny BertModel (64 positions) saved with `word_tokenizer`."""
+def save_tiny_bert(path: Path, seed: int, blind: bool = False) -> Path:
+    """A random tiny BertModel (64 positions) saved with `word_tokenizer`. `blind`: its last LayerNorm's weight
+    is 0, so every output row is that LayerNorm's bias, whatever the text."""
     from transformers import BertConfig, BertModel
 
     tokenizer = word_tokenizer()
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                         intermediate_size=37, max_position_embeddings=64, hidden_dropout_prob=0.0,
                         attention_probs_dropout_prob=0.0)  # fmt: skip
-    path = tmp_path_factory.mktemp("tiny-bert")
-    BertModel(config, add_pooling_layer=False).save_pretrained(path)
+    model = BertModel(config, add_pooling_layer=False)
+    if blind:
+        last = model.encoder.layer[-1].output.LayerNorm
+        torch.nn.init.zeros_(last.weight)
+        torch.nn.init.normal_(last.bias)
+    model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random tiny BertModel (64 positions) saved with `word_tokenizer`."""
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"), seed=0)
+
+
+@pytest.fixture(scope="session")
+def other_bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tiny_bert_dir's shape and tokenizer with other random weights: an original that differs from it."""
+    return save_tiny_bert(tmp_path_factory.mktemp("other-bert"), seed=1)
+
+
+@pytest.fixture(scope="session")
+def blind_bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An original that tells no two texts apart: one vector for every row of every text."""
+    return save_tiny_bert(tmp_path_factory.mktemp("blind-bert"), seed=0, blind=True)
 
 
 def write_jsonl(path: Path, records: list[dict]) -> None:

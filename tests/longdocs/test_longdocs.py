@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from dataclasses import replace
@@ -13,10 +14,11 @@ from transformers import AutoModel, AutoTokenizer
 
 from linformer_kit.longdocs import texts
 from linformer_kit.longdocs.config import LongDocsConfig
-from linformer_kit.longdocs.methods import Reader, rows
+from linformer_kit.longdocs.methods import DIFFERENT_TEXTS, Reader, rows
 from linformer_kit.longdocs.report import Source, gathered, table, write_report
 from linformer_kit.longdocs.sources import wikitext_articles
-from linformer_kit.longdocs.suite import retrieval_hits, run_suite
+from linformer_kit.longdocs.suite import Record, retrieval_hits, run_suite
+from tests.bad_input_checks import WorkStarted, check_cli
 from tests.longdocs.conftest import prose, word_tokenizer
 
 
@@ -206,21 +208,36 @@ def test_the_suite_writes_every_record_table_and_plot(
     assert "| passkey | 64 |" in table(body["records"])
 
 
-def test_fidelity_of_a_model_to_itself_is_whole_on_every_source(
-    tmp_path: Path, tiny_bert_dir: Path, tiny_data: Path
-) -> None:
-    """The `fidelity` task: the model against the original on passages of each source; a model read as its own
-    original keeps 100 everywhere, above the original's two different texts."""
-    config = LongDocsConfig(model=str(tiny_bert_dir), data=str(tiny_data), output_dir=str(tmp_path / "out"),
+def _fidelity(model: Path, original: Path, data: Path, out: Path) -> dict[tuple[str, str], Record]:
+    config = LongDocsConfig(model=str(model), original=str(original), data=str(data), output_dir=str(out),
                             lengths=(64, 128), tasks=("fidelity",), pairs=3, chunk_length=64)  # fmt: skip
     records = run_suite(config)
-    kept = {r.task: r.score for r in records if r.method == "whole"}
-    different = {r.task: r.score for r in records if r.method == "two-different-texts"}  # (DIFFERENT_TEXTS)
-    assert set(kept) == set(different) == {f"fidelity-{s}" for s in ("books", "wikitext", "imdb", "sst2")}
     assert all(r.length == 64 for r in records)  # 128 > chunk_length: the original does not read it whole
-    assert all(score == pytest.approx(100.0, abs=0.01) for score in kept.values())
-    assert all(different[task] < kept[task] - 0.01 for task in different), different
-    body = json.loads((tmp_path / "out" / "longdocs.json").read_text())
+    return {(r.task, r.method): r for r in records}
+
+
+def test_fidelity_is_the_model_against_the_original_on_every_source(
+    tmp_path: Path, tiny_bert_dir: Path, other_bert_dir: Path, tiny_data: Path
+) -> None:
+    """The `fidelity` task: the mean cosine of the model's and the original's embeddings of the same passages
+    (method `whole`), beside the original's of two different passages. With an original that differs from the
+    model it is below 100, the same read either way round (a cosine), and the reference is the original's
+    alone; a model read as its own original keeps 100."""
+    a, b = tiny_bert_dir, other_bert_dir
+    ab = _fidelity(a, b, tiny_data, tmp_path / "ab")
+    ba = _fidelity(b, a, tiny_data, tmp_path / "ba")
+    bb = _fidelity(b, b, tiny_data, tmp_path / "bb")
+    sources = {f"fidelity-{s}" for s in ("books", "wikitext", "imdb", "sst2")}
+    assert {task for task, _ in ab} == sources
+    for task in sources:
+        whole, different = ab[(task, "whole")], ab[(task, DIFFERENT_TEXTS)]
+        assert (whole.model, different.model) == (a.name, b.name)  # each method names the model it read
+        assert whole.score < 99, (task, whole.score)  # not 100 by construction
+        assert whole.score == pytest.approx(ba[(task, "whole")].score, abs=0.011)  # one cosine either way
+        assert different.score == bb[(task, DIFFERENT_TEXTS)].score  # the original's alone
+        assert bb[(task, "whole")].score == pytest.approx(100.0, abs=0.01)
+        assert different.score < 100 - 0.01
+    body = json.loads((tmp_path / "ab" / "longdocs.json").read_text())
     assert "| whole | two-different-texts |" in table(body["records"])  # the reference has its column
 
 
@@ -323,8 +340,46 @@ def test_user_documents_read_json_lines_text_files_and_folders(tmp_path: Path) -
     with pytest.raises(ValueError, match=r"documents: 'missing\.jsonl' is not a file or a folder"):
         user_documents(("missing.jsonl",))
     (tmp_path / "bad.jsonl").write_text(json.dumps({"body": "x"}) + "\n")
-    with pytest.raises(ValueError, match=r"a record of .*bad\.jsonl has no 'text' field"):
+    with pytest.raises(ValueError, match=r"line 1 of .*bad\.jsonl is not a JSON object with a 'text' string"):
         user_documents((str(tmp_path / "bad.jsonl"),))
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "match"),
+    [
+        (
+            "corrupt.jsonl.gz",
+            b"not gzip at all",
+            r"corrupt\.jsonl\.gz is not a gzip file, as its name ends \.gz",
+        ),
+        ("cut.jsonl.gz", gzip.compress(b'{"text": "one"}\n')[:-6], r"cut\.jsonl\.gz is not a gzip file"),
+        ("latin.txt", "caf\u00e9".encode("latin-1"), r"latin\.txt is not UTF-8 text \(byte 3"),
+        ("lines.jsonl", b'{"text": "one"}\n{"text": \n', r"line 2 of .*lines\.jsonl is not JSON"),
+        ("list.jsonl", b'["text"]\n', r"line 1 of .*list\.jsonl is not a JSON object with a 'text' string"),
+    ],
+    ids=["not-gzip", "cut-gzip", "latin-1", "bad-json", "not-object"],
+)
+def test_unreadable_documents_are_named_before_the_tokenizer_loads(
+    name: str,
+    content: bytes,
+    match: str,
+    tmp_path: Path,
+    tiny_bert_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
+) -> None:
+    """`linformer longdocs --documents` with a file that is not what its name says: a clear error naming it
+    (not gzip.BadGzipFile's traceback), before the tokenizer, let alone a model, loads."""
+    import transformers
+
+    def no_load(*args, **kwargs):
+        raise WorkStarted("the tokenizer loaded")
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", no_load)
+    (tmp_path / name).write_bytes(content)
+    argv = ["longdocs", tiny_bert_dir, "--original", tiny_bert_dir, "--documents", tmp_path / name,
+            "--chunk-length", 32, "--output-dir", tmp_path / "out"]  # fmt: skip
+    check_cli(argv, match, capsys, watch=[tmp_path])
 
 
 @pytest.mark.parametrize(
@@ -366,20 +421,48 @@ def test_the_suite_reads_a_user_s_documents_and_passkeys_with_no_data(
     assert tasks == {"passkey", "access-code"}
 
 
+def _topic_paragraphs(data: Path) -> Path:
+    """A WikiText file of 6 paragraphs of about 80 words, each of its own words (names, colours, things,
+    prose): the halves of one paragraph share their words with each other only, so a model can match them."""
+    topics = [texts.FIRST_NAMES[:15], texts.FIRST_NAMES[15:], texts.LAST_NAMES, texts.COLOURS, texts.THINGS,
+              ("river", "mill", "ships", "storms", "sea", "stories", "men", "old")]  # fmt: skip
+    rng = random.Random(0)
+    paragraphs = [
+        " ".join(" ".join(rng.choice(words) for _ in range(8)).capitalize() + "." for _ in range(10))
+        for words in topics
+    ]
+    wiki = data / "wikitext" / "wikitext-2-raw"
+    wiki.mkdir(parents=True)
+    articles = [f" = Title {i} = \n \n {paragraphs[2 * i]}\n \n = = Part = = \n {paragraphs[2 * i + 1]}\n"
+                for i in range(3)]  # fmt: skip
+    (wiki / "wiki.test.raw").write_text(" \n" + "".join(articles), encoding="utf-8")
+    return data
+
+
 def test_paragraph_halves_are_read_whole_by_the_model_and_the_original(
-    tmp_path: Path, tiny_bert_dir: Path, tiny_data: Path
+    tmp_path: Path, tiny_bert_dir: Path, blind_bert_dir: Path, tiny_data: Path
 ) -> None:
     """The `paragraphs` task: WikiText paragraphs cut at their middle token, a first half finds its second half;
-    a model read as its own original scores what the original does, and every half fits one chunk."""
+    every half fits one chunk, so `whole` is the model's recall and `truncate-512` the original's. On paragraphs
+    of their own words the model finds every half; an original that tells no two texts apart (every score
+    ties, so the first second half wins) finds one in `pairs`. A model read as its own original scores what
+    the original does."""
     from linformer_kit.longdocs.sources import wikitext_paragraphs
 
     paragraphs = wikitext_paragraphs(tiny_data)
     assert len(paragraphs) == 6  # two a tiny article: its text and its part, no heading
     assert not any(p.startswith("=") for p in paragraphs)
-    config = LongDocsConfig(model=str(tiny_bert_dir), data=str(tiny_data), output_dir=str(tmp_path / "out"),
-                            tasks=("paragraphs",), pairs=3, chunk_length=64, seeds=(1, 2))  # fmt: skip
-    records = run_suite(config)
-    scores = {(r.method, r.seed): r.score for r in records if r.task == "paragraphs"}
-    assert set(scores) == {(m, s) for m in ("whole", "truncate-512") for s in (1, 2)}
-    assert all(scores[("whole", s)] == scores[("truncate-512", s)] for s in (1, 2))
-    assert all(0 <= score <= 100 for score in scores.values())
+    data = _topic_paragraphs(tmp_path / "data")
+
+    def scores(original: Path, out: str) -> dict[tuple[str, int], float]:
+        config = LongDocsConfig(model=str(tiny_bert_dir), original=str(original), data=str(data),
+                                output_dir=str(tmp_path / out), tasks=("paragraphs",), pairs=4, chunk_length=64,
+                                seeds=(1, 2))  # fmt: skip
+        return {(r.method, r.seed): r.score for r in run_suite(config) if r.task == "paragraphs"}
+
+    blind, itself = scores(blind_bert_dir, "blind"), scores(tiny_bert_dir, "itself")
+    assert set(blind) == set(itself) == {(m, s) for m in ("whole", "truncate-512") for s in (1, 2)}
+    for seed in (1, 2):
+        assert blind[("truncate-512", seed)] == 25.0  # 1 of 4
+        assert blind[("whole", seed)] == itself[("whole", seed)] == 100.0  # the model's own recall
+        assert itself[("truncate-512", seed)] == itself[("whole", seed)]

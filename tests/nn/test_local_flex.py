@@ -21,8 +21,11 @@ from tests.fixtures.batches import length_mask
 pytestmark = pytest.mark.filterwarnings("ignore:.*flex_attention.*")
 
 
-def _inputs(n: int, slot_keep: str, padded: bool, dtype=torch.float64, device="cpu", s: int = 7):
-    """q, k, v (3, 2, n, 16), slots, their mask, the padding mask (None: every token real), `windowed`."""
+def _inputs(
+    n: int, slot_keep: str, padded: bool, dtype=torch.float64, device="cpu", s: int = 7, windowed: bool = True
+):
+    """q, k, v (3, 2, n, 16), slots, their mask, the padding mask (None: every token real), `windowed` (None:
+    every row reads the window)."""
     b, h, d = 3, 2, 16
     q, k, v = (torch.randn(b, h, n, d, dtype=dtype, device=device) for _ in range(3))
     slot_k, slot_v = (torch.randn(b, h, s, d, dtype=dtype, device=device) for _ in range(2))
@@ -31,8 +34,8 @@ def _inputs(n: int, slot_keep: str, padded: bool, dtype=torch.float64, device="c
         keep = torch.rand(b, h if slot_keep == "per-head" else 1, 1, s, device=device) > 0.4
         keep[..., 0] = True  # every row keeps a slot (the projection's contract)
     real = length_mask([n, n - 21, 1], n).to(device) if padded else None
-    windowed = torch.tensor([True, False, True], device=device)  # row 1: short_inputs="exact"'s own tokens
-    return q, k, v, Slots(slot_k, slot_v, keep, windowed), real
+    rows = torch.tensor([True, False, True], device=device) if windowed else None  # row 1: its own tokens
+    return q, k, v, Slots(slot_k, slot_v, keep, rows), real
 
 
 def _compare(out: torch.Tensor, dense: torch.Tensor, real: torch.Tensor | None, atol: float) -> None:
@@ -45,16 +48,31 @@ def _compare(out: torch.Tensor, dense: torch.Tensor, real: torch.Tensor | None, 
 @pytest.mark.parametrize("n", [50, 150])  # under one query block (Bq = 128), and blocks with the last cut
 @pytest.mark.parametrize("window", [0, 16, 64, None])
 @pytest.mark.parametrize("global_tokens", [0, 1, 2])
-@pytest.mark.parametrize(("slot_keep", "padded"), [("none", False), ("rows", False), ("per-head", True)])
+@pytest.mark.parametrize(
+    ("slot_keep", "padded", "windowed"),
+    [("none", False, False), ("none", False, True), ("rows", False, True), ("per-head", True, True)],
+)
 def test_unfused_flex_equals_the_dense_reference(
-    n: int, window: int | None, global_tokens: int, slot_keep: str, padded: bool
+    n: int,
+    window: int | None,
+    global_tokens: int,
+    slot_keep: str,
+    padded: bool,
+    windowed: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The first case drops nothing (every slot kept, every token real, every row windowed): no score_mod, the
+    block mask alone shapes what each query reads."""
+    mods: list = []
+    value_mask = lf._value_mask
+    monkeypatch.setattr(lf, "_value_mask", lambda *a: mods.append(value_mask(*a)) or mods[-1])
     torch.manual_seed(0)
-    q, k, v, slots, real = _inputs(n, slot_keep, padded)
+    q, k, v, slots, real = _inputs(n, slot_keep, padded, windowed=windowed)
     keyset = KeySet(slots, real, window, global_tokens)
     out, weights = lf.flex_window_attention(q, k, v, keyset, scale=0.3, compiled=False)
     dense, _ = dense_local_attention(q, k, v, keyset, scale=0.3)
     assert weights is None
+    assert (mods == [None]) == (slot_keep == "none" and not padded and not windowed)
     _compare(out, dense, real, atol=1e-12)
 
 

@@ -17,6 +17,7 @@ from linformer_kit.models.embedding import encoder_of
 from linformer_kit.models.loading import longest_input
 from linformer_kit.nn.projection import window_matrix
 from linformer_kit.train.distill import DistillConfig, distill
+from linformer_kit.train.distill.config import LONG_OPTIONS
 from linformer_kit.train.distill.data import long_spans
 from linformer_kit.train.distill.long import (
     LongTrainer,
@@ -391,6 +392,52 @@ def test_bad_long_options_are_named_before_any_work(
 ) -> None:
     with pytest.raises(ValueError, match=match):
         distill(_config(word_teacher, long_text, tmp_path / "out", **overrides))
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("tune", ["projections", "adapters", "layers"])
+@pytest.mark.parametrize("exact", [20, 23])
+def test_halves_read_exactly_are_refused_below_twice_exact_length(
+    tune: str, exact: int, word_teacher: Path, long_text: Path, tmp_path: Path
+) -> None:
+    """With only the long stage's weights training, the halves must be longer than T: from long_length 2T on.
+    The error names that bound, and the bound holds: 2T is taken, 2T - 1 refused."""
+    options = {"long_tune": tune, "exact_length": exact}
+    with pytest.raises(ValueError, match=rf"raise --long-length to at least {2 * exact} or train shared"):
+        _config(word_teacher, long_text, tmp_path / "out", long_length=2 * exact - 1, **options)
+    config = _config(word_teacher, long_text, tmp_path / "out", long_length=2 * exact, **options)
+    assert config.long_length == 2 * exact
+
+
+# a value other than its default for each option of the long stage (train/distill/config.py, LONG_OPTIONS)
+LONG_VALUES = dict(
+    long_train=["more.txt"], long_steps=5, long_batch_size=2, long_learning_rate=1e-4, window_weight=2.0,
+    contrastive_weight=0.5, contrastive_scale=10.0, short_weight=0.0, crop_weight=0.5, crop_length=8,
+    crops_per_half=1, projection_resize="restart", long_tune="adapters", long_adapter_rank=4, short_text="train",
+    short_layers="student", exact_length=16,
+)  # fmt: skip
+
+
+def test_every_long_option_without_long_length_is_named_in_one_error(
+    word_teacher: Path, tmp_path: Path
+) -> None:
+    """Without --long-length no long stage runs: each of its options given (a value other than its default)
+    would be ignored. One check names them all, with their values and defaults."""
+    assert set(LONG_VALUES) == {*LONG_OPTIONS, "exact_length"}  # a new long option needs a value here
+    values = dict(
+        teacher=str(word_teacher), train=[str(tmp_path / "t.txt")], output_dir=str(tmp_path / "out")
+    )
+    with pytest.raises(
+        ValueError, match="options of the long stage, which runs only with --long-length N"
+    ) as err:
+        DistillConfig(**values, **LONG_VALUES)
+    named = str(err.value).split(":")[0].split(", ")
+    assert sorted(named) == sorted(LONG_VALUES)
+    for name, value in LONG_VALUES.items():
+        assert f"{name}={value!r} (default " in str(err.value)
+    for name, value in LONG_VALUES.items():  # each alone too
+        with pytest.raises(ValueError, match=rf"^{name}: options of the long stage"):
+            DistillConfig(**values, **{name: value})
     assert not (tmp_path / "out").exists()
 
 

@@ -180,5 +180,6 @@ class LongDocsConfig:
 
             from linformer_kit.longdocs.sources import check_documents, user_documents
 
+            documents = user_documents(self.documents)  # unreadable files named before the tokenizer loads
             tokenizer = AutoTokenizer.from_pretrained(self.original_dir, model_max_length=10**9)
-            check_documents(user_documents(self.documents), tokenizer, self.lengths, self.pairs)
+            check_documents(documents, tokenizer, self.lengths, self.pairs)

@@ -16,6 +16,7 @@ import gzip
 import json
 import random
 import re
+import zlib
 from pathlib import Path
 
 # the files each task needs, relative to the data folder (checked before any model loads)
@@ -115,17 +116,44 @@ def user_documents(paths: tuple[str, ...] | list[str]) -> list[str]:
             )
         for file in files:
             if file.name.endswith(".txt"):
-                documents.append(file.read_text(encoding="utf-8"))
+                documents.append(_text(file))
             elif file.name.endswith((".jsonl", ".jsonl.gz")):
-                opener = gzip.open if file.name.endswith(".gz") else open
-                with opener(file, "rt", encoding="utf-8") as f:
-                    records = [json.loads(line) for line in f if line.strip()]
-                if any("text" not in r for r in records):
-                    raise ValueError(f"documents: a record of {file} has no 'text' field")
-                documents += [r["text"] for r in records]
+                documents += _record_texts(file)
             else:
                 raise ValueError(f"documents: {file} is none of {', '.join(DOCUMENT_SUFFIXES)}")
     return documents
+
+
+def _text(file: Path) -> str:
+    """The whole of a text file, gunzipped where its name ends .gz; ValueError names the file and what it is
+    not (gzip's own BadGzipFile is an OSError, a traceback, and Python's decode error names no file)."""
+    opener = gzip.open if file.name.endswith(".gz") else open
+    try:
+        with opener(file, "rt", encoding="utf-8") as f:
+            return f.read()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as error:  # not gzip, cut short, corrupt
+        raise ValueError(f"documents: {file} is not a gzip file, as its name ends .gz ({error})") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"documents: {file} is not UTF-8 text (byte {error.start}: {error.reason})"
+        ) from None
+
+
+def _record_texts(file: Path) -> list[str]:
+    """The "text" of each record of a .jsonl / .jsonl.gz file; ValueError names the file, the line and what
+    it is not (a gzip file, UTF-8, a JSON object with a "text" string)."""
+    texts_: list[str] = []
+    for number, line in enumerate(_text(file).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"documents: line {number} of {file} is not JSON ({error.msg})") from None
+        if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+            raise ValueError(f"documents: line {number} of {file} is not a JSON object with a 'text' string")
+        texts_.append(record["text"])
+    return texts_
 
 
 def check_documents(documents: list[str], tokenizer, lengths: tuple[int, ...], pairs: int) -> None:

@@ -39,7 +39,7 @@ from linformer_kit.nn.backends import (
     attention_function,
     fill_empty_rows,
 )
-from linformer_kit.nn.exact_rows import exact_up_to_length, without_full_mask
+from linformer_kit.nn.exact_rows import exact_up_to_length, reads_on_host, without_full_mask
 from linformer_kit.nn.local import KeySet, Slots, local_attention_function
 from linformer_kit.nn.long_adapters import LongAdapters, long_rows
 from linformer_kit.nn.options import (
@@ -279,13 +279,15 @@ class LinformerSelfAttention(nn.Module):
         With short_inputs="exact" the slots of a row of at most k real tokens hold its own K, V
         (nn/short_inputs.py); `one_graph` (default: whether n is symbolic) projects at every n, which
         is that module's one-graph form. With exact_length = T, a row of at most T real tokens takes the
-        exact path whatever its padding (nn/exact_rows.py). In eager mode a mask of real tokens only is
-        dropped first (the same output without the masking work).
+        exact path whatever its padding (nn/exact_rows.py). On a CPU in eager mode a mask of real tokens
+        only is dropped first (the same output without the masking work); on another device the layer
+        reads no mask value (no sync a layer: `LinformerModel` drops a full mask once a forward).
         """
         b, n, _ = self._check_input(x)
         mask = self._check_mask(mask, b, n)
         one_graph = not isinstance(n, int) if one_graph is None else one_graph
-        mask = mask if one_graph else without_full_mask(mask)  # eager: no mask where every token is real
+        if mask is not None and not one_graph and reads_on_host(mask):  # a CPU in eager mode: no mask
+            mask = without_full_mask(mask)  # where every token is real (elsewhere the model's drop only)
         query = self._split_heads(self.query(x))  # Q (b, h, n, d)
 
         def projected(

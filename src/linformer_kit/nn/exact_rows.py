@@ -50,11 +50,19 @@ def tracing() -> bool:
     return torch.compiler.is_compiling() or torch.compiler.is_exporting() or torch.jit.is_tracing()
 
 
+def reads_on_host(mask: torch.Tensor) -> bool:
+    """Whether a layer may branch on the mask's values: on a CPU in eager mode only. On another device each
+    read waits for it (a sync a layer), and a trace would keep its example input's branch. The model reads
+    once a forward elsewhere too, to drop a full mask (`without_full_mask`); a layer never does there."""
+    return mask.device.type == "cpu" and not tracing()
+
+
 def without_full_mask(mask: torch.Tensor | None) -> torch.Tensor | None:
     """None for a mask of real tokens only, in eager mode: the same output, and the layers skip the mask, the
     zeroing copies of K and V and the short-row gathers, and SDPA may take its flash kernel (which takes no
     mask). The one place the kit drops such a mask (the model once a forward, `LinformerModel`; a bare layer
-    once a call). On a GPU `.all()` waits for the device once, as Hugging Face's BERT does before SDPA. Kept
+    once a call on a CPU, `reads_on_host`). On a GPU `.all()` waits for the device once a forward, as Hugging
+    Face's BERT does before SDPA; a layer there keeps the mask it is given. Kept
     while tracing (no branch on a value): a compiled model given no mask for an unpadded batch skips it."""
     if mask is None or tracing() or not bool(mask.all()):
         return mask
@@ -82,7 +90,7 @@ def exact_up_to_length(
         )
     if mask is None:  # every row has n real tokens (n <= limit: a symbolic n, which `attends_exactly` leaves)
         return (exact if x.shape[1] <= limit else projected)(query, x, mask, need_weights)
-    if tracing() or mask.device.type != "cpu":
+    if not reads_on_host(mask):
         if need_weights:
             raise ValueError(
                 f"attention weights with exact_length={limit} and a padding mask are read on a CPU in eager "

@@ -19,9 +19,13 @@ gets what the model without long layers gives it, bit for bit (tests/models/test
 Cost at inference: the copy's weights (MiniLM-L6 read to 4 096 tokens: 17 M parameters more, its own E and F
 among them, beside 30 M), and no compute beyond the one stack each row takes on a CPU in eager mode (a batch
 mixing both runs them apart, written back by row, as exact_rows does). While tracing (torch.compile) and on
-any other device nothing is read on the host: a padded batch longer than T runs both stacks on every row and
-selects (twice the layers' work); an unpadded one (no mask), or one of at most T tokens, takes one stack by
-its length n.
+any other device nothing is read on the host, and that is paid in FLOPs: a padded batch longer than T runs
+both stacks on every row and selects, 2 L layers a row instead of L, twice the encoder's products (the
+embeddings and any head are small beside them), for every such batch whatever its mix, a batch of short rows
+padded past T included. What a host read would save: one read of the b row flags a forward (a sync on a GPU,
+beside the model's own one, `without_full_mask`) would run each row through one stack, half the work. That
+trade is left to a plan made once a forward, which can fold both reads into one. An unpadded batch (no
+mask), or one of at most T tokens, takes one stack by its length n and pays nothing.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from collections.abc import Callable
 
 import torch
 
-from linformer_kit.nn.exact_rows import tracing
+from linformer_kit.nn.exact_rows import reads_on_host
 
 # (x (b, n, D), mask (b, n) | None) -> a stack's outputs, each (b, ...): the last hidden state first
 Stack = Callable[[torch.Tensor, torch.Tensor | None], tuple[torch.Tensor, ...]]
@@ -43,7 +47,8 @@ def by_length(
 
     x (b, n, D) the embeddings, mask (b, n) True = real token or None (every token real). Returns the chosen
     stack's outputs, row by row; ValueError for outputs whose shapes differ by stack in a mixed batch
-    (attention weights: (n x n) where rows are read exactly, (n x k) where projected).
+    (attention weights: (n x n) where rows are read exactly, (n x k) where projected). Off a CPU or while
+    tracing, a padded batch with n > limit costs both stacks on every row: twice the layers' FLOPs.
     """
     if torch.compiler.is_exporting():
         raise ValueError(
@@ -54,7 +59,7 @@ def by_length(
     if mask is None or x.shape[1] <= limit:  # every row has n real tokens, or none has more than n <= limit
         return (long if mask is None and x.shape[1] > limit else short)(x, mask)
     longer = mask.sum(-1) > limit  # (b,)
-    if tracing() or mask.device.type != "cpu":  # no host read: both stacks, a select by row
+    if not reads_on_host(mask):  # no host read: both stacks, a select by row
         kept, read = short(x, mask), long(x, mask)
         return tuple(
             torch.where(longer.view(-1, *[1] * (a.dim() - 1)), b, a) for a, b in zip(kept, read, strict=True)

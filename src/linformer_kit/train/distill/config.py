@@ -278,13 +278,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     def _check_long_fields(self) -> None:
         """The long stage's values; without long_length, none of its options may be given."""
         if self.long_length is None:
-            defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in LONG_OPTIONS}
-            given = [name for name in LONG_OPTIONS if getattr(self, name) != defaults[name]]
-            given += ["exact_length"] if self.exact_length is not None else []
-            if given:
-                raise ValueError(
-                    f"{', '.join(given)}: options of the long stage, which runs only with --long-length N"
-                )
+            self._refuse_long_options()
             return
         check_number("long_length", self.long_length, 3, integer=True)
         check_number("long_steps", self.long_steps, 1, integer=True)
@@ -312,6 +306,23 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         if self.exact_length is not None:  # else the preflight's default, seq_len (`_check_inputs`)
             self._check_exact_length()
 
+    def _refuse_long_options(self) -> None:
+        """Without long_length no long stage runs, so each of its options (LONG_OPTIONS, and exact_length) would
+        be ignored: refused, all named in one error. "Given" is told by the value alone, one that differs from
+        the field's default (the config holds no record of the flags typed): `--long-tune layers`, the default,
+        cannot be told from no flag and passes."""
+        options = (*LONG_OPTIONS, "exact_length")
+        defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in options}
+        given = [name for name in options if getattr(self, name) != defaults[name]]
+        if given:
+            values = ", ".join(
+                f"{name}={getattr(self, name)!r} (default {defaults[name]!r})" for name in given
+            )
+            raise ValueError(
+                f"{', '.join(given)}: options of the long stage, which runs only with --long-length N (given, "
+                f"that is at a value other than the default: {values}); give --long-length N or leave them out"
+            )
+
     def _check_some_long_loss(self) -> None:
         assert self.short_weight is not None
         if self.window_weight + self.contrastive_weight + self.short_weight + self.crop_weight == 0:
@@ -321,8 +332,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             )
 
     def _check_exact_length(self) -> None:
-        """The long student's exact_length T (nn/exact_rows.py): every k <= T < long_length, and with E and F
-        alone (or adapters) training, halves longer than T."""
+        """The long student's exact_length T (nn/exact_rows.py): every k <= T < long_length, and with only weights
+        of the long stage training (LONG_ONLY_TUNES), halves longer than T."""
         assert self.long_length is not None
         k = self.projected_length  # parsed by now (`_parse_option_text`): an int, a list or None
         ks = [v for v in (k if isinstance(k, list) else [k]) if isinstance(v, int)]
@@ -346,8 +357,10 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             )
 
     def _check_halves_projected(self) -> None:
-        """With E and F alone training, the halves' and the crops' terms train only if the halves they read
-        are projected: longer than exact_length."""
+        """With only weights of the long stage training (long_tune 'projections', 'adapters' or 'layers': weights
+        that inputs of at most exact_length tokens never read), the halves' and the crops' terms train only if
+        the halves they read are longer than exact_length T. A half holds (N - 2) // 2 + 2 tokens at
+        long_length N, more than T from N = 2T on."""
         assert self.long_length is not None
         assert self.exact_length is not None
         half = (self.long_length - 2) // 2 + 2  # [CLS] + half the span's text + [SEP] (`halves`)
@@ -356,8 +369,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                 raise ValueError(
                     f"{name}={getattr(self, name)}: with long_tune={self.long_tune!r} its halves of {half} tokens "
                     f"are read exactly (exact_length={self.exact_length} >= {half}), by no weight that "
-                    f"trains; set it to 0, lower --exact-length below {half}, raise --long-length above "
-                    f"{2 * self.exact_length + 2} or train shared weights (--long-tune tune)"
+                    f"trains; set it to 0, lower --exact-length below {half}, raise --long-length to at least "
+                    f"{2 * self.exact_length} or train shared weights (--long-tune tune)"
                 )
 
     def _check_inputs(self) -> None:

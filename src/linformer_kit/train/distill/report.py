@@ -36,8 +36,8 @@ class DistillResult:
     # the final student's fidelity at seq_len on each source, the lowest first: "held-out" (the documents of
     # `fidelity`) and each `fidelity_text` file, each beside its two different documents under the teacher
     fidelity_by_source: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
-    # the process's peak resident memory (GB, VmHWM: the high-water mark so far) at the end of each stage: the
-    # long stage's is its own peak, since it needs the most
+    # the process's peak resident memory (GB, VmHWM: the high-water mark so far) at the end of each stage: never
+    # below the stage before's, so a stage's own peak only where it rises above that
     stage_peak_gb: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def lowest(self) -> tuple[str, float]:
