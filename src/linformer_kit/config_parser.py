@@ -198,8 +198,26 @@ def parse_config(parser: HfArgumentParser, argv: list[str]) -> Any:
             action.required = action.required and action.dest not in from_file
     values = vars(parser.parse_args(argv))  # argparse errors exit here (code 2, on stderr)
     tuples = _tuple_fields(config_class)  # nargs and the file's lists -> the field's tuple
-    return config_class(**{name: _as_tuple(value) if name in tuples else value
-                           for name, value in values.items() if name in names})  # fmt: skip
+    config = config_class(**{name: _as_tuple(value) if name in tuples else value
+                             for name, value in values.items() if name in names})  # fmt: skip
+    refuse_given = getattr(config, "refuse_given", None)
+    if refuse_given is not None:  # options a config takes only beside another: typed at their default too
+        refuse_given((typed_options(parser, argv) | set(from_file if config_file else ())) & names)
+    return config
+
+
+def typed_options(parser: HfArgumentParser, argv: list[str]) -> set[str]:
+    """The fields argv sets (typed, whatever their value): argv parsed again with every default suppressed,
+    so that only what was typed lands in the namespace. A value alone cannot tell `--long-tune layers` (the
+    default) from no flag."""
+    saved = [(action, action.default, action.required) for action in parser._actions]
+    try:
+        for action, _, _ in saved:
+            action.default, action.required = argparse.SUPPRESS, False
+        return set(vars(parser.parse_known_args(argv)[0]))
+    finally:
+        for action, default, required in saved:
+            action.default, action.required = default, required
 
 
 def _as_tuple(value: Any) -> Any:

@@ -528,3 +528,30 @@ def test_a_long_step_backs_through_each_term_apart_to_the_gradient_of_their_sum(
     assert len(apart) > 10
     for name in together:
         assert_close(apart[name], together[name], rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("typed", [["--long-tune", "layers"], ["--short-layers", "original"]])
+def test_a_long_option_typed_at_its_default_without_long_length_is_refused(
+    word_teacher: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], typed: list[str]
+) -> None:
+    """`--long-tune layers` is the default's value: only the command line knows it was typed
+    (config_parser.typed_options), and it would be ignored as much as any other long option."""
+    from linformer_kit.cli.main import main
+
+    text = tmp_path / "t.txt"
+    text.write_text("\n\n".join(" ".join(MANY_WORDS[:40]) for _ in range(20)) + "\n")
+    argv = [
+        "distill",
+        "--teacher",
+        str(word_teacher),
+        "--train",
+        str(text),
+        "--output-dir",
+        str(tmp_path / "out"),
+    ]
+    assert main([*argv, *typed]) == 2
+    name = typed[0][2:].replace("-", "_")
+    assert (
+        f"{name}: options of the long stage, which runs only with --long-length N" in capsys.readouterr().err
+    )
+    assert not (tmp_path / "out").exists()

@@ -8,6 +8,7 @@ teacher's folder and the output_dir (train/distill/preflight.py).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -306,21 +307,26 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         if self.exact_length is not None:  # else the preflight's default, seq_len (`_check_inputs`)
             self._check_exact_length()
 
-    def _refuse_long_options(self) -> None:
+    def refuse_given(self, typed: set[str]) -> None:
+        """The command line's check (config_parser.parse_config): the long stage's options typed without
+        --long-length, at their default too (`_refuse_long_options`)."""
+        if self.long_length is None:
+            self._refuse_long_options(typed)
+
+    def _refuse_long_options(self, typed: Collection[str] = ()) -> None:
         """Without long_length no long stage runs, so each of its options (LONG_OPTIONS, and exact_length) would
-        be ignored: refused, all named in one error. "Given" is told by the value alone, one that differs from
-        the field's default (the config holds no record of the flags typed): `--long-tune layers`, the default,
-        cannot be told from no flag and passes."""
+        be ignored: refused, all named in one error. "Given" is a value other than the field's default, or a
+        flag typed (`typed`, from the command line: `--long-tune layers` is the default's value)."""
         options = (*LONG_OPTIONS, "exact_length")
         defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in options}
-        given = [name for name in options if getattr(self, name) != defaults[name]]
+        given = [name for name in options if name in typed or getattr(self, name) != defaults[name]]
         if given:
             values = ", ".join(
                 f"{name}={getattr(self, name)!r} (default {defaults[name]!r})" for name in given
             )
             raise ValueError(
-                f"{', '.join(given)}: options of the long stage, which runs only with --long-length N (given, "
-                f"that is at a value other than the default: {values}); give --long-length N or leave them out"
+                f"{', '.join(given)}: options of the long stage, which runs only with --long-length N (given: "
+                f"{values}); give --long-length N or leave them out"
             )
 
     def _check_some_long_loss(self) -> None:
