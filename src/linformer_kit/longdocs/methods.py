@@ -13,6 +13,12 @@ so "averaged" and "best chunk" are two readings of the same chunk rows.
                        mean-pooled (Günther et al. 2024): a row per span
     full-extended      the original with its position table wrapped (row p mod 512) and full attention,
                        reading the whole text: quadratic in n (`encoder_at`)
+    contextual-chunks-512
+                       the original's chunk rows, each plus the model's row of the same span (its whole
+                       reading's token states pooled over the chunk's own tokens), normalised: what a chunk
+                       says read alone, plus what the rest of the document adds to it. Two passes (the
+                       original's chunks, the model's whole reading), so it costs both; a row per chunk,
+                       read as chunks-best-512 is (issue "Long documents on prose", item 3)
 
 A row is sentence-transformers' pipeline (mean of the last hidden states over real tokens, normalised:
 `sentence_embedding`). Batches are formed longest first under a token budget, so memory stays bounded
@@ -32,21 +38,25 @@ from linformer_kit.models.sentence_transformers_folder import sentence_embedding
 from linformer_kit.token_pieces import pieces, with_special_tokens
 
 Method = Literal[
-    "whole", "truncate-512", "chunks-mean-512", "chunks-best-512", "late-chunking-512", "full-extended"
-]
+    "whole", "truncate-512", "chunks-mean-512", "chunks-best-512", "late-chunking-512", "full-extended",
+    "contextual-chunks-512",
+]  # fmt: skip
 METHODS: tuple[Method, ...] = (
-    "whole", "truncate-512", "chunks-mean-512", "chunks-best-512", "late-chunking-512", "full-extended"
+    "whole", "truncate-512", "chunks-mean-512", "chunks-best-512", "late-chunking-512", "full-extended",
+    "contextual-chunks-512",
 )  # fmt: skip
 # the fidelity task's reference: the original's mean cosine of two different texts (a record, not a reading)
 DIFFERENT_TEXTS = "two-different-texts"
-# the methods that read with the model under test; the others read with the original
-MODEL_METHODS: tuple[Method, ...] = ("whole", "late-chunking-512")
-# the forward pass each method reads: methods that share one are read from one pass, timed once
+# the forward passes: "whole" is the model under test's, the others the original's
 Pass = Literal["whole", "truncate", "chunks", "full-extended"]
-PASS_OF: dict[Method, Pass] = {
-    "whole": "whole", "late-chunking-512": "whole", "truncate-512": "truncate", "chunks-mean-512": "chunks",
-    "chunks-best-512": "chunks", "full-extended": "full-extended",
+# the passes each method reads: methods that share one are read from one pass, timed once
+PASSES: dict[Method, tuple[Pass, ...]] = {
+    "whole": ("whole",), "late-chunking-512": ("whole",), "truncate-512": ("truncate",),
+    "chunks-mean-512": ("chunks",), "chunks-best-512": ("chunks",), "full-extended": ("full-extended",),
+    "contextual-chunks-512": ("chunks", "whole"),
 }  # fmt: skip
+# the methods that read with the model under test (records name it); the others read with the original alone
+MODEL_METHODS: tuple[Method, ...] = tuple(m for m in METHODS if "whole" in PASSES[m])
 
 
 @dataclass
@@ -100,8 +110,9 @@ class Reader:
 
 
 def rows(method: Method, reader: Reader, texts: list[str], chunk: int = 512) -> list[torch.Tensor]:
-    """Each text's rows (m_i, D), unit vectors, as `method` makes them (the module docstring)."""
-    return rows_of(method, read(PASS_OF[method], reader, texts, chunk), chunk)
+    """Each text's rows (m_i, D), unit vectors, as `method` makes them (the module docstring), every pass
+    read by `reader` (a method of two passes then reads the model under test as its own original)."""
+    return rows_of(method, {p: read(p, reader, texts, chunk) for p in PASSES[method]}, chunk)
 
 
 def read(pass_: Pass, reader: Reader, texts: list[str], chunk: int = 512) -> list[torch.Tensor]:
@@ -121,8 +132,11 @@ def read(pass_: Pass, reader: Reader, texts: list[str], chunk: int = 512) -> lis
     return per_doc
 
 
-def rows_of(method: Method, passed: list[torch.Tensor], chunk: int = 512) -> list[torch.Tensor]:
-    """`method`'s rows from what its pass (`PASS_OF[method]`, `read`) gave."""
+def rows_of(method: Method, passes: dict[Pass, list[torch.Tensor]], chunk: int = 512) -> list[torch.Tensor]:
+    """`method`'s rows from what its passes (`PASSES[method]`, each `read`) gave."""
+    if method == "contextual-chunks-512":
+        return [_contextual(c, w, chunk - 2) for c, w in zip(passes["chunks"], passes["whole"], strict=True)]
+    (passed,) = (passes[p] for p in PASSES[method])
     if method in ("whole", "truncate-512", "full-extended"):
         return [_pooled(s) for s in passed]
     if method == "chunks-best-512":
@@ -143,6 +157,20 @@ def document_vector(document_rows: torch.Tensor) -> torch.Tensor:
 def _pooled(states: torch.Tensor) -> torch.Tensor:
     """(1, D): mean of (n, D) states, normalised (`sentence_embedding` of one unpadded input)."""
     return sentence_embedding(states[None], torch.ones(1, len(states), dtype=torch.long))
+
+
+def _contextual(chunk_rows: torch.Tensor, whole: torch.Tensor, size: int) -> torch.Tensor:
+    """(m, D): chunk row i plus the whole reading's text states (`whole` (n, D), its special tokens first
+    and last) pooled over chunk i's own `size` tokens, normalised; a chunk beyond what the whole reading
+    read (a text longer than the model's longest input) keeps its own row."""
+    spans = _spans(whole[1:-1], size) if len(whole) > 2 else _pooled(whole)  # (m', D)
+    if len(spans) > len(chunk_rows):
+        raise ValueError(
+            f"contextual-chunks: the whole reading has {len(spans)} spans of {size} tokens, the chunks "
+            f"{len(chunk_rows)}: the model and the original must share one tokenizer"
+        )
+    context = torch.cat([spans, torch.zeros_like(chunk_rows[len(spans) :])])  # (m, D)
+    return F.normalize(chunk_rows + context, dim=-1)
 
 
 def _spans(states: torch.Tensor, size: int) -> torch.Tensor:

@@ -34,8 +34,8 @@ from linformer_kit.longdocs.config import LongDocsConfig
 from linformer_kit.longdocs.methods import (
     DIFFERENT_TEXTS,
     MODEL_METHODS,
-    PASS_OF,
-    Method,
+    PASSES,
+    Pass,
     Reader,
     document_vector,
     read,
@@ -82,12 +82,13 @@ class Suite:
         self.records: list[Record] = []
         self._readers: dict[tuple[str, int], Reader] = {}
 
-    def reader(self, method: Method, length: int) -> Reader | None:
-        """The reader of `method` for documents of `length` tokens (None: full-extended above its limit)."""
+    def reader(self, pass_: Pass, length: int) -> Reader | None:
+        """The reader of `pass_` for documents of `length` tokens: the model under test for "whole", else the
+        original (None: full-extended above its limit)."""
         config = self.config
-        if method in MODEL_METHODS:
+        if pass_ == "whole":
             key, tokenizer = (config.model, max(config.lengths)), self.model_tokenizer
-        elif method == "full-extended":
+        elif pass_ == "full-extended":
             if length > config.full_extended_max:
                 return None
             key, tokenizer = (config.original_dir, max(length, config.chunk_length)), self.tokenizer
@@ -106,20 +107,24 @@ class Suite:
     def encode(
         self, length: int, texts_: list[str], methods=None
     ) -> dict[str, tuple[list[torch.Tensor], float]]:
-        """Each method's rows of `texts_` and its seconds per text; methods of one pass read it once (its time)."""
+        """Each method's rows of `texts_` and its seconds per text, the sum of its passes' (`PASSES`): methods
+        that share a pass read it once."""
         out: dict[str, tuple[list[torch.Tensor], float]] = {}
-        passes: dict[str, tuple[list[torch.Tensor], float]] = {}
+        passes: dict[Pass, tuple[list[torch.Tensor], float]] = {}
         for method in methods or self.config.methods:
-            reader = self.reader(method, length)
-            if reader is None:
+            readers = {p: self.reader(p, length) for p in PASSES[method]}
+            if any(reader is None for reader in readers.values()):
                 continue
-            key = PASS_OF[method]
-            if key not in passes:
-                start = time.perf_counter()
-                passed = read(key, reader, texts_, self.config.chunk_length)
-                passes[key] = (passed, (time.perf_counter() - start) / max(len(texts_), 1))
-            passed, seconds = passes[key]
-            out[method] = (rows_of(method, passed, self.config.chunk_length), seconds)
+            for key, reader in readers.items():
+                if key not in passes and reader is not None:
+                    start = time.perf_counter()
+                    passed = read(key, reader, texts_, self.config.chunk_length)
+                    passes[key] = (passed, (time.perf_counter() - start) / max(len(texts_), 1))
+            chunk = self.config.chunk_length
+            out[method] = (
+                rows_of(method, {key: passes[key][0] for key in readers}, chunk),
+                sum(passes[key][1] for key in readers),
+            )
         return out
 
     def add(
