@@ -190,7 +190,7 @@ def test_the_suite_writes_every_record_table_and_plot(
     records = run_suite(config)
     body = json.loads((tmp_path / "out" / "longdocs.json").read_text())
     assert len(body["records"]) == len(records)
-    keys = {"task", "length", "method", "score", "model", "seed", "seconds_per_document", "depth"}
+    keys = {"task", "length", "method", "score", "model", "seed", "seconds_per_document", "depth", "queries"}
     assert all(set(r) == keys for r in body["records"])
     overall = {(r.task, r.length, r.method, r.seed) for r in records if r.depth is None}
     for task in ("passkey", "needle", "books", "wikitext"):

@@ -28,6 +28,8 @@ the batching.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -147,6 +149,40 @@ def rows_of(method: Method, passes: dict[Pass, list[torch.Tensor]], chunk: int =
         # the special tokens (first and last state) stay out of the spans: each span is text tokens only
         return [_spans(s[1:-1], chunk) if len(s) > 2 else _pooled(s) for s in passed]
     raise ValueError(f"method={method!r}: expected one of {', '.join(METHODS)}")
+
+
+def encode(
+    reader_of: Callable[[Pass], Reader | None], texts: list[str], methods: Sequence[Method], chunk: int = 512
+) -> dict[Method, tuple[list[torch.Tensor], float]]:
+    """Each method's rows of `texts` and its seconds per text, the sum of its passes' (`PASSES`): methods that
+    share a pass read it once (late chunking whole's, the best chunk the averaged chunks'); a method one of
+    whose passes has no reader (`reader_of` None: full-extended above its limit) is left out."""
+    out: dict[Method, tuple[list[torch.Tensor], float]] = {}
+    passes: dict[Pass, tuple[list[torch.Tensor], float]] = {}
+    for method in methods:
+        readers = {p: reader_of(p) for p in PASSES[method]}
+        if any(reader is None for reader in readers.values()):
+            continue
+        for key, reader in readers.items():
+            if key not in passes and reader is not None:
+                start = time.perf_counter()
+                passed = read(key, reader, texts, chunk)
+                passes[key] = (passed, (time.perf_counter() - start) / max(len(texts), 1))
+        out[method] = (
+            rows_of(method, {key: passes[key][0] for key in readers}, chunk),
+            sum(passes[key][1] for key in readers),
+        )
+    return out
+
+
+def retrieval_hits(
+    queries: list[torch.Tensor], documents: list[torch.Tensor], targets: list[int]
+) -> torch.Tensor:
+    """(Q,) bool: whether query i's best-scoring document is `targets[i]`; a document scores the max
+    cosine of its rows with the query's vector."""
+    q = torch.stack([document_vector(r) for r in queries])  # (Q, D)
+    scores = torch.stack([(q @ d.T).max(-1).values for d in documents], dim=1)  # (Q, N)
+    return scores.argmax(-1) == torch.tensor(targets)
 
 
 def document_vector(document_rows: torch.Tensor) -> torch.Tensor:

@@ -1,11 +1,17 @@
 """The suite's records as a Markdown table (mean over seeds, ± their spread) and a plot of score against length.
 
 Plotting apart from measuring: `table` needs the records only; `plot` imports matplotlib when called.
+
+Pairs are few (a user's documents, a verdict on held-out books: 25 to 100), so each accuracy carries its
+binomial standard error (`standard_error`) and the table says how many points two methods must be apart to be
+told apart (`uncertainty`); the plot draws each score with it, every method a little apart from the others at
+one length (`dodged`), so none hides another.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
@@ -32,9 +38,50 @@ def summary(records: list[dict]) -> dict[tuple[str, int], dict[str, tuple[float,
     return out
 
 
-def table(records: list[dict], timing: str = TIMED_TOGETHER) -> str:
-    """A Markdown table: a row per task and length, a column per method ("score ± spread"), the best
-    score of each row in bold, then seconds per document of every method (`timing`: how they were timed)."""
+def queries(records: list[dict]) -> dict[tuple[str, int, str], int]:
+    """{(task, length, method): the queries its mean score is over, every seed's together}, for the records
+    that say it (`Record.queries`: accuracies; a fidelity's cosines and older runs' records do not)."""
+    out: dict[tuple[str, int, str], int] = defaultdict(int)
+    for r in records:
+        if r.get("depth") is None and r.get("queries"):
+            out[(r["task"], r["length"], r["method"])] += r["queries"]
+    return dict(out)
+
+
+def standard_error(score: float, count: int) -> float:
+    """The binomial standard error, in points, of an accuracy of `score` % over `count` queries: the plus-four
+    estimate (Agresti and Coull), so a score of 0 or 100 on few pairs is not taken as exact."""
+    p = (score / 100 * count + 2) / (count + 4)
+    return 100 * math.sqrt(p * (1 - p) / (count + 4))
+
+
+def uncertainty(records: list[dict]) -> str:
+    """A Markdown table: per task and length, the n queries a score is over, the standard error at the row's
+    score nearest 50 (the largest) and how far apart two of the row's scores must be to be told apart at 95 %
+    (1.96 sqrt(2) standard errors: the methods taken as independent, which overstates it a little, since they
+    read the same pairs); empty where no record says its queries."""
+    counts, rows = queries(records), summary(records)
+    lines = []
+    for (task, length), cells in sorted(rows.items()):
+        known = [
+            (counts[(task, length, m)], cell[0]) for m, cell in cells.items() if (task, length, m) in counts
+        ]
+        if known:
+            error = max(standard_error(score, count) for count, score in known)
+            apart = 1.96 * math.sqrt(2) * error
+            lines.append(f"| {task} | {length} | {min(c for c, _ in known)} | {error:.1f} | {apart:.0f} |")
+    if not lines:
+        return ""
+    return (
+        "Uncertainty, in points (n: the queries, or pairs, a score is over, every seed's; one is 100 / n "
+        "points): two scores of a row closer than `apart by` are not told apart.\n\n"
+        "| task | length | n | standard error | apart by |\n|---|---|---|---|---|\n" + "\n".join(lines) + "\n"
+    )  # fmt: skip
+
+
+def scores(records: list[dict]) -> str:
+    """A Markdown table: a row per task and length, a column per method ("score ± spread over seeds"), the
+    best score of each row in bold."""
     rows = summary(records)
     methods = [m for m in (*METHODS, DIFFERENT_TEXTS) if any(m in cells for cells in rows.values())]
     head = "| task | length | " + " | ".join(methods) + " |\n|---|---|" + "---|" * len(methods) + "\n"
@@ -50,6 +97,14 @@ def table(records: list[dict], timing: str = TIMED_TOGETHER) -> str:
             text = f"{mean:.1f}" + (f" ± {spread:.1f}" if spread else "")
             shown.append(f"**{text}**" if mean == best else text)
         body.append(f"| {task} | {length} | " + " | ".join(shown) + " |")
+    return head + "\n".join(body) + "\n"
+
+
+def table(records: list[dict], timing: str = TIMED_TOGETHER) -> str:
+    """`scores`, their `uncertainty`, then seconds per document of every method (`timing`: how they were
+    timed)."""
+    rows = summary(records)
+    methods = [m for m in (*METHODS, DIFFERENT_TEXTS) if any(m in cells for cells in rows.values())]
     speed = ["| task | length | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
     for (task, length), cells in sorted(rows.items()):
         speed.append(
@@ -57,31 +112,53 @@ def table(records: list[dict], timing: str = TIMED_TOGETHER) -> str:
             + " | ".join(f"{cells[m][2]:.3f}" if m in cells else "–" for m in methods)
             + " |"
         )
-    return head + "\n".join(body) + f"\n\nSeconds per document ({timing}):\n\n" + "\n".join(speed) + "\n"
+    errors = uncertainty(records)
+    return (
+        scores(records) + (f"\n{errors}" if errors else "")
+        + f"\nSeconds per document ({timing}):\n\n" + "\n".join(speed) + "\n"
+    )  # fmt: skip
+
+
+MARKERS = "osD^vPX"  # one a method (METHODS' order): two methods at one point stay told apart
+
+
+def dodged(length: int, method: str) -> float:
+    """Where `method`'s score at `length` is drawn: `length` moved by a fifteenth of an octave a method in
+    METHODS' order, centred, so that methods of one score at one length do not cover each other."""
+    return length * 2 ** ((METHODS.index(method) - (len(METHODS) - 1) / 2) / 15)  # type: ignore[arg-type]
 
 
 def plot(records: list[dict], path: str | Path) -> Path:
-    """Score against length, one panel per task, one line per method (log-2 length axis)."""
+    """Score against length, one panel per task, one line per method (log-2 length axis), each score with its
+    standard error where the records give their queries."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = summary(records)
+    rows, counts = summary(records), queries(records)
     tasks = sorted({task for task, _ in rows})
     fig, axes = plt.subplots(1, len(tasks), figsize=(4 * len(tasks), 3.4), squeeze=False)
     for ax, task in zip(axes[0], tasks, strict=True):
+        lengths = sorted({length for t, length in rows if t == task})
         for method in METHODS:
-            points = sorted(
-                (length, cells[method][0])
-                for (t, length), cells in rows.items()
-                if t == task and method in cells
-            )
-            if points:
-                # one colour per method in every panel (the cycle would shift where a method is absent)
-                color = f"C{METHODS.index(method)}"
-                ax.plot(*zip(*points, strict=True), marker="o", label=method, color=color)
+            points = [
+                (length, rows[(task, length)][method][0])
+                for length in lengths
+                if method in rows[(task, length)]
+            ]
+            if not points:
+                continue
+            errors = [standard_error(score, counts[(task, length, method)])
+                      if (task, length, method) in counts else 0.0 for length, score in points]  # fmt: skip
+            # one colour and marker per method in every panel (the cycle would shift where a method is absent)
+            index = METHODS.index(method)
+            ax.errorbar([dodged(length, method) for length, _ in points], [score for _, score in points],
+                        yerr=errors, marker=MARKERS[index], label=method, color=f"C{index}", capsize=2,
+                        markerfacecolor="none")  # fmt: skip
         ax.set_xscale("log", base=2)
+        ax.set_xticks(lengths, [str(length) for length in lengths])
+        ax.minorticks_off()
         ax.set_title(task)
         ax.set_xlabel("tokens")
         ax.set_ylabel("score (%)")

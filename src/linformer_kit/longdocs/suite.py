@@ -7,7 +7,9 @@
     classification  imdb: a logistic-regression probe on frozen vectors of long train reviews, one
                     subset per seed (MTEB's protocol), accuracy in % on long test reviews
 
-A record: {"task", "length", "method", "score", "model", "seed", "seconds_per_document", "depth"}.
+A record: {"task", "length", "method", "score", "model", "seed", "seconds_per_document", "depth", "queries"}
+(`queries`: how many the accuracy is over, its binomial standard error's n: pairs, asked keys, test reviews;
+None for the fidelity's cosines).
 Passkey and needle add records per key depth (quarters of the document; `depth` "0.00-0.25", ...):
 a model that truncates finds only shallow keys. `seconds_per_document` is the time of encoding the
 task's documents with the method divided by their number, measured in this process one method after
@@ -22,7 +24,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import cast
@@ -31,15 +33,16 @@ import torch
 
 from linformer_kit.longdocs import sources, texts
 from linformer_kit.longdocs.config import LongDocsConfig
+from linformer_kit.longdocs.halves import halves_hits
 from linformer_kit.longdocs.methods import (
     DIFFERENT_TEXTS,
     MODEL_METHODS,
-    PASSES,
+    Method,
     Pass,
     Reader,
     document_vector,
-    read,
-    rows_of,
+    encode,
+    retrieval_hits,
 )
 
 logger = logging.getLogger(__name__)
@@ -56,16 +59,7 @@ class Record:
     seed: int
     seconds_per_document: float
     depth: str | None = None
-
-
-def retrieval_hits(
-    queries: list[torch.Tensor], documents: list[torch.Tensor], targets: list[int]
-) -> torch.Tensor:
-    """(Q,) bool: whether query i's best-scoring document is `targets[i]`; a document scores the max
-    cosine of its rows with the query's vector."""
-    q = torch.stack([document_vector(r) for r in queries])  # (Q, D)
-    scores = torch.stack([(q @ d.T).max(-1).values for d in documents], dim=1)  # (Q, N)
-    return scores.argmax(-1) == torch.tensor(targets)
+    queries: int | None = None  # the accuracy's n (its standard error: longdocs/report.py); None: a cosine
 
 
 class Suite:
@@ -105,34 +99,23 @@ class Suite:
         return self._readers[key]
 
     def encode(
-        self, length: int, texts_: list[str], methods=None
-    ) -> dict[str, tuple[list[torch.Tensor], float]]:
-        """Each method's rows of `texts_` and its seconds per text, the sum of its passes' (`PASSES`): methods
-        that share a pass read it once."""
-        out: dict[str, tuple[list[torch.Tensor], float]] = {}
-        passes: dict[Pass, tuple[list[torch.Tensor], float]] = {}
-        for method in methods or self.config.methods:
-            readers = {p: self.reader(p, length) for p in PASSES[method]}
-            if any(reader is None for reader in readers.values()):
-                continue
-            for key, reader in readers.items():
-                if key not in passes and reader is not None:
-                    start = time.perf_counter()
-                    passed = read(key, reader, texts_, self.config.chunk_length)
-                    passes[key] = (passed, (time.perf_counter() - start) / max(len(texts_), 1))
-            chunk = self.config.chunk_length
-            out[method] = (
-                rows_of(method, {key: passes[key][0] for key in readers}, chunk),
-                sum(passes[key][1] for key in readers),
-            )
-        return out
+        self, length: int, texts_: list[str], methods: Sequence[Method] | None = None
+    ) -> dict[Method, tuple[list[torch.Tensor], float]]:
+        """Each method's rows of `texts_` and its seconds per text (`methods.encode`)."""
+        return encode(lambda pass_: self.reader(pass_, length), texts_, methods or self.config.methods,
+                      self.config.chunk_length)  # fmt: skip
 
     def add(
-        self, task: str, length: int, method: str, score: float, seed: int, seconds: float, depth=None
-    ) -> None:
+        self, task: str, length: int, method: str, score: float | torch.Tensor, seed: int, seconds: float,
+        depth=None,
+    ) -> None:  # fmt: skip
+        """A record of `score`, or of the accuracy over `hits` ((Q,) bool, its `queries` Q) given in its place."""
+        queries = len(score) if isinstance(score, torch.Tensor) else None
+        if isinstance(score, torch.Tensor):
+            score = 100 * float(score.float().mean())
         model = Path(self.config.model if method in MODEL_METHODS else self.config.original_dir).name
         self.records.append(
-            Record(task, length, method, round(score, 2), model, seed, round(seconds, 5), depth)
+            Record(task, length, method, round(score, 2), model, seed, round(seconds, 5), depth, queries)
         )
 
     def write(self) -> Path:
@@ -163,24 +146,21 @@ class Suite:
         for method, (doc_rows, seconds) in encoded.items():
             query_rows = self.encode(length, queries, [method])[method][0]
             hits = retrieval_hits(query_rows, doc_rows, asked)
-            self.add(task, length, method, 100 * float(hits.float().mean()), seed, seconds)
+            self.add(task, length, method, hits, seed, seconds)
             for low, high in DEPTHS:
                 chosen = [j for j, i in enumerate(asked) if low <= (docs[i].depth or 0.0) < high]
                 if chosen:
-                    score = 100 * float(hits[chosen].float().mean())
-                    self.add(task, length, method, score, seed, seconds, f"{low:.2f}-{high:.2f}")
+                    self.add(task, length, method, hits[chosen], seed, seconds, f"{low:.2f}-{high:.2f}")
 
     def halves(self, task: str, length: int, seed: int) -> None:
         """Books, wikitext or the user's documents at one length: a first half finds its own second half
-        (accuracy@1)."""
+        (accuracy@1; longdocs/halves.py)."""
         rng = random.Random(f"{task}-{length}-{seed}")
         corpus = getattr(self, {"books": "books", "wikitext": "articles", "documents": "documents"}[task])
-        firsts, seconds_ = texts.halves(self.tokenizer, length, self.config.pairs, corpus, rng)
-        encoded = self.encode(length, seconds_)
-        for method, (doc_rows, seconds) in encoded.items():
-            query_rows = self.encode(length, firsts, [method])[method][0]
-            hits = retrieval_hits(query_rows, doc_rows, list(range(len(firsts))))
-            self.add(task, length, method, 100 * float(hits.float().mean()), seed, seconds)
+        scored = halves_hits(lambda texts_: self.encode(length, texts_), self.tokenizer, length,
+                             self.config.pairs, corpus, rng)  # fmt: skip
+        for method, (hits, seconds) in scored.items():
+            self.add(task, length, method, hits, seed, seconds)
 
     def paragraphs(self, seed: int) -> None:
         """WikiText paragraph halves: `pairs` paragraphs of 64 tokens to two chunks, each cut at its middle token; a
@@ -203,9 +183,7 @@ class Suite:
         for method, (doc_rows, seconds) in self.encode(config.chunk_length, seconds_, methods).items():
             query_rows = self.encode(config.chunk_length, firsts, [method])[method][0]
             hits = retrieval_hits(query_rows, doc_rows, list(range(len(firsts))))
-            self.add(
-                "paragraphs", config.chunk_length, method, 100 * float(hits.float().mean()), seed, seconds
-            )
+            self.add("paragraphs", config.chunk_length, method, hits, seed, seconds)
 
     def fidelity(self, length: int, seed: int) -> None:
         """Each text source read at `length` tokens (at most the original's chunk): the mean cosine of the
@@ -266,7 +244,7 @@ class Suite:
             x_test = torch.stack([document_vector(r) for r in test_rows])
             for seed in config.seeds:
                 correct = probe_correct(x_train, train_labels, x_test, test_labels, seed, config.probe_subset)
-                self.add("imdb", length, method, 100 * float(correct.mean()), seed, seconds)
+                self.add("imdb", length, method, torch.as_tensor(correct), seed, seconds)
 
     # --- data, loaded once --------------------------------------------------------------------------
 
