@@ -1,4 +1,4 @@
-"""`contextual-chunks-512` (longdocs/methods.py): the original's chunk rows, each plus the model's whole reading
+"""`contextual-chunks-512` (models/readings.py): the original's chunk rows, each plus the model's whole reading
 pooled over the same chunk's tokens, normalised."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import torch
 from torch.nn import functional as F
 from torch.testing import assert_close
 
-from linformer_kit.longdocs.methods import MODEL_METHODS, PASSES, rows_of
+from linformer_kit.models.readings import MODEL_METHODS, PASSES, rows_of
 
 
 def _chunk_rows(m: int, d: int = 8) -> torch.Tensor:

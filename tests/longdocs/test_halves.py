@@ -1,4 +1,4 @@
-"""The halves task as one function (longdocs/halves.py), the records' queries, their uncertainty and the plot."""
+"""The halves task as one function (models/halves.py), the records' queries, their uncertainty and the plot."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer
 
-from linformer_kit.longdocs import methods
 from linformer_kit.longdocs.config import LongDocsConfig
-from linformer_kit.longdocs.halves import halves_hits
-from linformer_kit.longdocs.methods import METHODS, Reader, encode
-from linformer_kit.longdocs.report import dodged, plot, standard_error, table, uncertainty
+from linformer_kit.longdocs.report import dodged, plot, table, uncertainty
 from linformer_kit.longdocs.suite import run_suite
+from linformer_kit.models import readings
+from linformer_kit.models.halves import halves_hits, standard_error
+from linformer_kit.models.readings import METHODS, Reader, encode
 from tests.longdocs.conftest import prose
 
 READ = ("whole", "late-chunking-512", "truncate-512", "chunks-mean-512", "chunks-best-512")
@@ -29,8 +29,8 @@ def test_the_halves_task_reads_each_pass_once_for_documents_and_once_for_queries
     tokenizer = AutoTokenizer.from_pretrained(tiny_bert_dir, model_max_length=10**9)
     reader = Reader(AutoModel.from_pretrained(tiny_bert_dir).eval(), tokenizer, 64)
     passes: list[str] = []
-    read = methods.read
-    monkeypatch.setattr(methods, "read", lambda pass_, *args: passes.append(pass_) or read(pass_, *args))
+    read = readings.read
+    monkeypatch.setattr(readings, "read", lambda pass_, *args: passes.append(pass_) or read(pass_, *args))
     corpus = [prose(i, 600) for i in range(2)]
     scored = halves_hits(lambda texts: encode(lambda m: reader, texts, READ, 32), tokenizer, 64, 5, corpus,
                          random.Random(0))  # fmt: skip

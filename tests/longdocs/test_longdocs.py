@@ -14,10 +14,12 @@ from transformers import AutoModel, AutoTokenizer
 
 from linformer_kit.longdocs import texts
 from linformer_kit.longdocs.config import LongDocsConfig
-from linformer_kit.longdocs.methods import DIFFERENT_TEXTS, Reader, rows
 from linformer_kit.longdocs.report import Source, gathered, table, write_report
 from linformer_kit.longdocs.sources import wikitext_articles
-from linformer_kit.longdocs.suite import Record, retrieval_hits, run_suite
+from linformer_kit.longdocs.suite import retrieval_hits, run_suite
+from linformer_kit.models import halves
+from linformer_kit.models.halves import Record
+from linformer_kit.models.readings import DIFFERENT_TEXTS, Reader, rows
 from tests.bad_input_checks import WorkStarted, check_cli
 from tests.longdocs.conftest import prose, word_tokenizer
 
@@ -64,12 +66,12 @@ def test_needle_documents_are_prose_holding_one_fact() -> None:
 def test_halves_do_not_overlap_and_fit() -> None:
     tokenizer = word_tokenizer()
     corpus = [prose(i, 400) for i in range(2)]
-    firsts, seconds = texts.halves(tokenizer, 40, count=50, texts=corpus, rng=random.Random(0))
+    firsts, seconds = halves.draw(tokenizer, 40, count=50, texts=corpus, rng=random.Random(0))
     assert len(firsts) == len(seconds) >= 2
     assert all(count(tokenizer, t) <= 40 for t in firsts + seconds)
     assert len(set(firsts + seconds)) == 2 * len(firsts)
     with pytest.raises(texts.TooShort, match="need 2"):
-        texts.halves(tokenizer, 4000, count=5, texts=corpus, rng=random.Random(0))
+        halves.draw(tokenizer, 4000, count=5, texts=corpus, rng=random.Random(0))
 
 
 def test_wikitext_articles_split_at_titles(tiny_data: Path) -> None:

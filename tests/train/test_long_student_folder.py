@@ -17,8 +17,8 @@ import torch
 import transformers
 from torch.nn import functional as F
 
-from linformer_kit.longdocs.methods import Reader, rows
 from linformer_kit.longdocs.texts import token_count
+from linformer_kit.models.readings import Reader, rows
 from linformer_kit.token_pieces import Spans
 from linformer_kit.train.distill import DistillConfig, distill
 from tests.fixtures.models import TINY

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Literal
 
 from linformer_kit.longdocs.hub import HUB, hub_cache, hub_folder
-from linformer_kit.longdocs.methods import METHODS, Method
 from linformer_kit.longdocs.sources import TASK_FILES
+from linformer_kit.models.readings import METHODS, Method
 from linformer_kit.output_dir import check_output_dir
 
 Task = Literal[

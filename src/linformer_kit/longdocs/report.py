@@ -3,7 +3,7 @@
 Plotting apart from measuring: `table` needs the records only; `plot` imports matplotlib when called.
 
 Pairs are few (a user's documents, a verdict on held-out books: 25 to 100), so each accuracy carries its
-binomial standard error (`standard_error`) and the table says how many points two methods must be apart to be
+binomial standard error (models/halves.py `standard_error`) and the table says how many points two methods must be apart to be
 told apart (`uncertainty`); the plot draws each score with it, every method a little apart from the others at
 one length (`dodged`), so none hides another.
 """
@@ -11,13 +11,13 @@ one length (`dodged`), so none hides another.
 from __future__ import annotations
 
 import json
-import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from linformer_kit.longdocs.methods import DIFFERENT_TEXTS, METHODS
+from linformer_kit.models.halves import separation, standard_error
+from linformer_kit.models.readings import DIFFERENT_TEXTS, METHODS
 
 TIMED_TOGETHER = "A/B in one process"  # how one run of the suite times its methods (`table`)
 
@@ -48,18 +48,10 @@ def queries(records: list[dict]) -> dict[tuple[str, int, str], int]:
     return dict(out)
 
 
-def standard_error(score: float, count: int) -> float:
-    """The binomial standard error, in points, of an accuracy of `score` % over `count` queries: the plus-four
-    estimate (Agresti and Coull), so a score of 0 or 100 on few pairs is not taken as exact."""
-    p = (score / 100 * count + 2) / (count + 4)
-    return 100 * math.sqrt(p * (1 - p) / (count + 4))
-
-
 def uncertainty(records: list[dict]) -> str:
     """A Markdown table: per task and length, the n queries a score is over, the standard error at the row's
-    score nearest 50 (the largest) and how far apart two of the row's scores must be to be told apart at 95 %
-    (1.96 sqrt(2) standard errors: the methods taken as independent, which overstates it a little, since they
-    read the same pairs); empty where no record says its queries."""
+    score nearest 50 and how far apart two of the row's scores must be to be told apart (models/halves.py
+    `separation`); empty where no record says its queries."""
     counts, rows = queries(records), summary(records)
     lines = []
     for (task, length), cells in sorted(rows.items()):
@@ -67,9 +59,9 @@ def uncertainty(records: list[dict]) -> str:
             (counts[(task, length, m)], cell[0]) for m, cell in cells.items() if (task, length, m) in counts
         ]
         if known:
-            error = max(standard_error(score, count) for count, score in known)
-            apart = 1.96 * math.sqrt(2) * error
-            lines.append(f"| {task} | {length} | {min(c for c, _ in known)} | {error:.1f} | {apart:.0f} |")
+            count = min(c for c, _ in known)
+            error, apart = separation([score for _, score in known], count)
+            lines.append(f"| {task} | {length} | {count} | {error:.1f} | {apart:.0f} |")
     if not lines:
         return ""
     return (

@@ -158,7 +158,7 @@ def _record_texts(file: Path) -> list[str]:
 
 def check_documents(documents: list[str], tokenizer, lengths: tuple[int, ...], pairs: int) -> None:
     """Every length's halves task can be drawn from `documents`: `pairs` non-overlapping spans of 2 (L - 2)
-    tokens (texts.halves); ValueError names the length, what the documents hold and the way out."""
+    tokens (models/halves.py `draw`); ValueError names the length, what the documents hold and the way out."""
     if len(documents) < 2:
         raise ValueError(f"documents: {len(documents)} document(s); the halves task needs at least 2")
     sizes = [len(ids) for ids in tokenizer(documents, add_special_tokens=False, verbose=False)["input_ids"]]

@@ -7,9 +7,8 @@
     classification  imdb: a logistic-regression probe on frozen vectors of long train reviews, one
                     subset per seed (MTEB's protocol), accuracy in % on long test reviews
 
-A record: {"task", "length", "method", "score", "model", "seed", "seconds_per_document", "depth", "queries"}
-(`queries`: how many the accuracy is over, its binomial standard error's n: pairs, asked keys, test reviews;
-None for the fidelity's cosines).
+A record (models/halves.py `Record`): {"task", "length", "method", "score", "model", "seed",
+"seconds_per_document", "depth", "queries"} (`queries`: the n of the accuracy's standard error).
 Passkey and needle add records per key depth (quarters of the document; `depth` "0.00-0.25", ...):
 a model that truncates finds only shallow keys. `seconds_per_document` is the time of encoding the
 task's documents with the method divided by their number, measured in this process one method after
@@ -25,7 +24,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import cast
 
@@ -33,8 +32,8 @@ import torch
 
 from linformer_kit.longdocs import sources, texts
 from linformer_kit.longdocs.config import LongDocsConfig
-from linformer_kit.longdocs.halves import halves_hits
-from linformer_kit.longdocs.methods import (
+from linformer_kit.models.halves import Record, halves_hits
+from linformer_kit.models.readings import (
     DIFFERENT_TEXTS,
     MODEL_METHODS,
     Method,
@@ -47,19 +46,6 @@ from linformer_kit.longdocs.methods import (
 
 logger = logging.getLogger(__name__)
 DEPTHS = ((0.0, 0.25), (0.25, 0.5), (0.5, 0.75), (0.75, 1.0))
-
-
-@dataclass
-class Record:
-    task: str
-    length: int
-    method: str
-    score: float
-    model: str
-    seed: int
-    seconds_per_document: float
-    depth: str | None = None
-    queries: int | None = None  # the accuracy's n (its standard error: longdocs/report.py); None: a cosine
 
 
 class Suite:
@@ -154,7 +140,7 @@ class Suite:
 
     def halves(self, task: str, length: int, seed: int) -> None:
         """Books, wikitext or the user's documents at one length: a first half finds its own second half
-        (accuracy@1; longdocs/halves.py)."""
+        (accuracy@1; models/halves.py)."""
         rng = random.Random(f"{task}-{length}-{seed}")
         corpus = getattr(self, {"books": "books", "wikitext": "articles", "documents": "documents"}[task])
         scored = halves_hits(lambda texts_: self.encode(length, texts_), self.tokenizer, length,

@@ -14,7 +14,8 @@ Everything is drawn from a `random.Random(seed)`: the same seed gives the same d
              real prose (a span of a held-out book or article); query "where did {Name} hide the
              {colour} {thing}?". The facts are ours, the haystack differs per document.
     halves   a span of 2 (L - 2) tokens of held-out prose cut in two: the first half is the query,
-             the second its document (the others' second halves are the candidates)
+             the second its document (the others' second halves are the candidates): models/halves.py,
+             whose task distill's verdict on a long student runs too
 """
 
 from __future__ import annotations
@@ -146,21 +147,6 @@ def needle_documents(
         query = f"where did {name} hide the {colour} {thing}?" if i < queries else None
         documents.append(Document(text, query, depth))
     return documents
-
-
-def halves(
-    tokenizer, length: int, count: int, texts: list[str], rng: random.Random
-) -> tuple[list[str], list[str]]:
-    """Up to `count` (first half, second half) pairs, each half at most `length` tokens with special
-    tokens, from non-overlapping spans of `texts` (so no pair shares text with another); `TooShort`
-    when the texts hold fewer than two."""
-    spans = Spans(tokenizer, texts)
-    half = length - 2
-    windows = [(i, a) for i, o in enumerate(spans.offsets) for a in range(0, len(o) - 2 * half + 1, 2 * half)]
-    if len(windows) < 2:
-        raise TooShort(f"length={length}: the texts hold {len(windows)} spans of {2 * half} tokens, need 2")
-    chosen = rng.sample(windows, min(count, len(windows)))
-    return [spans.text(w, half) for w in chosen], [spans.text((w[0], w[1] + half), half) for w in chosen]
 
 
 def passages(tokenizer, length: int, count: int, texts: list[str], rng: random.Random) -> list[str]:

@@ -24,6 +24,9 @@ A row is sentence-transformers' pipeline (mean of the last hidden states over re
 `sentence_embedding`). Batches are formed longest first under a token budget, so memory stays bounded
 at every length; padding changes nothing (the models' padding is exact), so the rows do not depend on
 the batching.
+
+One definition of the readings for the study and the verb that compare them: the long-document suite
+(longdocs/, `linformer longdocs`) and the verdict `distill` gives on a long student (train/distill/verdict.py).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from typing import Literal
 import torch
 from torch.nn import functional as F
 
-from linformer_kit.models.sentence_transformers_folder import sentence_embedding
+from linformer_kit.models.embedding import sentence_embedding
 from linformer_kit.token_pieces import pieces, with_special_tokens
 
 Method = Literal[

@@ -1,0 +1,92 @@
+"""The halves task: the first half of a span of prose finds its own second half among every second half.
+
+One definition for the study and the verb that report it: the long-document suite (`books`, `wikitext`
+and the user's `documents`: longdocs/suite.py) and the verdict `distill` gives on a long student
+(train/distill/verdict.py), so the two report the same measure, in the same records.
+
+Up to `pairs` spans of 2 (L - 2) tokens are drawn without overlap (`draw`); each half, at most L tokens
+with its special tokens, is read by every method (models/readings.py). A first half is a query (the
+normalised mean of its rows), its second half the target among the second halves of every pair, each
+scored by its best row: accuracy@1. With P pairs a hit is 100 / P points and a reading that tells no
+half from another scores about 100 / P; pairs are few (a user's documents, held-out books), so each
+score carries its binomial standard error (`standard_error`).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from linformer_kit.models.readings import Method, retrieval_hits
+from linformer_kit.token_pieces import Spans, TooShort
+
+# texts -> {method: (each text's rows, seconds per text)}: `readings.encode` with its readers and methods bound
+Encode = Callable[[list[str]], dict[Method, tuple[list[torch.Tensor], float]]]
+
+
+@dataclass
+class Record:
+    """One method's score on one task (for the verdict, a source) at one length, as longdocs.json and a long
+    student's metrics.json keep it. `queries`: how many the accuracy is over (pairs, asked keys, test
+    reviews), its standard error's n; None for a mean cosine (the suite's fidelity)."""
+
+    task: str
+    length: int
+    method: str
+    score: float
+    model: str
+    seed: int
+    seconds_per_document: float
+    depth: str | None = None
+    queries: int | None = None
+
+
+def draw(
+    tokenizer, length: int, count: int, texts: list[str], rng: random.Random
+) -> tuple[list[str], list[str]]:
+    """Up to `count` (first half, second half) pairs, each half at most `length` tokens with special
+    tokens, from non-overlapping spans of `texts` (so no pair shares text with another); `TooShort`
+    when the texts hold fewer than two."""
+    spans = Spans(tokenizer, texts)
+    half = length - 2
+    windows = [(i, a) for i, o in enumerate(spans.offsets) for a in range(0, len(o) - 2 * half + 1, 2 * half)]
+    if len(windows) < 2:
+        raise TooShort(f"length={length}: the texts hold {len(windows)} spans of {2 * half} tokens, need 2")
+    chosen = rng.sample(windows, min(count, len(windows)))
+    return [spans.text(w, half) for w in chosen], [spans.text((w[0], w[1] + half), half) for w in chosen]
+
+
+def halves_hits(
+    encode: Encode, tokenizer, length: int, pairs: int, corpus: list[str], rng: random.Random
+) -> dict[Method, tuple[torch.Tensor, float]]:
+    """{method: ((P,) bool, seconds per document)}: whether each of P <= `pairs` first halves of `corpus` at
+    `length` tokens finds its own second half, and the time of reading the second halves. Each method's pass
+    reads the second halves once and the first halves once (`readings.encode`). `TooShort` when the corpus
+    holds fewer than 2 pairs."""
+    firsts, seconds = draw(tokenizer, length, pairs, corpus, rng)
+    read_documents, read_queries = encode(seconds), encode(firsts)
+    targets = list(range(len(firsts)))
+    return {
+        method: (retrieval_hits(read_queries[method][0], rows, targets), per_document)
+        for method, (rows, per_document) in read_documents.items()
+    }
+
+
+def standard_error(score: float, count: int) -> float:
+    """The binomial standard error, in points, of an accuracy of `score` % over `count` queries: the plus-four
+    estimate (Agresti and Coull), so a score of 0 or 100 on few pairs is not taken as exact."""
+    p = (score / 100 * count + 2) / (count + 4)
+    return 100 * math.sqrt(p * (1 - p) / (count + 4))
+
+
+def separation(scores: list[float], count: int) -> tuple[float, float]:
+    """(standard error, apart by), in points, for accuracies `scores` over the same `count` queries: the largest
+    standard error (at the score nearest 50) and how far apart two of them must be to be told apart at 95 %,
+    1.96 sqrt(2) standard errors (the methods taken as independent, which overstates it a little: they read
+    the same pairs)."""
+    error = max(standard_error(score, count) for score in scores)
+    return error, 1.96 * math.sqrt(2) * error
