@@ -20,12 +20,23 @@ if TYPE_CHECKING:
 
 
 def summary(result: DistillResult) -> str:
-    stages = ", ".join(f"{stage} {score:.4f}" for stage, score in result.fidelity.items())
-    source, lowest = result.lowest()
+    """The run's last line: the lowest fidelity, or, where the original reads every input the fidelity reads
+    (1 by construction), that; the long stage's verdict; the fidelity after each stage; the folder."""
+    from linformer_kit.train.distill.verdict import reading_line
+
+    stages = [f"{stage} {score:.4f}" for stage, score in result.fidelity.items()]
+    if result.read_by_original is not None:
+        first = f"up to {result.read_by_original} tokens read by the original (fidelity 1 by construction)"
+        stages[-1] += " (read by the original)"
+    else:
+        source, lowest = result.lowest()
+        first = f"lowest fidelity {lowest:.4f} ({source})"
+    reading = result.long_reading
+    verdict = f"{reading_line(reading, result.stage_seconds.get('long'))}; " if reading else ""
     return (
-        f"distill done: lowest fidelity {lowest:.4f} ({source}); fidelity (mean cosine to the teacher's embeddings, {result.eval_documents} held-out "
-        f"documents) {stages}; two different documents under the teacher: {result.different_documents:.4f}; "
-        f"model saved to {result.output_dir}"
+        f"distill done: {first}; {verdict}fidelity (mean cosine to the teacher's embeddings, {result.eval_documents} "
+        f"held-out documents) {', '.join(stages)}; two different documents under the teacher: "
+        f"{result.different_documents:.4f}; model saved to {result.output_dir}"
     )
 
 

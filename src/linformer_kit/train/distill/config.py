@@ -39,6 +39,9 @@ LONG_OPTIONS = ("long_train", "long_steps", "long_batch_size", "long_learning_ra
                 "contrastive_weight", "contrastive_scale", "short_weight", "crop_weight", "crop_length",
                 "crops_per_half", "projection_resize", "long_tune", "long_adapter_rank", "short_text",
                 "short_layers")  # fmt: skip
+# options only a long stage reads: its own and its verdict's (train/distill/verdict.py), which a resume does not
+# compare (the verdict trains nothing)
+LONG_ONLY_OPTIONS = (*LONG_OPTIONS, "verdict_pairs")
 Tune = Literal["all", "lora"]
 # what the long stage trains: what `tune` names, E and F alone, long adapters with E and F, or long layers
 # (weights only inputs longer than exact_length read; train/distill/long.py, "What trains")
@@ -233,6 +236,15 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         metadata={"help": "long stage, --long-tune adapters: the rank of each attention linear's update read "
                   "by inputs longer than --exact-length only (nn/long_adapters.py)"},
     )  # fmt: skip
+    # 20: on the README's run (MiniLM, 4 096, 2 CPU cores) about 100 s, 7 % of the long stage's 1 466 s, by the
+    # suite's seconds per document there (25: 9 %; docs/distill.md, "The verdict"): each pair is 2 texts, read
+    # by the student whole and by the teacher's chunks and truncation, at 2 lengths
+    verdict_pairs: int = field(
+        default=20,
+        metadata={"help": "after the long stage, the verdict: pairs of halves of each --long-train source's "
+                  "held-out documents, at --long-length and at 2 x seq_len tokens, on which the long student "
+                  "(whole, late chunks) meets the teacher's chunks (averaged, best) and truncation (0: none)"},
+    )  # fmt: skip
 
     def _check_fields(self) -> None:
         """Values only; the teacher's files (and the defaults they give) are the preflight's (`_check_inputs`)."""
@@ -300,6 +312,12 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         check_choice("projection_resize", self.projection_resize, get_args(ProjectionResize))
         check_choice("long_tune", self.long_tune, get_args(LongTune))
         check_number("long_adapter_rank", self.long_adapter_rank, 1, integer=True)
+        check_number("verdict_pairs", self.verdict_pairs, 0, integer=True)
+        if self.verdict_pairs == 1:
+            raise ValueError(
+                "verdict_pairs=1: a first half is told from at least one other pair's second half; give 2 or "
+                "more, or 0 for no verdict"
+            )
         check_choice("short_text", self.short_text, get_args(ShortText))
         check_choice("short_layers", self.short_layers, get_args(ShortLayers))
         if self.long_tune in LONG_ONLY_TUNES:
@@ -314,10 +332,10 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             self._refuse_long_options(typed)
 
     def _refuse_long_options(self, typed: Collection[str] = ()) -> None:
-        """Without long_length no long stage runs, so each of its options (LONG_OPTIONS, and exact_length) would
+        """Without long_length no long stage runs, so each of its options (LONG_ONLY_OPTIONS, and exact_length) would
         be ignored: refused, all named in one error. "Given" is a value other than the field's default, or a
         flag typed (`typed`, from the command line: `--long-tune layers` is the default's value)."""
-        options = (*LONG_OPTIONS, "exact_length")
+        options = (*LONG_ONLY_OPTIONS, "exact_length")
         defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in options}
         given = [name for name in options if name in typed or getattr(self, name) != defaults[name]]
         if given:

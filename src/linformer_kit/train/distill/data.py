@@ -6,7 +6,8 @@
                     `validation`'s, or the last train documents (a tenth, at least 2), not trained on;
                     max_eval_documents of them
     long_text       the long stage's text: each `long_train` source's documents less its held-out ones, whose
-                    passages of at most seq_len tokens are that source's fidelity (split off before any step)
+                    passages of at most seq_len tokens are that source's fidelity and whose halves the verdict's
+                    (train/distill/verdict.py; split off before any step)
     stage_examples  the 512 stages' examples: `train_examples`, or half of them windows of the long text
     long_spans      spans of exactly a length of the long text's documents (the long stage's; windows)
     source_windows  windows of seq_len tokens of each long_train source in turn (stage_examples, the short term)
@@ -26,7 +27,7 @@ import itertools
 import logging
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import datasets
@@ -73,11 +74,13 @@ def fidelity_texts(config: DistillConfig) -> dict[str, list[str]]:
 @dataclass(frozen=True)
 class LongText:
     """The long stage's text: `sources`, each `long_train` source's documents but its held-out ones (the short
-    term draws its windows from each in equal share), `train`, all of them in one, and `held_out`, by source,
-    passages of at most seq_len tokens of the held-out documents (the fidelity)."""
+    term draws its windows from each in equal share), `train`, all of them in one, `held_out`, by source,
+    passages of at most seq_len tokens of the held-out documents (the fidelity), and `held_out_documents`, by
+    source (`source_name`), those documents whole (the verdict's halves)."""
 
     sources: tuple[datasets.Dataset, ...]
     held_out: dict[str, list[str]]
+    held_out_documents: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def train(self) -> datasets.Dataset:
@@ -95,7 +98,7 @@ def long_text(config: DistillConfig, tokenizer: PreTrainedTokenizerBase) -> Long
     assert config.seq_len is not None  # the preflight's default
     if not config.long_train:
         return LongText((split_texts(config)[0],), {})
-    kept, held = [], {}
+    kept, held, whole = [], {}, {}
     for source in config.long_train:
         texts = load_text([source], config.text_column, "long_train")
         count = held_out_count(len(texts), config.max_eval_documents)
@@ -111,8 +114,8 @@ def long_text(config: DistillConfig, tokenizer: PreTrainedTokenizerBase) -> Long
             kept.append(texts)
             continue
         kept.append(texts.select(range(len(texts) - count)))
-        held[name] = pieces
-    return LongText(tuple(kept), held)
+        held[name], whole[source_name(source)] = pieces, documents
+    return LongText(tuple(kept), held, whole)
 
 
 def held_out_count(documents: int, most: int) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from transformers import PreTrainedTokenizerBase
 
@@ -18,6 +19,10 @@ from linformer_kit.models import LinformerPreTrainedModel
 from linformer_kit.models.folder import write_model_dir
 from linformer_kit.nn.options import LinformerOptions
 from linformer_kit.train.distill.config import DistillConfig
+from linformer_kit.train.distill.verdict import reading_card
+
+# the fidelity where the teacher's own weights read every input it reads (`read_by_original`)
+READ_BY_ORIGINAL = "read by the original: 1 by construction"
 
 
 @dataclass
@@ -39,6 +44,12 @@ class DistillResult:
     # the process's peak resident memory (GB, VmHWM: the high-water mark so far) at the end of each stage: never
     # below the stage before's, so a stage's own peak only where it rises above that
     stage_peak_gb: dict[str, float] = dataclasses.field(default_factory=dict)
+    # inputs of at most this many tokens, every fidelity above among them (at seq_len), are read by the teacher's
+    # own weights (`read_by_original`): each is then 1 by construction, no measure of the long stage; None: by
+    # the student's
+    read_by_original: int | None = None
+    # what the long stage changed, beyond seq_len: its verdict (train/distill/verdict.py); {} without one
+    long_reading: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def lowest(self) -> tuple[str, float]:
         """(source, fidelity) of the source the final student keeps least of."""
@@ -88,6 +99,21 @@ def _by_source(result: DistillResult) -> str:
     )
 
 
+def _original_note(result: DistillResult) -> str:
+    """Why the final fidelity says nothing of the long stage, where the original reads it (else empty)."""
+    if result.read_by_original is None:
+        return ""
+    return (
+        f"Inputs of at most {result.read_by_original} tokens, each fidelity above among them, are {READ_BY_ORIGINAL}. "
+        "What the long stage changed is in the long reading below.\n\n"
+    )
+
+
+def _long_reading(result: DistillResult) -> str:
+    """The long stage's verdict (empty without one)."""
+    return reading_card(result.long_reading, result.stage_seconds.get("long")) if result.long_reading else ""
+
+
 def _peaks(result: DistillResult) -> str:
     """The peak resident memory after each stage (empty for a result without it)."""
     if not result.stage_peak_gb:
@@ -108,6 +134,15 @@ def _long_length(config: DistillConfig) -> str:
     )
 
 
+def read_by_original(config: DistillConfig) -> int | None:
+    """exact_length where inputs of at most it, seq_len among them, are read by the teacher's own weights (long
+    layers beside the teacher's: `short_layers` "original"); else None."""
+    assert config.seq_len is not None  # the preflight's default
+    if config.long_length is None or config.long_tune != "layers" or config.short_layers != "original":
+        return None
+    return config.exact_length if (config.exact_length or 0) >= config.seq_len else None
+
+
 def _reading(config: DistillConfig) -> str:
     """Which weights read which inputs, for a student with long layers beside the teacher's (else empty)."""
     if config.long_length is None or config.long_tune != "layers" or config.short_layers != "original":
@@ -121,7 +156,10 @@ def _reading(config: DistillConfig) -> str:
 
 def model_card(config: DistillConfig, result: DistillResult) -> str:
     """README.md of the student: how it was made, its fidelity after each stage, how to load it."""
-    rows = "".join(f"| {stage} | {score:.4f} |\n" for stage, score in result.fidelity.items())
+    last = list(result.fidelity)[-1]
+    note = f" ({READ_BY_ORIGINAL})" if result.read_by_original is not None else ""
+    rows = "".join(f"| {stage} | {score:.4f}{note if stage == last else ''} |\n"
+                   for stage, score in result.fidelity.items())  # fmt: skip
     return (
         "---\nlibrary_name: transformers\npipeline_tag: feature-extraction\ntags:\n- linformer\n"
         "- linformer-kit\n- distillation\n---\n"
@@ -133,7 +171,8 @@ def model_card(config: DistillConfig, result: DistillResult) -> str:
         "Fidelity (mean cosine of this model's and the teacher's sentence embeddings, held-out documents):\n\n"
         f"| stage | fidelity |\n|---|---|\n{rows}\n"
         f"Two different documents under the teacher: {result.different_documents:.4f}.\n\n"
-        f"{_by_source(result)}{_peaks(result)}"
+        f"{_original_note(result)}"
+        f"{_by_source(result)}{_long_reading(result)}{_peaks(result)}"
         "Load with `SentenceTransformer(path)` (a sentence-transformers teacher's pipeline is carried) or\n"
         "`AutoModel.from_pretrained(path, trust_remote_code=True)`; every setting is in `metrics.json`.\n"
     )

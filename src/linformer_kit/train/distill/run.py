@@ -39,6 +39,8 @@ pieces' public names among them). The pieces, beside it in train/distill/:
     train/distill/trainer.py    teacher, student, the stages (StagePlan, run_stage), DistillTrainer
     train/distill/report.py     DistillResult, the saved student (metrics.json, model card)
     train/distill/long.py       the long stage (`long_length`): the student extended and trained long
+    train/distill/verdict.py    after it, its verdict: the long student against the teacher's chunks on the
+                                halves of held-out documents (`verdict_pairs`)
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from typing import Any
 
 from transformers import AutoTokenizer, set_seed
 
@@ -60,7 +63,12 @@ from linformer_kit.train.distill.losses import (
     end_to_end_loss,
     relative_error,
 )
-from linformer_kit.train.distill.report import DistillResult, describe_student, save_student
+from linformer_kit.train.distill.report import (
+    DistillResult,
+    describe_student,
+    read_by_original,
+    save_student,
+)
 from linformer_kit.train.distill.trainer import (
     DistillTrainer,
     StagePlan,
@@ -71,6 +79,7 @@ from linformer_kit.train.distill.trainer import (
     run_stage,
     student_from,
 )
+from linformer_kit.train.distill.verdict import long_reading, reading_line
 from linformer_kit.train.guards import guarded_run
 
 __all__ = [
@@ -153,12 +162,16 @@ def _distill(config: DistillConfig) -> DistillResult:
             "fidelity": fidelity(embed(student, tokenizer, texts, length, batch), own),
             "different_documents": different_documents(own),
         }
+    reading: dict[str, Any] = {}
+    if long is not None and config.verdict_pairs:  # what the long stage changed, on text it did not train on
+        reading = long_reading(config, student, teacher, long, documents)
+        logger.info(f"distill: {reading_line(reading, seconds['long'])}")
     result = DistillResult(
         output_dir=config.output_dir, fidelity=scores, different_documents=different, stage_losses=losses,
         stage_seconds=seconds, eval_documents=len(reference), train_examples=len(train),
         num_parameters=student.num_parameters(),
         fidelity_by_source=dict(sorted(by_source.items(), key=lambda item: item[1]["fidelity"])),
-        stage_peak_gb=peaks,
+        stage_peak_gb=peaks, read_by_original=read_by_original(config), long_reading=reading,
     )  # fmt: skip
     save_student(config, student, tokenizer, result)
     return result

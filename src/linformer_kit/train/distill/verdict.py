@@ -1,0 +1,217 @@
+"""The verdict of a long stage: on text no step trained on, does the long student read long documents better
+than the original's chunks?
+
+Why: with long layers and short_layers="original" (the default) every input of at most seq_len tokens is read
+by the teacher's own weights, so the fidelity `distill` measures at seq_len is 1 by construction, and a long
+stage that learned nothing printed the same line as one that did. What the stage changed shows only beyond
+seq_len. So after it `distill` runs the long-document suite's halves task (models/halves.py: the first half
+of a span of prose finds its own second half among every pair's second half, accuracy@1) on held-out text:
+
+    documents  each `long_train` source's held-out documents (data.py `long_text`: its last documents, a
+               tenth, at least 2, at most max_eval_documents, split off before any step, so no stage trains
+               on them); without long_train, the fidelity's held-out documents (--validation, or train's last)
+    lengths    long_length, and 2 seq_len (1 024 for a 512-token teacher: the shortest text its chunks read
+               in two) where it is shorter
+    methods    the suite's (models/readings.py), chunks of seq_len tokens: the long student whole and its
+               late chunks; the teacher truncated to seq_len, its chunks averaged and its best chunk
+    pairs      `verdict_pairs` a source and length, fewer where its documents hold fewer; a source and length
+               whose documents hold fewer than 2 are named as skipped
+
+Each score is a record of the suite's kind (models/halves.py `Record`, its task the source) and carries its
+binomial standard error; `linformer longdocs --documents` gives the same table for a user's own documents.
+
+The cost is inference only: each pair is 2 texts, each read once by the student whole (late chunks pool the
+same pass) and by the teacher's chunks and truncation (the best chunk reads the averaged chunks' pass), at each
+length. It grows with the pairs and the sources that hold them, where the long stage grows with its steps and
+batch: on the README's run (MiniLM, 4 096 and 1 024, the books alone holding pairs, 2 CPU cores) 20 pairs are
+about 100 s by the suite's seconds per document, 7 % of the long stage's 1 466 s (docs/distill.md, "The
+verdict"); a tiny run at the defaults (tests' word teacher, 40 steps of 4 x 96 tokens) 5 to 7 %.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import AutoTokenizer
+
+from linformer_kit.models.embedding import encoder_of
+from linformer_kit.models.halves import Record, halves_hits, separation, standard_error
+from linformer_kit.models.readings import MODEL_METHODS, Method, Reader, encode
+from linformer_kit.token_pieces import TooShort
+from linformer_kit.train.distill.config import DistillConfig
+from linformer_kit.train.distill.data import LongText
+
+METHODS: tuple[Method, ...] = (
+    "whole",
+    "late-chunking-512",
+    "truncate-512",
+    "chunks-mean-512",
+    "chunks-best-512",
+)
+HELD_OUT = {
+    True: "each --long-train source's last documents (a tenth, at least 2, at most max_eval_documents), split "
+    "off before any step: no stage trains on them",
+    False: "the fidelity's held-out documents (--validation, or train's last documents), no --long-train source "
+    "holding any out: no stage trains on them",
+}
+# the summary line's names of the methods (the student's first, then the teacher's)
+SHORT_NAMES = {"whole": "whole", "chunks-mean-512": "chunks", "chunks-best-512": "best",
+               "truncate-512": "truncated", "late-chunking-512": "late chunks"}  # fmt: skip
+
+
+def verdict_lengths(config: DistillConfig) -> tuple[int, ...]:
+    """long_length, and 2 seq_len where that is shorter: the longest the student reads, and the shortest text
+    the teacher's chunks read in two."""
+    assert config.long_length is not None
+    assert config.seq_len is not None
+    return tuple(sorted({n for n in (2 * config.seq_len, config.long_length) if n <= config.long_length}))
+
+
+def long_reading(
+    config: DistillConfig,
+    student: torch.nn.Module,
+    teacher: torch.nn.Module,
+    long: LongText,
+    held_out: list[str],
+) -> dict[str, Any]:
+    """The verdict (module docstring) on each long_train source's held-out documents (`long`), or, where none
+    held any out, on the fidelity's (`held_out`): how they were held out, the pairs asked, the records
+    (`Record`s as dicts), what was skipped and why, and its seconds."""
+    assert config.seq_len is not None
+    assert config.long_length is not None
+    start = time.perf_counter()
+    from_long = bool(long.held_out_documents)
+    documents = long.held_out_documents if from_long else {"held-out": held_out}
+    # the methods cut texts themselves: no length limit (and no warning) on a whole document
+    tokenizer = AutoTokenizer.from_pretrained(config.teacher, model_max_length=10**9)
+    readers = (Reader(encoder_of(student), tokenizer, config.long_length),
+               Reader(encoder_of(teacher), tokenizer, config.seq_len))  # fmt: skip
+
+    def reader_of(method: Method) -> Reader:
+        return readers[0] if method in MODEL_METHODS else readers[1]
+
+    read = functools.partial(encode, reader_of, methods=METHODS, chunk=config.seq_len)
+    records, skipped = [], []
+    with _evaluating(student, teacher):
+        for source, texts in documents.items():
+            for length in sorted(verdict_lengths(config), reverse=True):
+                rng = random.Random(f"verdict-{source}-{length}-{config.seed}")
+                try:
+                    scored = halves_hits(read, tokenizer, length, config.verdict_pairs, texts, rng)
+                except TooShort as error:
+                    skipped.append({"source": source, "length": length, "why": str(error)})
+                    continue
+                records += [_record(config, source, length, method, hits, seconds)
+                            for method, (hits, seconds) in scored.items()]  # fmt: skip
+    return {
+        "held_out": HELD_OUT[from_long],
+        "pairs": config.verdict_pairs,
+        "chunk_length": config.seq_len,
+        "records": records,
+        "skipped": skipped,
+        "seconds": round(time.perf_counter() - start, 2),
+    }
+
+
+def _record(
+    config: DistillConfig, source: str, length: int, method: Method, hits: torch.Tensor, seconds: float
+) -> dict[str, Any]:
+    """The record (as a dict) of `method`'s accuracy on `source`'s pairs at `length`, `hits` (P,) bool."""
+    model = Path(config.output_dir if method in MODEL_METHODS else str(config.teacher)).name
+    score = round(100 * float(hits.float().mean()), 2)
+    record = Record(source, length, method, score, model, config.seed, round(seconds, 5), queries=len(hits))
+    return dataclasses.asdict(record)
+
+
+@contextlib.contextmanager
+def _evaluating(*models: torch.nn.Module) -> Iterator[None]:
+    """The models in eval mode (no dropout) inside, each back in its own mode after."""
+    modes = [model.training for model in models]
+    try:
+        for model in models:
+            model.eval()
+        yield
+    finally:
+        for model, mode in zip(models, modes, strict=True):
+            model.train(mode)
+
+
+def _tokens(length: int) -> str:
+    return f"{length:,}".replace(",", " ")
+
+
+def reading_line(reading: dict[str, Any], long_seconds: float | None = None) -> str:
+    """The summary line's part: "long reading: SOURCE 4 096: whole 44 vs chunks 46 / best 44 / truncated 24,
+    late chunks 46 (25 pairs, ±10); 1 024: ...; SOURCE: too short at 4 096; read in 130 s, 9 % of the long
+    stage's time" (± one standard error of whole's score, in points; the share where `long_seconds` is given)."""
+    groups: dict[str, dict[int, dict[str, dict]]] = {}
+    for r in reading["records"]:
+        groups.setdefault(r["task"], {}).setdefault(r["length"], {})[r["method"]] = r
+    parts = []
+    for source, lengths in groups.items():
+        cells = []
+        for length, by_method in lengths.items():
+            shown = {SHORT_NAMES[m]: f"{r['score']:.0f}" for m, r in by_method.items()}
+            whole = by_method["whole"]
+            error = standard_error(whole["score"], whole["queries"])
+            cells.append(
+                f"{_tokens(length)}: whole {shown['whole']} vs chunks {shown['chunks']} / best {shown['best']} / "
+                f"truncated {shown['truncated']}, late chunks {shown['late chunks']} ({whole['queries']} pairs, "
+                f"±{error:.0f})"
+            )
+        parts.append(f"{source} " + "; ".join(cells))
+    too_short: dict[str, list[str]] = {}
+    for s in reading["skipped"]:
+        too_short.setdefault(s["source"], []).append(_tokens(s["length"]))
+    parts += [f"{source}: too short at {' and '.join(lengths)}" for source, lengths in too_short.items()]
+    cost = f"read in {reading['seconds']:.0f} s"
+    if long_seconds:
+        cost += f", {100 * reading['seconds'] / long_seconds:.0f} % of the long stage's time"
+    return "long reading: " + "; ".join(parts) + f"; {cost}"
+
+
+def reading_table(records: list[dict[str, Any]]) -> str:
+    """A Markdown table: a row per source and length, each method's score (the best in bold), the pairs, the
+    standard error and how far apart two scores must be to be told apart (models/halves.py `separation`)."""
+    rows: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
+    for r in records:
+        rows.setdefault((r["task"], r["length"]), {})[r["method"]] = r
+    lines = [f"| source | length | {' | '.join(METHODS)} | pairs | standard error | apart by |",
+             "|---|---|" + "---|" * (len(METHODS) + 3)]  # fmt: skip
+    for (source, length), by_method in rows.items():
+        scores = [by_method[m]["score"] for m in METHODS]
+        count = by_method["whole"]["queries"]
+        error, apart = separation(scores, count)
+        shown = [f"**{s:.1f}**" if s == max(scores) else f"{s:.1f}" for s in scores]
+        lines.append(f"| {source} | {length} | {' | '.join(shown)} | {count} | {error:.1f} | {apart:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def reading_card(reading: dict[str, Any], long_seconds: float | None = None) -> str:
+    """The model card's section: what was read and how, the scores with their uncertainty, what was skipped."""
+    table = reading_table(reading["records"]) + "\n" if reading["records"] else ""
+    skipped = "".join(f"- {s['source']} at {s['length']}: {s['why']}\n" for s in reading["skipped"])
+    share = (
+        f" ({100 * reading['seconds'] / long_seconds:.0f} % of the long stage's {long_seconds:.0f} s)"
+        if long_seconds
+        else ""
+    )
+    chunk = reading["chunk_length"]
+    return (
+        "## Long reading: the verdict of the long stage\n\n"
+        f"On held-out text ({reading['held_out']}), the first half of a span finds its own second half among "
+        f"up to {reading['pairs']} pairs' second halves (accuracy@1, %): this model reading it whole (`whole`) "
+        f"and its late chunks of {chunk} tokens, the teacher reading its first {chunk} tokens (`truncate-512`), "
+        f"its chunks of {chunk} averaged and its best chunk: `linformer longdocs`' halves task and methods. Two "
+        "scores of a row closer than `apart by` (points) are not told apart.\n\n"
+        f"{table}" + (f"Skipped:\n\n{skipped}\n" if skipped else "")
+        + f"Measured in {reading['seconds']:.0f} s{share}.\n\n"
+    )  # fmt: skip
