@@ -92,13 +92,12 @@ class Suite:
                       self.config.chunk_length)  # fmt: skip
 
     def add(
-        self, task: str, length: int, method: str, score: float | torch.Tensor, seed: int, seconds: float,
+        self, task: str, length: int, method: str, result: float | torch.Tensor, seed: int, seconds: float,
         depth=None,
     ) -> None:  # fmt: skip
-        """A record of `score`, or of the accuracy over `hits` ((Q,) bool, its `queries` Q) given in its place."""
-        queries = len(score) if isinstance(score, torch.Tensor) else None
-        if isinstance(score, torch.Tensor):
-            score = 100 * float(score.float().mean())
+        """A record of `result`: a score, or hits ((Q,) bool) whose accuracy in % is the score, over Q queries."""
+        queries = len(result) if isinstance(result, torch.Tensor) else None
+        score = 100 * float(result.float().mean()) if isinstance(result, torch.Tensor) else result
         model = Path(self.config.model if method in MODEL_METHODS else self.config.original_dir).name
         self.records.append(
             Record(task, length, method, round(score, 2), model, seed, round(seconds, 5), depth, queries)
