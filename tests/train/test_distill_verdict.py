@@ -15,6 +15,7 @@ from linformer_kit.cli.distill import summary
 from linformer_kit.models import readings
 from linformer_kit.models.embedding import encoder_of
 from linformer_kit.models.halves import standard_error
+from linformer_kit.models.readings import PASSES
 from linformer_kit.train.data import load_text
 from linformer_kit.train.distill import DistillConfig, DistillResult, distill
 from linformer_kit.train.distill import verdict as verdict_module
@@ -81,7 +82,9 @@ def test_the_verdict_reads_the_held_out_halves_by_the_student_and_the_teacher(
         return halves_hits(read, tokenizer, length, pairs, corpus, rng)
 
     def spy_encode(reader_of, texts, methods, chunk):
-        readers.update((m, id(reader_of(m).model), reader_of(m).max_length, chunk) for m in methods)
+        readers.update(
+            (m, id(reader_of(p).model), reader_of(p).max_length, chunk) for m in methods for p in PASSES[m]
+        )
         return encode(reader_of, texts, methods, chunk)
 
     monkeypatch.setattr(verdict_module, "halves_hits", spy_halves)

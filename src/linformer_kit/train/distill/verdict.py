@@ -44,7 +44,7 @@ from transformers import AutoTokenizer
 
 from linformer_kit.models.embedding import encoder_of
 from linformer_kit.models.halves import Record, halves_hits, separation, standard_error
-from linformer_kit.models.readings import MODEL_METHODS, Method, Reader, encode
+from linformer_kit.models.readings import MODEL_METHODS, Method, Pass, Reader, encode
 from linformer_kit.token_pieces import TooShort
 from linformer_kit.train.distill.config import DistillConfig
 from linformer_kit.train.distill.data import LongText
@@ -95,8 +95,8 @@ def long_reading(
     readers = (Reader(encoder_of(student), tokenizer, config.long_length),
                Reader(encoder_of(teacher), tokenizer, config.seq_len))  # fmt: skip
 
-    def reader_of(method: Method) -> Reader:
-        return readers[0] if method in MODEL_METHODS else readers[1]
+    def reader_of(pass_: Pass) -> Reader:  # the student reads the whole text, the teacher the rest
+        return readers[0] if pass_ == "whole" else readers[1]
 
     read = functools.partial(encode, reader_of, methods=METHODS, chunk=config.seq_len)
     records, skipped = [], []
