@@ -150,6 +150,7 @@ def test_the_summary_line_says_what_the_original_reads_and_the_long_reading() ->
     assert plain.startswith("distill done: lowest fidelity 0.9500 (held-out); fidelity (")
     assert "long reading" not in plain
     assert reading_line(_reading(), None).endswith("; read in 12 s")
+    assert reading_line(_reading(0.19), 2.21).endswith("; read in 0.2 s, 9 % of the long stage's time")
 
 
 def test_the_model_card_labels_the_fidelity_and_shows_the_verdict(word_teacher: Path, tmp_path: Path) -> None:

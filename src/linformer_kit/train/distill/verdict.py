@@ -144,6 +144,11 @@ def _evaluating(*models: torch.nn.Module) -> Iterator[None]:
             model.train(mode)
 
 
+def _seconds(seconds: float) -> str:
+    """Whole seconds, or tenths below 10 s (a tiny run's verdict is not "0 s")."""
+    return f"{seconds:.0f}" if seconds >= 10 else f"{seconds:.1f}"
+
+
 def _tokens(length: int) -> str:
     return f"{length:,}".replace(",", " ")
 
@@ -172,7 +177,7 @@ def reading_line(reading: dict[str, Any], long_seconds: float | None = None) -> 
     for s in reading["skipped"]:
         too_short.setdefault(s["source"], []).append(_tokens(s["length"]))
     parts += [f"{source}: too short at {' and '.join(lengths)}" for source, lengths in too_short.items()]
-    cost = f"read in {reading['seconds']:.0f} s"
+    cost = f"read in {_seconds(reading['seconds'])} s"
     if long_seconds:
         cost += f", {100 * reading['seconds'] / long_seconds:.0f} % of the long stage's time"
     return "long reading: " + "; ".join(parts) + f"; {cost}"
@@ -213,5 +218,5 @@ def reading_card(reading: dict[str, Any], long_seconds: float | None = None) -> 
         f"its chunks of {chunk} averaged and its best chunk: `linformer longdocs`' halves task and methods. Two "
         "scores of a row closer than `apart by` (points) are not told apart.\n\n"
         f"{table}" + (f"Skipped:\n\n{skipped}\n" if skipped else "")
-        + f"Measured in {reading['seconds']:.0f} s{share}.\n\n"
+        + f"Measured in {_seconds(reading['seconds'])} s{share}.\n\n"
     )  # fmt: skip
