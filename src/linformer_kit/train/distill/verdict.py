@@ -12,8 +12,9 @@ of a span of prose finds its own second half among every pair's second half, acc
                on them); without long_train, the fidelity's held-out documents (--validation, or train's last)
     lengths    long_length, and 2 seq_len (1 024 for a 512-token teacher: the shortest text its chunks read
                in two) where it is shorter
-    methods    the suite's (models/readings.py), chunks of seq_len tokens: the long student whole and its
-               late chunks; the teacher truncated to seq_len, its chunks averaged and its best chunk
+    methods    the suite's (models/readings.py), chunks of seq_len tokens: the long student whole, its late
+               chunks and its contextual chunks (the teacher's chunk rows plus its own reading of them); the
+               teacher truncated to seq_len, its chunks averaged and its best chunk
     pairs      `verdict_pairs` a source and length, fewer where its documents hold fewer; a source and length
                whose documents hold fewer than 2 are named as skipped
 
@@ -52,6 +53,7 @@ from linformer_kit.train.distill.data import LongText
 METHODS: tuple[Method, ...] = (
     "whole",
     "late-chunking-512",
+    "contextual-chunks-512",  # the teacher's chunks with the student's context: no pass more than the others
     "truncate-512",
     "chunks-mean-512",
     "chunks-best-512",
@@ -64,7 +66,8 @@ HELD_OUT = {
 }
 # the summary line's names of the methods (the student's first, then the teacher's)
 SHORT_NAMES = {"whole": "whole", "chunks-mean-512": "chunks", "chunks-best-512": "best",
-               "truncate-512": "truncated", "late-chunking-512": "late chunks"}  # fmt: skip
+               "truncate-512": "truncated", "late-chunking-512": "late chunks",
+               "contextual-chunks-512": "contextual chunks"}  # fmt: skip
 
 
 def verdict_lengths(config: DistillConfig) -> tuple[int, ...]:
@@ -155,7 +158,7 @@ def _tokens(length: int) -> str:
 
 def reading_line(reading: dict[str, Any], long_seconds: float | None = None) -> str:
     """The summary line's part: "long reading: SOURCE 4 096: whole 44 vs chunks 46 / best 44 / truncated 24,
-    late chunks 46 (25 pairs, ±10); 1 024: ...; SOURCE: too short at 4 096; read in 130 s, 9 % of the long
+    late chunks 46, contextual chunks 47 (25 pairs, ±10); 1 024: ...; SOURCE: too short at 4 096; read in 130 s, 9 % of the long
     stage's time" (± one standard error of whole's score, in points; the share where `long_seconds` is given)."""
     groups: dict[str, dict[int, dict[str, dict]]] = {}
     for r in reading["records"]:
@@ -169,7 +172,8 @@ def reading_line(reading: dict[str, Any], long_seconds: float | None = None) -> 
             error = standard_error(whole["score"], whole["queries"])
             cells.append(
                 f"{_tokens(length)}: whole {shown['whole']} vs chunks {shown['chunks']} / best {shown['best']} / "
-                f"truncated {shown['truncated']}, late chunks {shown['late chunks']} ({whole['queries']} pairs, "
+                f"truncated {shown['truncated']}, late chunks {shown['late chunks']}, contextual chunks "
+                f"{shown['contextual chunks']} ({whole['queries']} pairs, "
                 f"±{error:.0f})"
             )
         parts.append(f"{source} " + "; ".join(cells))
