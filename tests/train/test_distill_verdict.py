@@ -94,8 +94,9 @@ def test_the_verdict_reads_the_held_out_halves_by_the_student_and_the_teacher(
     held = text.held_out_documents
     assert corpora == [held[name] for name in held for _ in (96, 64)]  # only held-out documents, whole
     encoders = {"student": id(encoder_of(student)), "teacher": id(encoder_of(teacher))}
-    assert readers == {(m, encoders["student" if m in ("whole", "late-chunking-512") else "teacher"],
-                        96 if m in ("whole", "late-chunking-512") else 32, 32) for m in METHODS}  # fmt: skip
+    # the student reads the whole pass (whole, late and contextual chunks), the teacher its chunks and truncation
+    assert readers == {(m, encoders["student" if p == "whole" else "teacher"], 96 if p == "whole" else 32, 32)
+                       for m in METHODS for p in PASSES[m]}  # fmt: skip
     books_name, reviews_name = (f"{tmp_path.name}/{p.name}" for p in (books, reviews))
     assert [(r["task"], r["length"], r["method"]) for r in reading["records"]] == [
         (books_name, length, method) for length in (96, 64) for method in METHODS
@@ -161,11 +162,12 @@ def test_the_model_card_labels_the_fidelity_and_shows_the_verdict(word_teacher: 
     assert "Inputs of at most 512 tokens, each fidelity above among them, are read by the original" in card
     assert "## Long reading: the verdict of the long stage" in card
     head = (
-        "| source | length | whole | late-chunking-512 | truncate-512 | chunks-mean-512 | chunks-best-512 |"
+        "| source | length | whole | late-chunking-512 | contextual-chunks-512 | truncate-512 | chunks-mean-512 | "
+        "chunks-best-512 |"
     )
     assert head + " pairs | standard error | apart by |" in card
     assert (
-        "| gutenberg/train.jsonl.gz | 4096 | 44.0 | **46.0** | 24.0 | **46.0** | 44.0 | 25 | 9.3 | 26 |"
+        "| gutenberg/train.jsonl.gz | 4096 | 44.0 | 46.0 | **48.0** | 24.0 | 46.0 | 44.0 | 25 | 9.3 | 26 |"
         in card
     )
     assert "- imdb/unsup.jsonl.gz at 4096: too short" in card
