@@ -30,7 +30,7 @@ SOURCES = (
     "nn/backends.py",
     "nn/projection.py",
     "nn/short_inputs.py",
-    "nn/exact_rows.py",  # exact_length: rows of at most T real tokens take exact attention
+    "nn/exact_rows.py",  # exact_length: the row rule and its router (rows of at most T real tokens exact)
     "nn/keys.py",  # the keys a window core reads, and the pieces every window core shares
     "nn/local_blocks.py",  # the window cores by query blocks
     "nn/local_flex.py",  # the FlexAttention window core

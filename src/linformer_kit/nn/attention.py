@@ -39,9 +39,9 @@ from linformer_kit.nn.backends import (
     attention_function,
     fill_empty_rows,
 )
-from linformer_kit.nn.exact_rows import exact_up_to_length, reads_on_host, without_full_mask
+from linformer_kit.nn.exact_rows import exact_route, exact_up_to_length, reads_on_host, without_full_mask
 from linformer_kit.nn.local import KeySet, Slots, local_attention_function
-from linformer_kit.nn.long_adapters import LongAdapters, long_rows
+from linformer_kit.nn.long_adapters import LongAdapters
 from linformer_kit.nn.options import (
     DEFAULT_LOCAL_WINDOW,
     DEFAULT_OPTIONS,
@@ -279,9 +279,10 @@ class LinformerSelfAttention(nn.Module):
         With short_inputs="exact" the slots of a row of at most k real tokens hold its own K, V
         (nn/short_inputs.py); `one_graph` (default: whether n is symbolic) projects at every n, which
         is that module's one-graph form. With exact_length = T, a row of at most T real tokens takes the
-        exact path whatever its padding (nn/exact_rows.py). On a CPU in eager mode a mask of real tokens
-        only is dropped first (the same output without the masking work); on another device the layer
-        reads no mask value (no sync a layer: `LinformerModel` drops a full mask once a forward).
+        exact path whatever its padding, and a longer one the projected path and the long adapters: which
+        rows those are is decided once, by `exact_route` (nn/exact_rows.py). On a CPU in eager mode a mask
+        of real tokens only is dropped first (the same output without the masking work); on another device
+        the layer reads no mask value (no sync a layer: `LinformerModel` drops a full mask once a forward).
         """
         b, n, _ = self._check_input(x)
         mask = self._check_mask(mask, b, n)
@@ -295,28 +296,18 @@ class LinformerSelfAttention(nn.Module):
         ) -> tuple[torch.Tensor, torch.Tensor | None]:
             return self._projected(query, x, mask, one_graph, need_weights)
 
+        route = None  # which rows are longer than exact_length (nn/exact_rows.py)
         if self.projected_length is None or (self.attends_exactly(n) and not one_graph):
             out, weights = self._exact(query, x, mask, need_weights)
-        elif self.exact_length is not None:  # rows of at most T real tokens exact (nn/exact_rows.py)
-            out, weights = exact_up_to_length(
-                self._exact, projected, query, x, mask, self.exact_length, need_weights
-            )
+        elif self.exact_length is not None:  # rows of at most T real tokens exact
+            route = exact_route(mask, n, self.exact_length)
+            out, weights = exact_up_to_length(self._exact, projected, route, query, x, mask, need_weights)
         else:
             out, weights = projected(query, x, mask, need_weights)
         out = out.transpose(1, 2).reshape(b, n, self.hidden_size)  # heads joined: (b, n, D)
-        if self.long_adapters is not None and self.exact_length is not None and not self.attends_exactly(n):
-            return self._long_dense(out, mask, n, self.exact_length), weights
+        if self.long_adapters is not None and route is not None:  # the update on the long rows only
+            return self.long_adapters.output(self.dense, out, route), weights
         return self.dense(out), weights
-
-    def _long_dense(self, out: torch.Tensor, mask: torch.Tensor | None, n: int, limit: int) -> torch.Tensor:
-        """The output linear, with the long adapter's update on rows of more than `limit` real tokens only
-        (nn/long_adapters.py): a shorter row's output is the plain linear's, bit for bit."""
-        assert self.long_adapters is not None
-        plain = self.dense(out)  # (b, n, D)
-        long = long_rows(mask, n, limit)
-        if isinstance(long, bool):
-            return plain + self.long_adapters.dense(out) if long else plain
-        return torch.where(long[:, None, None], plain + self.long_adapters.dense(out), plain)
 
     def _exact(
         self, query: torch.Tensor, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
