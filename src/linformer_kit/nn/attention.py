@@ -39,7 +39,13 @@ from linformer_kit.nn.backends import (
     attention_function,
     fill_empty_rows,
 )
-from linformer_kit.nn.exact_rows import exact_route, exact_up_to_length, reads_on_host, without_full_mask
+from linformer_kit.nn.exact_rows import (
+    exact_outright,
+    exact_route,
+    exact_up_to_length,
+    reads_on_host,
+    without_full_mask,
+)
 from linformer_kit.nn.local import KeySet, Slots, local_attention_function
 from linformer_kit.nn.long_adapters import LongAdapters
 from linformer_kit.nn.options import (
@@ -235,17 +241,10 @@ class LinformerSelfAttention(nn.Module):
         return self.projected_length is not None and (self.local_window is not None or self.global_tokens > 0)
 
     def attends_exactly(self, n: int) -> bool:
-        """Whether an input of n tokens (padded length) takes exact softmax attention in this layer: n <= k
-        with short_inputs="exact", n <= exact_length (nn/exact_rows.py), and every n in a full layer.
-
-        A symbolic n (torch.export, dynamic torch.compile) never does outright: it takes the one-graph
-        form of nn/short_inputs.py, which is exact attention row by row.
-        """
-        k = self.projected_length
-        if k is None:
-            return True
-        limit = max(k if self.short_inputs == "exact" else 0, self.exact_length or 0)
-        return isinstance(n, int) and n <= limit
+        """Whether an input of n tokens (padded length) takes exact softmax attention in this layer, the whole
+        batch: n <= k with short_inputs="exact", n <= exact_length (nn/exact_rows.py), and every n in a full
+        layer; never a symbolic n (nn/exact_rows.py, `exact_outright`: the one definition)."""
+        return exact_outright(n, self.projected_length, self.short_inputs, self.exact_length)
 
     # --- forward ---------------------------------------------------------------------------------
 

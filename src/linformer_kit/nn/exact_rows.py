@@ -82,6 +82,18 @@ def without_full_mask(mask: Tensor | None) -> Tensor | None:
     return None
 
 
+def exact_outright(n: int, k: int | None, short_inputs: str, exact_length: int | None) -> bool:
+    """Whether an input of n tokens (padded length) takes exact softmax attention, the whole batch with no
+    row read, in a layer of k slots: every n where k is None (full attention), n <= k with
+    short_inputs="exact", n <= exact_length. The one definition of the layer's and the config's
+    `attends_exactly`. A symbolic n (torch.export, dynamic torch.compile) never does outright: it takes the
+    one-graph form of nn/short_inputs.py (exact attention row by row) or the router below."""
+    if k is None:
+        return True
+    limit = max(k if short_inputs == "exact" else 0, exact_length or 0)
+    return isinstance(n, int) and n <= limit
+
+
 # --- the router: which rows take the long path, and how each gets there ----------------------------------
 
 
