@@ -37,6 +37,8 @@ SOURCES = (
     "nn/local.py",  # the local window and global tokens beside the projection: its cores, "auto"
     "nn/long_adapters.py",  # weights only rows longer than exact_length read
     "nn/long_layers.py",  # a second stack of layers only rows longer than exact_length read
+    "nn/projected_keys.py",  # a layer's keys and values: every token's K, V and the slots E K, F V
+    "nn/layer_checks.py",  # a layer's argument and input checks
     "nn/attention.py",
     "models/loading.py",  # from_pretrained's checks (safetensors only, no silent re-initialisation)
     "models/configuration_linformer.py",
