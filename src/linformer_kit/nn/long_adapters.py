@@ -10,7 +10,7 @@ of the attention's four linears, read on the projected path only (rows of more t
     Q' = Q + s X A_qᵀ B_qᵀ      K' = K + s X A_kᵀ B_kᵀ      V' = V + s X A_vᵀ B_vᵀ      (per token, then
     out' = W_o o + b_o + s o A_oᵀ B_oᵀ                                                   heads split)
 
-with A (r x D), B (D x r) and s = alpha / r (LoRA's scale, alpha = 2r). B starts at zero: a
+with A (r x D), B (D x r) and s = alpha / r (LoRA's scale, alpha = 2r: `LORA_SCALE`). B starts at zero: a
 new adapter changes nothing. A row of at most T real tokens never reads them, so its output is the one
 without adapters bit for bit (tests/nn/test_long_adapters.py); which rows those are, the layer decides once
 a forward by nn/exact_rows.py's router, for its two paths and these updates alike. A longer row pays
@@ -26,6 +26,10 @@ from torch import nn
 
 from linformer_kit.nn.exact_rows import Route, by_rows
 
+# LoRA's scale s = alpha / r with alpha = 2r, for these adapters and for `linformer distill --tune lora`'s
+# (train/distill/trainer.py): one default
+LORA_SCALE = 2
+
 
 class LowRank(nn.Module):
     """x (..., D) -> s · x Aᵀ Bᵀ (..., D): a LoRA update with no base weight; B = 0 at the start."""
@@ -34,7 +38,7 @@ class LowRank(nn.Module):
         super().__init__()
         self.down = nn.Linear(hidden_size, rank, bias=False)  # A
         self.up = nn.Linear(rank, hidden_size, bias=False)  # B
-        self.scale = 2.0  # alpha / r with alpha = 2r
+        self.scale = float(LORA_SCALE)  # alpha / r
         nn.init.kaiming_uniform_(self.down.weight, a=math.sqrt(5))  # LoRA's start for A
         nn.init.zeros_(self.up.weight)
 
