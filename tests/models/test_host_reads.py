@@ -17,7 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import linformer_kit.models.modeling_linformer as modeling
 from linformer_kit.models import LinformerModel
-from linformer_kit.nn import LinformerSelfAttention, attention, exact_rows, long_layers
+from linformer_kit.nn import LinformerSelfAttention, attention, exact_rows
 
 N, T = 32, 12
 LENGTHS = [N, T + 4, T, 5]  # padded, mixing rows past T with rows up to it
@@ -47,7 +47,7 @@ class HostReads(TorchDispatchMode):
 @pytest.fixture
 def off_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every module that asks `reads_on_host` is told no: the path a GPU takes."""
-    for module in (attention, exact_rows, long_layers):
+    for module in (attention, exact_rows):  # the layer's drop of a full mask; the row router's
         monkeypatch.setattr(module, "reads_on_host", lambda mask: False)
 
 

@@ -16,7 +16,7 @@ from torch.testing import assert_close
 
 from linformer_kit.models import LinformerConfig, LinformerModel
 from linformer_kit.models.extend import shortened
-from linformer_kit.nn import long_layers
+from linformer_kit.nn import exact_rows
 from linformer_kit.train.distill.long import with_long_layers
 
 N, T = 64, 24
@@ -51,8 +51,11 @@ def test_a_row_up_to_exact_length_is_bit_for_bit_the_model_without_long_layers(
     sync_free: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     doubled, plain = _pair()
-    if sync_free:  # the path of a compiled model and of a GPU: no row chosen on the host
-        monkeypatch.setattr(long_layers, "reads_on_host", lambda mask: False)
+    selects: list[int] = []
+    if sync_free:  # the path of a compiled model and of a GPU: no row chosen on the host, by any router
+        monkeypatch.setattr(exact_rows, "reads_on_host", lambda mask: False)
+        selected = exact_rows._select_exact_rows
+        monkeypatch.setattr(exact_rows, "_select_exact_rows", lambda *a: selects.append(1) or selected(*a))
     ids, mask = _batch()
     short = [row for row, length in enumerate(LENGTHS) if length <= T]
     with torch.no_grad():
@@ -62,6 +65,8 @@ def test_a_row_up_to_exact_length_is_bit_for_bit_the_model_without_long_layers(
     # the host path runs the short rows apart, as the plain model does on them alone; the sync-free path
     # runs every row through both stacks, as the plain model does on the whole batch
     expected = whole.last_hidden_state[short] if sync_free else apart
+    # a select in every layer read: both stacks, and the plain model on the batch and on its short rows
+    assert len(selects) == (4 * len(doubled.encoder.layer) if sync_free else 0)
     assert torch.equal(out.last_hidden_state[short], expected)
     assert_close(out.last_hidden_state[short], whole.last_hidden_state[short], rtol=1e-12, atol=1e-12)
     for layer, (a, p) in enumerate(zip(out.hidden_states, whole.hidden_states, strict=True)):

@@ -105,7 +105,8 @@ def test_export_is_refused_with_the_way_out() -> None:
 @pytest.mark.parametrize(("window", "tokens"), WINDOWS)
 def test_the_sync_free_form_equals_the_host_branch(window, tokens, monkeypatch: pytest.MonkeyPatch) -> None:
     """While tracing (and on a GPU) no row is chosen on the host: every row projected, every row's first T real
-    tokens exact, selected by row (nn/exact_rows.py, `_one_graph`). The same values at every real token."""
+    tokens exact, selected by row (nn/exact_rows.py, `_select_exact_rows`). The same values at every real
+    token."""
     from linformer_kit.nn import exact_rows
 
     layer, _, _ = _layers(window, tokens)
@@ -117,8 +118,8 @@ def test_the_sync_free_form_equals_the_host_branch(window, tokens, monkeypatch: 
     host = layer(x, mask)
     monkeypatch.setattr(exact_rows, "tracing", lambda: True)
     calls: list[int] = []
-    one_graph = exact_rows._one_graph
-    monkeypatch.setattr(exact_rows, "_one_graph", lambda *a: calls.append(1) or one_graph(*a))
+    selected = exact_rows._select_exact_rows
+    monkeypatch.setattr(exact_rows, "_select_exact_rows", lambda *a: calls.append(1) or selected(*a))
     sync_free = layer(x, mask)
     assert calls == [1]
     assert_close(sync_free[mask], host[mask], rtol=1e-12, atol=1e-12)

@@ -52,6 +52,7 @@ from transformers.activations import ACT2FN
 
 from linformer_kit.models.loading import longest_input
 from linformer_kit.models.remote_code import write_remote_code
+from linformer_kit.nn.exact_rows import exact_outright
 from linformer_kit.nn.options import (
     DEFAULT_LOCAL_WINDOW,
     DEFAULT_OPTIONS,
@@ -149,13 +150,9 @@ class LinformerConfig(PreTrainedConfig):
 
     def attends_exactly(self, n: int) -> list[bool]:
         """Whether an input of n tokens (padded length) takes exact softmax attention, one bool per layer:
-        every n in a full layer (k None), n <= k with short_inputs="exact", n <= exact_length. Each layer's
-        `LinformerSelfAttention.attends_exactly(n)` for an int n, without building the layers."""
-        limit = self.exact_length or 0
-        return [
-            k is None or n <= max(k if self.short_inputs == "exact" else 0, limit)
-            for k in self.projected_lengths()
-        ]
+        each layer's `LinformerSelfAttention.attends_exactly(n)`, by the one rule both read
+        (nn/exact_rows.py, `exact_outright`), without building the layers."""
+        return [exact_outright(n, k, self.short_inputs, self.exact_length) for k in self.projected_lengths()]
 
     def layer_options(self, layer_idx: int) -> dict[str, Any]:
         """The Linformer options of layer `layer_idx`, as `LinformerSelfAttention` takes them (one k, one w)."""

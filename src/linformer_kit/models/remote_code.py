@@ -30,11 +30,15 @@ SOURCES = (
     "nn/backends.py",
     "nn/projection.py",
     "nn/short_inputs.py",
-    "nn/local.py",  # the local window and global tokens beside the projection
-    "nn/local_flex.py",  # its FlexAttention core (local.py calls it at call time, by name)
-    "nn/exact_rows.py",  # exact_length: rows of at most T real tokens take exact attention
+    "nn/exact_rows.py",  # exact_length: the row rule and its router (rows of at most T real tokens exact)
+    "nn/keys.py",  # the keys a window core reads, and the pieces every window core shares
+    "nn/local_blocks.py",  # the window cores by query blocks
+    "nn/local_flex.py",  # the FlexAttention window core
+    "nn/local.py",  # the local window and global tokens beside the projection: its cores, "auto"
     "nn/long_adapters.py",  # weights only rows longer than exact_length read
     "nn/long_layers.py",  # a second stack of layers only rows longer than exact_length read
+    "nn/projected_keys.py",  # a layer's keys and values: every token's K, V and the slots E K, F V
+    "nn/layer_checks.py",  # a layer's argument and input checks
     "nn/attention.py",
     "models/loading.py",  # from_pretrained's checks (safetensors only, no silent re-initialisation)
     "models/configuration_linformer.py",

@@ -5,12 +5,8 @@ Per head i:  head_i = softmax( (X Wq_i) (E_i X Wk_i)ᵀ / sqrt(d) ) (F_i X Wv_i)
 Notation: b batch, n sequence length (<= max_seq_len), k projected length, h heads, d head dim,
 D = h*d model dim.
 
-Two orders compute the same thing:
-    paper order   K = X Wk + 1 bkᵀ (b, n, D) -> split heads -> E_i (m * K_i)          cost n D² + n k D
-    fast order    X~ = E (m * X) (b, k, D) -> K~ = X~ Wk + (E m) bkᵀ -> split heads     cost n k D + k D²
-The fast order needs one E for all heads and a linear projection; it is the default whenever it
-applies ("auto"), and the paper order is kept as the reference ("paper"). Under kv / layerwise
-sharing one E X serves keys and values; under headwise sharing E X and F X come from one matmul.
+The keys and values (nn/projected_keys.py): every token's K, V, and the slots E K, F V in the paper's order
+or a fast one (E X first), the default where it applies ("auto"; "paper" keeps the reference).
 
 Short inputs (nn/short_inputs.py). With short_inputs="exact", a sequence of at most k real tokens
 takes exact softmax attention with the same weights: at n <= k outright, and in a longer (or, with a
@@ -27,21 +23,25 @@ global keys are inside what they attend to already.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TypedDict
 
 import torch
 from torch import nn
 
-from linformer_kit.nn.backends import (
-    ATTENTION_BACKENDS,
-    AttentionBackend,
-    attention_function,
-    fill_empty_rows,
+from linformer_kit.nn.backends import AttentionBackend, attention_function
+from linformer_kit.nn.exact_rows import (
+    exact_outright,
+    exact_route,
+    exact_up_to_length,
+    reads_on_host,
+    without_full_mask,
 )
-from linformer_kit.nn.exact_rows import exact_up_to_length, reads_on_host, without_full_mask
-from linformer_kit.nn.local import KeySet, Slots, local_attention_function
-from linformer_kit.nn.long_adapters import LongAdapters, long_rows
+from linformer_kit.nn.keys import KeySet, Slots
+from linformer_kit.nn.layer_checks import check_input, check_layer_arguments, check_mask
+from linformer_kit.nn.local import local_attention_function
+from linformer_kit.nn.long_adapters import LongAdapters
 from linformer_kit.nn.options import (
     DEFAULT_LOCAL_WINDOW,
     DEFAULT_OPTIONS,
@@ -54,15 +54,12 @@ from linformer_kit.nn.options import (
     Sharing,
     ShortInputs,
     as_size,
-    check_choice,
-    check_exact_length,
-    check_projected_length,
 )
-from linformer_kit.nn.projection import Projected, SequenceProjection, project_pair
-from linformer_kit.nn.short_inputs import has_short_rows, own_tokens_in_short_rows
+from linformer_kit.nn.projected_keys import ProjectedKeys
+from linformer_kit.nn.projection import SequenceProjection
 
 
-class LinformerSelfAttention(nn.Module):
+class LinformerSelfAttention(ProjectedKeys):
     """Multi-head Linformer self-attention with padding masks, every sharing mode and projection kind.
 
     Args:
@@ -136,9 +133,9 @@ class LinformerSelfAttention(nn.Module):
             projection_scaling=projection_scaling, short_inputs=short_inputs, projection_order=projection_order,
             local_window=window, global_tokens=global_tokens, exact_length=exact_length,
         )  # fmt: skip
-        _validate(
+        check_layer_arguments(
             hidden_size, num_heads, max_seq_len, projected_length, options, dropout, bias, backend, causal,
-            shared_projection,
+            shared_projection, long_adapter_rank,
         )  # fmt: skip
         self.hidden_size = hidden_size
         self.num_heads = num_heads
@@ -160,64 +157,14 @@ class LinformerSelfAttention(nn.Module):
         self.key = nn.Linear(hidden_size, hidden_size, bias=bias)
         self.value = nn.Linear(hidden_size, hidden_size, bias=bias)
         self.dense = nn.Linear(hidden_size, hidden_size, bias=bias)  # output projection
-        if long_adapter_rank is not None and (exact_length is None or projected_length is None):
-            raise ValueError(
-                f"long_adapter_rank={long_adapter_rank}: long adapters are read by rows of more than exact_length "
-                f"real tokens, and this layer has exact_length={exact_length}, projected_length={projected_length}: "
-                "give both"
-            )
         self.long_adapters = (
             None if long_adapter_rank is None else LongAdapters(hidden_size, long_adapter_rank)
         )
-
-        self._external_projection: tuple[SequenceProjection, ...] = ()
-        if projected_length is None:
-            return
-
-        def projection_module(heads: int = 1) -> SequenceProjection:
-            return SequenceProjection(
-                max_seq_len, projected_length, projection, num_heads=heads, scaling=projection_scaling,
-                init=projection_init,
-            )  # fmt: skip
-
-        if sharing in ("none", "headwise"):
-            heads = num_heads if sharing == "none" else 1
-            self.key_projection = projection_module(heads)
-            self.value_projection = projection_module(heads)
-        elif shared_projection is not None:  # layerwise, owned by the caller
-            self._external_projection = (shared_projection,)
-        else:  # kv, or layerwise owned by this layer
-            self.kv_projection = projection_module()
-
-    # --- which projections this layer uses -------------------------------------------------------
-
-    def projections(self) -> tuple[SequenceProjection, SequenceProjection] | None:
-        """(E, F) used for keys and values; the same object twice under kv/layerwise; None if full."""
-        if self.projected_length is None:
-            return None
-        if self._external_projection:
-            shared = self._external_projection[0]
-            return shared, shared
-        if self.sharing in ("kv", "layerwise"):
-            return self.kv_projection, self.kv_projection
-        return self.key_projection, self.value_projection
-
-    def _projection_pair(self) -> tuple[SequenceProjection, SequenceProjection]:
-        """(E, F) of a projected layer: `projections()`, which is None for a full-attention layer only."""
-        projections = self.projections()
-        assert projections is not None, "a full-attention layer has no projections"
-        return projections
-
-    @property
-    def uses_fast_order(self) -> bool:
-        """Whether keys/values are projected before the key/value linears (see module docstring)."""
-        projections = self.projections()
-        return (
-            projections is not None
-            and self.projection_order == "auto"
-            and self.sharing != "none"
-            and projections[0].is_linear
-        )
+        self._external_projection = ()
+        if projected_length is not None:  # E, F (nn/projected_keys.py)
+            self._build_projections(
+                max_seq_len, projection, projection_scaling, projection_init, shared_projection
+            )
 
     def extra_repr(self) -> str:
         k = "None (full attention)" if self.projected_length is None else self.projected_length
@@ -235,17 +182,10 @@ class LinformerSelfAttention(nn.Module):
         return self.projected_length is not None and (self.local_window is not None or self.global_tokens > 0)
 
     def attends_exactly(self, n: int) -> bool:
-        """Whether an input of n tokens (padded length) takes exact softmax attention in this layer: n <= k
-        with short_inputs="exact", n <= exact_length (nn/exact_rows.py), and every n in a full layer.
-
-        A symbolic n (torch.export, dynamic torch.compile) never does outright: it takes the one-graph
-        form of nn/short_inputs.py, which is exact attention row by row.
-        """
-        k = self.projected_length
-        if k is None:
-            return True
-        limit = max(k if self.short_inputs == "exact" else 0, self.exact_length or 0)
-        return isinstance(n, int) and n <= limit
+        """Whether an input of n tokens (padded length) takes exact softmax attention in this layer, the whole
+        batch: n <= k with short_inputs="exact", n <= exact_length (nn/exact_rows.py), and every n in a full
+        layer; never a symbolic n (nn/exact_rows.py, `exact_outright`: the one definition)."""
+        return exact_outright(n, self.projected_length, self.short_inputs, self.exact_length)
 
     # --- forward ---------------------------------------------------------------------------------
 
@@ -279,44 +219,31 @@ class LinformerSelfAttention(nn.Module):
         With short_inputs="exact" the slots of a row of at most k real tokens hold its own K, V
         (nn/short_inputs.py); `one_graph` (default: whether n is symbolic) projects at every n, which
         is that module's one-graph form. With exact_length = T, a row of at most T real tokens takes the
-        exact path whatever its padding (nn/exact_rows.py). On a CPU in eager mode a mask of real tokens
-        only is dropped first (the same output without the masking work); on another device the layer
-        reads no mask value (no sync a layer: `LinformerModel` drops a full mask once a forward).
+        exact path whatever its padding, and a longer one the projected path and the long adapters: which
+        rows those are is decided once, by `exact_route` (nn/exact_rows.py). On a CPU in eager mode a mask
+        of real tokens only is dropped first (the same output without the masking work); on another device
+        the layer reads no mask value (no sync a layer: `LinformerModel` drops a full mask once a forward).
         """
-        b, n, _ = self._check_input(x)
-        mask = self._check_mask(mask, b, n)
+        b, n, _ = check_input(x, self.hidden_size, self.max_seq_len)
+        mask = check_mask(mask, b, n)
         one_graph = not isinstance(n, int) if one_graph is None else one_graph
         if mask is not None and not one_graph and reads_on_host(mask):  # a CPU in eager mode: no mask
             mask = without_full_mask(mask)  # where every token is real (elsewhere the model's drop only)
         query = self._split_heads(self.query(x))  # Q (b, h, n, d)
 
-        def projected(
-            query: torch.Tensor, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
-        ) -> tuple[torch.Tensor, torch.Tensor | None]:
-            return self._projected(query, x, mask, one_graph, need_weights)
-
+        projected = functools.partial(self._projected, one_graph=one_graph)  # the projected path (a `Path`)
+        route = None  # which rows are longer than exact_length (nn/exact_rows.py)
         if self.projected_length is None or (self.attends_exactly(n) and not one_graph):
             out, weights = self._exact(query, x, mask, need_weights)
-        elif self.exact_length is not None:  # rows of at most T real tokens exact (nn/exact_rows.py)
-            out, weights = exact_up_to_length(
-                self._exact, projected, query, x, mask, self.exact_length, need_weights
-            )
+        elif self.exact_length is not None:  # rows of at most T real tokens exact
+            route = exact_route(mask, n, self.exact_length)
+            out, weights = exact_up_to_length(self._exact, projected, route, query, x, mask, need_weights)
         else:
             out, weights = projected(query, x, mask, need_weights)
         out = out.transpose(1, 2).reshape(b, n, self.hidden_size)  # heads joined: (b, n, D)
-        if self.long_adapters is not None and self.exact_length is not None and not self.attends_exactly(n):
-            return self._long_dense(out, mask, n, self.exact_length), weights
+        if self.long_adapters is not None and route is not None:  # the update on the long rows only
+            return self.long_adapters.output(self.dense, out, route), weights
         return self.dense(out), weights
-
-    def _long_dense(self, out: torch.Tensor, mask: torch.Tensor | None, n: int, limit: int) -> torch.Tensor:
-        """The output linear, with the long adapter's update on rows of more than `limit` real tokens only
-        (nn/long_adapters.py): a shorter row's output is the plain linear's, bit for bit."""
-        assert self.long_adapters is not None
-        plain = self.dense(out)  # (b, n, D)
-        long = long_rows(mask, n, limit)
-        if isinstance(long, bool):
-            return plain + self.long_adapters.dense(out) if long else plain
-        return torch.where(long[:, None, None], plain + self.long_adapters.dense(out), plain)
 
     def _exact(
         self, query: torch.Tensor, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
@@ -326,13 +253,9 @@ class LinformerSelfAttention(nn.Module):
         return self._softmax(query, keys, values, attn_mask, causal, need_weights)
 
     def _projected(
-        self,
-        query: torch.Tensor,
-        x: torch.Tensor,
-        mask: torch.Tensor | None,
+        self, query: torch.Tensor, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool, *,
         one_graph: bool,
-        need_weights: bool,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
         """The k slots (and the window and global keys with `is_local`) -> (out (b, h, n, d), weights | None)."""
         # every token's K, V (b, h, n, d), where the slots are projected from them or the window reads them
         tokens = self._keys_values(x, long=True) if self.is_local or not self.uses_fast_order else None
@@ -344,26 +267,17 @@ class LinformerSelfAttention(nn.Module):
         return self._softmax(query, slots.keys, slots.values, slots.keep, False, need_weights)
 
     def _softmax(
-        self,
-        query: torch.Tensor,
-        keys: torch.Tensor,
-        values: torch.Tensor,
-        attn_mask: torch.Tensor | None,
-        causal: bool,
-        need_weights: bool,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        self, query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, attn_mask: torch.Tensor | None,
+        causal: bool, need_weights: bool,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
         """softmax(Q keysᵀ / sqrt(d)) values in the layer's backend (eager for the weights): nn/backends.py."""
         attend = attention_function("eager" if need_weights else self.backend, query, keys, values)
         return attend(query, keys, values, attn_mask, causal=causal, **self._softmax_options())
 
     def _local_softmax(
-        self,
-        query: torch.Tensor,
-        tokens: tuple[torch.Tensor, torch.Tensor],
-        slots: Slots,
-        mask: torch.Tensor | None,
-        need_weights: bool,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        self, query: torch.Tensor, tokens: tuple[torch.Tensor, torch.Tensor], slots: Slots,
+        mask: torch.Tensor | None, need_weights: bool,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
         """Slots, window and global keys in one softmax (nn/local.py) -> (out (b, h, n, d), weights | None)."""
         options = self._softmax_options()
         attend = local_attention_function(
@@ -375,209 +289,7 @@ class LinformerSelfAttention(nn.Module):
     def _softmax_options(self) -> SoftmaxOptions:
         return {"scale": 1.0 / math.sqrt(self.head_dim), "dropout_p": self.dropout if self.training else 0.0}
 
-    def _split_heads(self, t: torch.Tensor) -> torch.Tensor:
-        b, m, _ = t.shape
-        return t.view(b, m, self.num_heads, self.head_dim).transpose(1, 2)  # (b, h, m, d)
-
-    def _keys_values(self, x: torch.Tensor, long: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-        """K = X Wk + 1 bkᵀ and V = X Wv + 1 bvᵀ of rows x (b, m, D), heads split: (b, h, m, d) each; with
-        `long`, the long adapters' updates added (rows of the projected path, nn/long_adapters.py)."""
-        keys, values = self.key(x), self.value(x)
-        if long and self.long_adapters is not None:
-            keys, values = keys + self.long_adapters.key(x), values + self.long_adapters.value(x)
-        return self._split_heads(keys), self._split_heads(values)
-
-    def _full_keys_values(
-        self, x: torch.Tensor, mask: torch.Tensor | None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, bool]:
-        """K, V (b, h, n, d), the attention mask, and whether the core is to apply the causal mask."""
-        keys, values = self._keys_values(x)
-        if mask is None:
-            return keys, values, None, self.causal
-        # Pad keys and values become zeros by a select: a masked key still enters the matmuls, and
-        # NaN or inf there (garbage, fp16 overflow) would survive a zero attention weight.
-        pad = ~mask[:, None, :, None]  # (b, 1, n, 1)
-        keys, values = keys.masked_fill(pad, 0.0), values.masked_fill(pad, 0.0)
-        n = x.shape[1]
-        attn_mask = mask[:, None, None, :]  # (b, 1, 1, n)
-        past = torch.ones(n, n, dtype=torch.bool, device=x.device).tril() if self.causal else None
-        if past is not None:
-            attn_mask = attn_mask & past  # (b, 1, n, n)
-        # A query that may see no real key (all-pad row, left padding under causal) attends to
-        # everything it is allowed positionally instead of to nothing, which would be NaN.
-        attn_mask = fill_empty_rows(attn_mask)
-        if past is not None:
-            attn_mask = attn_mask & past
-        return keys, values, attn_mask, False
-
-    def _slots(
-        self,
-        x: torch.Tensor,
-        tokens: tuple[torch.Tensor, torch.Tensor] | None,
-        mask: torch.Tensor | None,
-        one_graph: bool,
-    ) -> Slots:
-        """E K, F V: the paper order from `tokens` (every token's K, V), else the fast order.
-
-        With short_inputs="exact", a row of at most k real tokens gets its own K, V in its slots
-        (nn/short_inputs.py) and takes no window: its slots are exact attention already.
-        """
-        if tokens is None:
-            slots = self._fast_keys_values(x, mask)
-        else:
-            slots = self._projected_tokens(tokens, mask)
-        windowed = None
-        if has_short_rows(self.short_inputs, mask, one_graph):
-            k = self.projected_length
-            assert k is not None  # a projected layer's
-            slots, short = own_tokens_in_short_rows(x, mask, slots, k, self._keys_values)
-            windowed = ~short
-        keys, values, slot_mask = slots
-        return Slots(keys, values, _slot_attention_mask(slot_mask), windowed)
-
-    def _projected_tokens(
-        self, tokens: tuple[torch.Tensor, torch.Tensor], mask: torch.Tensor | None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """The paper order: E_i (m * K_i), F_i (m * V_i) (b, h, k, d) from K, V (b, h, n, d); the slot mask.
-
-        An E shared by the heads (one (k x n) matrix) projects K with its heads joined, (b, n, D): one
-        matmul with D columns per row instead of h with d each (the same sums, a better-shaped product).
-        """
-        e, f = self._projection_pair()
-        if e.num_heads == 1 and f.num_heads == 1:
-            b, h, n, d = tokens[0].shape
-            joined = [
-                t.transpose(1, 2).reshape(b, n, h * d) for t in tokens
-            ]  # (b, n, D), views of the linears
-            keys, values = e(joined[0], mask), f(joined[1], mask)  # (b, k, D)
-            return self._split_heads(keys.values), self._split_heads(values.values), keys.slot_mask
-        keys, values = e(tokens[0], mask), f(tokens[1], mask)  # E_i (m * K_i), F_i (m * V_i)
-        return keys.values, values.values, keys.slot_mask
-
-    def _fast_keys_values(
-        self, x: torch.Tensor, mask: torch.Tensor | None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """The fast order: (E (m * X)) Wk + (E m) bkᵀ, likewise with F for values: (b, h, k, d); the slot mask."""
-        e, f = self._projection_pair()
-        pe, pf = project_pair(e, f, x, mask)  # values (b, k, D), row_weight (b, k, 1)
-        keys, values = _linear_rows(pe, self.key), _linear_rows(pf, self.value)  # (b, k, D)
-        if self.long_adapters is not None:
-            # the update is linear without a bias: applied to E (m X) it equals E (m (X's update))
-            keys = keys + self.long_adapters.key(pe.values)
-            values = values + self.long_adapters.value(pf.values)
-        return self._split_heads(keys), self._split_heads(values), pe.slot_mask
-
-    # --- input checks ----------------------------------------------------------------------------
-
-    def _check_input(self, x: torch.Tensor) -> torch.Size:
-        if x.dim() != 3 or x.shape[-1] != self.hidden_size:
-            raise ValueError(
-                f"expected input of shape (batch, seq_len, hidden_size={self.hidden_size}), got {tuple(x.shape)}"
-            )
-        if not x.is_floating_point():
-            raise ValueError(f"expected a floating-point input (hidden states), got dtype {x.dtype}")
-        if x.shape[1] > self.max_seq_len:
-            raise ValueError(
-                f"sequence length {x.shape[1]} exceeds max_seq_len={self.max_seq_len}: "
-                "truncate the input or build the layer with a larger max_seq_len"
-            )
-        return x.shape
-
-    @staticmethod
-    def _check_mask(mask: torch.Tensor | None, b: int, n: int) -> torch.Tensor | None:
-        if mask is None:
-            return None
-        if mask.dtype != torch.bool:
-            raise ValueError(
-                f"key_padding_mask must be a torch.bool tensor (True = real token), got dtype {mask.dtype}"
-            )
-        if tuple(mask.shape) != (b, n):
-            raise ValueError(
-                f"key_padding_mask must have shape (batch, seq_len) = {(b, n)}, got {tuple(mask.shape)}"
-            )
-        return mask
-
 
 class SoftmaxOptions(TypedDict):
     scale: float
     dropout_p: float
-
-
-def _slot_attention_mask(slot_mask: torch.Tensor | None) -> torch.Tensor | None:
-    """(b, k) or per-head (b, h, k) slot mask -> an attention mask broadcastable to (b, h, n, k)."""
-    if slot_mask is None:
-        return None
-    if slot_mask.dim() == 2:
-        return slot_mask[:, None, None, :]  # (b, 1, 1, k)
-    return slot_mask[:, :, None, :]  # (b, h, 1, k)
-
-
-def _linear_rows(projected: Projected, linear: nn.Module) -> torch.Tensor:
-    """The key/value linear f(x) = xWᵀ + b applied after the projection: E(m * f(X)) = f(E(m X)) + (E m − 1) f(0).
-
-    E m is `row_weight` (E 1 without padding), and f(0) = b. Going through the module itself, not
-    its weight, is what lets anything that wraps or hooks it work in the fast order as in the paper's:
-    a LoRA adapter (f(x) = xWᵀ + b + s·xAᵀBᵀ is still affine), dynamic quantization, forward hooks.
-    Cost: one (1, 1, D) row more than the k rows. Hooks see that row as a call of its own, first.
-    """
-    values = projected.values  # (b, k, D)
-    bias = linear(values.new_zeros(1, 1, values.shape[-1]))  # f(0) = b (zero without a bias): (1, 1, D)
-    return linear(values) + (projected.row_weight - 1) * bias  # (b, k, D)
-
-
-def _validate(
-    hidden_size: int,
-    num_heads: int,
-    max_seq_len: int,
-    projected_length: int | None,
-    options: LinformerOptions,
-    dropout: float,
-    bias: bool,
-    backend: str,
-    causal: bool,
-    shared_projection: SequenceProjection | None,
-) -> None:
-    for name, value in (("hidden_size", hidden_size), ("num_heads", num_heads), ("max_seq_len", max_seq_len)):
-        if as_size(name, value) < 1:
-            raise ValueError(f"{name} must be >= 1, got {value}")
-    if hidden_size % num_heads:
-        raise ValueError(f"hidden_size={hidden_size} must be divisible by num_heads={num_heads}")
-    if projected_length is not None:
-        check_projected_length(projected_length, max_seq_len, options.projection)
-    check_choice("backend", backend, ATTENTION_BACKENDS)
-    if options.global_tokens > max_seq_len:
-        raise ValueError(f"global_tokens={options.global_tokens} must be at most max_seq_len={max_seq_len}")
-    check_exact_length(options.exact_length, [projected_length], max_seq_len)
-    sharing = options.sharing
-    if not 0.0 <= dropout < 1.0:  # also refuses NaN
-        raise ValueError(f"dropout must be in [0, 1), got {dropout}")
-    for name, value in (("bias", bias), ("causal", causal)):
-        if not isinstance(value, bool):
-            raise TypeError(f"{name} must be True or False, got {value!r}")
-    if causal and projected_length is not None:
-        raise ValueError(
-            f"causal=True is not supported with projected_length={projected_length}: the projection E mixes all "
-            "positions, so a causal mask after it leaks the future. Use projected_length=None for causal attention."
-        )
-    if shared_projection is not None and not isinstance(shared_projection, SequenceProjection):
-        raise TypeError(
-            f"shared_projection must be a SequenceProjection (or None), got {shared_projection!r} "
-            f"of type {type(shared_projection).__name__}"
-        )
-    if shared_projection is not None:
-        if sharing != "layerwise":
-            raise ValueError(
-                f"shared_projection is only used with sharing='layerwise', got sharing={sharing!r}"
-            )
-        if (shared_projection.max_seq_len, shared_projection.projected_length) != (
-            max_seq_len,
-            projected_length,
-        ):
-            raise ValueError(
-                f"shared_projection has (max_seq_len, k)=({shared_projection.max_seq_len}, "
-                f"{shared_projection.projected_length}), but this layer has ({max_seq_len}, {projected_length})"
-            )
-        if shared_projection.num_heads != 1:
-            raise ValueError(
-                f"a layerwise shared_projection must have num_heads=1, got {shared_projection.num_heads}"
-            )

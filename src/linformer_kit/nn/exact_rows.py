@@ -17,9 +17,9 @@ guarantee): a 300-token sentence padded into a batch with a 4 000-token one gets
 
 On a CPU in eager mode the choice reads the mask's values (a host branch: each path runs on its rows
 only). While tracing (torch.compile) and on any other device it reads nothing on the host, so a compiled
-model has no graph break and a GPU no sync (`_one_graph`): every row takes the projected path, and every
-row's first T real tokens (gathered, in order) take exact attention; a row of at most T real tokens gets
-the exact result at its tokens by a select. That costs, a row, the K and V linears on its T gathered tokens
+model has no graph break and a GPU no sync (`_select_exact_rows`): every row takes the projected path, and
+every row's first T real tokens (gathered, in order) take exact attention; a row of at most T real tokens
+gets the exact result at its tokens by a select. That costs, a row, the K and V linears on its T gathered tokens
 and exact attention over them on top of the projected path: 2 T D² + 2 T² D multiply-adds a layer (at
 n = 4 096, T = 512, MiniLM's shape: about 4 % of a layer's). torch.export, which gives no value a branch, is
 refused with a ValueError naming the way out (export the model with exact_length=None: rows past k are then
@@ -30,18 +30,31 @@ torch/_higher_order_ops/cond.py) nor trace the projection's slice of E without a
 Exact rows return no attention weights in a mixed batch (their (n x n) weights do not fit the projected
 rows' (n x k) ones): `forward_with_weights` there raises, naming the case. Equality of every path to the
 exact and the projected layer, by row, in float64, and the refused export: tests/nn/test_exact_rows.py.
+
+The row rule has three readers: this layer's two paths, the long adapters (nn/long_adapters.py: the
+projected rows' update of the output linear) and the long layers (nn/long_layers.py: which stack a row
+reads). One router serves them: `route_rows` decides which rows have more than T real tokens, once, and
+reads the mask on the host only where `reads_on_host` allows; `by_rows` sends each row through its path
+
+    one path   no mask, n <= T, or a host read that found no mix: one path, every row
+    apart      a mix read on the host: each path on its own rows, written back by row
+    select     a mix not read there: both paths on every row (or the caller's cheaper form of the two, as
+               `_select_exact_rows` above), a select by row
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple, TypeVar
 
 import torch
+from torch import Tensor
 
 # (query (b, h, n, d), x (b, n, D), mask (b, n) | None, need_weights) -> (out (b, h, n, d), weights | None)
-Path = Callable[
-    [torch.Tensor, torch.Tensor, torch.Tensor | None, bool], tuple[torch.Tensor, torch.Tensor | None]
-]
+Path = Callable[[Tensor, Tensor, Tensor | None, bool], tuple[Tensor, Tensor | None]]
+Out = TypeVar("Out", Tensor, Tensor | None)
+# rows (r,) int64 of the batch, or None for every row -> a path's outputs on those rows, each (r, ...)
+Run = Callable[[Tensor | None], tuple[Out, ...]]
 
 
 def tracing() -> bool:
@@ -50,14 +63,14 @@ def tracing() -> bool:
     return torch.compiler.is_compiling() or torch.compiler.is_exporting() or torch.jit.is_tracing()
 
 
-def reads_on_host(mask: torch.Tensor) -> bool:
+def reads_on_host(mask: Tensor) -> bool:
     """Whether a layer may branch on the mask's values: on a CPU in eager mode only. On another device each
     read waits for it (a sync a layer), and a trace would keep its example input's branch. The model reads
     once a forward elsewhere too, to drop a full mask (`without_full_mask`); a layer never does there."""
     return mask.device.type == "cpu" and not tracing()
 
 
-def without_full_mask(mask: torch.Tensor | None) -> torch.Tensor | None:
+def without_full_mask(mask: Tensor | None) -> Tensor | None:
     """None for a mask of real tokens only, in eager mode: the same output, and the layers skip the mask, the
     zeroing copies of K and V and the short-row gathers, and SDPA may take its flash kernel (which takes no
     mask). The one place the kit drops such a mask (the model once a forward, `LinformerModel`; a bare layer
@@ -69,54 +82,166 @@ def without_full_mask(mask: torch.Tensor | None) -> torch.Tensor | None:
     return None
 
 
+def exact_outright(n: int, k: int | None, short_inputs: str, exact_length: int | None) -> bool:
+    """Whether an input of n tokens (padded length) takes exact softmax attention, the whole batch with no
+    row read, in a layer of k slots: every n where k is None (full attention), n <= k with
+    short_inputs="exact", n <= exact_length. The one definition of the layer's and the config's
+    `attends_exactly`. A symbolic n (torch.export, dynamic torch.compile) never does outright: it takes the
+    one-graph form of nn/short_inputs.py (exact attention row by row) or the router below."""
+    if k is None:
+        return True
+    limit = max(k if short_inputs == "exact" else 0, exact_length or 0)
+    return isinstance(n, int) and n <= limit
+
+
+# --- the router: which rows take the long path, and how each gets there ----------------------------------
+
+
+class Route(NamedTuple):
+    """Which rows of a batch take the long path: those of more than `limit` real tokens (module docstring).
+
+    `longer` is a bool where every row takes one path, else (b,) bool: a mix read on the host (`apart`), or
+    a batch not read there (apart False: whether it mixes is not known on the host).
+    """
+
+    longer: Tensor | bool
+    apart: bool
+    limit: int
+
+
+def route_rows(mask: Tensor | None, n: int, limit: int, refusal: str) -> Route:
+    """The row rule, decided once: rows of more than `limit` real tokens take the long path.
+
+    mask (b, n) True = real token, or None (every row has n real tokens). The mask's values are read on the
+    host (two reads: any, all) only where `reads_on_host` allows; elsewhere nothing is. Under torch.export,
+    where no value may choose a path, a ValueError with `refusal` (what to export instead).
+    """
+    if torch.compiler.is_exporting():
+        raise ValueError(refusal)
+    if mask is None:  # every row has n real tokens
+        return Route(bool(n > limit), False, limit)
+    if n <= limit:  # no row has more than n real tokens
+        return Route(False, False, limit)
+    longer = mask.sum(-1) > limit  # (b,)
+    if not reads_on_host(mask):
+        return Route(longer, False, limit)
+    if not bool(longer.any()):
+        return Route(False, False, limit)
+    if bool(longer.all()):
+        return Route(True, False, limit)
+    return Route(longer, True, limit)
+
+
+def by_rows(
+    route: Route,
+    short: Run[Out],
+    long: Run[Out],
+    select: Callable[[Tensor], tuple[Out, ...]] | None = None,
+    apart: bool = True,
+) -> tuple[Out, ...]:
+    """Each row through its path of `route` (module docstring) -> the paths' outputs, (b, ...) each.
+
+    `select(longer)`, where given, stands for "both paths on every row, then a select by row" in a cheaper
+    form (`_select_exact_rows`). `apart=False` selects in a mix read on the host too: for a path cheap enough for
+    every row and computed on the whole batch (the long adapters' update), so that no row's bits depend on
+    the split. A ValueError for outputs whose shapes differ by path in a mix (attention weights: (n x n)
+    where rows are read exactly, (n x k) where projected).
+    """
+    longer = route.longer
+    if isinstance(longer, bool):  # one path
+        return (long if longer else short)(None)
+    if not (route.apart and apart):  # select: no host read, or none wanted
+        if select is not None:
+            return select(longer)
+        return tuple(_picked(longer, a, b) for a, b in zip(short(None), long(None), strict=True))
+    rows, others = (~longer).nonzero()[:, 0], longer.nonzero()[:, 0]  # apart
+    return tuple(
+        _written_back(a, b, rows, others, route) for a, b in zip(short(rows), long(others), strict=True)
+    )
+
+
+def _picked(longer: Tensor, a: Out, b: Out) -> Out:
+    """b on the rows `longer` (b,) marks, a on the others -> (b, ...)."""
+    if a is None or b is None:
+        return a
+    return torch.where(longer.view(-1, *[1] * (a.dim() - 1)), b, a)
+
+
+def _written_back(a: Out, b: Out, rows: Tensor, others: Tensor, route: Route) -> Out:
+    """a (r, ...) of `rows` and b (b - r, ...) of `others` -> one (b, ...) output in a's dtype."""
+    if a is None or b is None:
+        return a
+    if a.shape[1:] != b.shape[1:]:
+        raise ValueError(
+            f"outputs of shape {tuple(a.shape[1:])} and {tuple(b.shape[1:])} by row (attention weights of a "
+            f"batch mixing rows of at most exact_length={route.limit} real tokens with longer ones): run the "
+            "two apart"
+        )
+    out = a.new_empty((len(rows) + len(others), *a.shape[1:]))
+    out[rows], out[others] = a, b.to(a.dtype)
+    return out
+
+
+# --- the layer's two paths, by row -----------------------------------------------------------------------
+
+
+def exact_route(mask: Tensor | None, n: int, limit: int) -> Route:
+    """`route_rows` for a layer's exact_length = `limit`, naming torch.export's way out."""
+    refusal = (
+        f"exact_length={limit} has no exported form (the choice of path reads the mask's values): export the "
+        "model with exact_length=None (config.exact_length = None), whose rows past k are projected"
+    )
+    return route_rows(mask, n, limit, refusal)
+
+
 def exact_up_to_length(
     exact: Path,
     projected: Path,
-    query: torch.Tensor,
-    x: torch.Tensor,
-    mask: torch.Tensor | None,
-    limit: int,
+    route: Route,
+    query: Tensor,
+    x: Tensor,
+    mask: Tensor | None,
     need_weights: bool,
-) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Rows of at most `limit` real tokens through `exact`, the others through `projected` (module docstring).
+) -> tuple[Tensor, Tensor | None]:
+    """Rows of at most `route.limit` real tokens through `exact`, the others through `projected` (module
+    docstring).
 
     `exact` and `projected` are the layer's two paths; query (b, h, n, d) Q, x (b, n, D) the layer input,
     mask (b, n) True = real token or None. Returns out (b, h, n, d) and the weights of an unmixed batch.
     """
-    if torch.compiler.is_exporting():
-        raise ValueError(
-            f"exact_length={limit} has no exported form (the choice of path reads the mask's values): export "
-            "the model with exact_length=None (config.exact_length = None), whose rows past k are projected"
-        )
-    if mask is None:  # every row has n real tokens (n <= limit: a symbolic n, which `attends_exactly` leaves)
-        return (exact if x.shape[1] <= limit else projected)(query, x, mask, need_weights)
-    if not reads_on_host(mask):
-        if need_weights:
+    limit = route.limit
+    if need_weights and not isinstance(route.longer, bool):
+        if not route.apart:
             raise ValueError(
                 f"attention weights with exact_length={limit} and a padding mask are read on a CPU in eager "
                 "mode only (elsewhere the exact path is not chosen by row): run it there, or without the mask"
             )
-        return _one_graph(exact, projected, query, x, mask, limit), None
-    short = mask.sum(-1) <= limit  # (b,) which rows take exact attention
-    if not bool(short.any()):
-        return projected(query, x, mask, need_weights)
-    if bool(short.all()):
-        return exact(query, x, mask, need_weights)
-    if need_weights:
         raise ValueError(
             f"attention weights of a batch mixing rows of at most exact_length={limit} real tokens (exact, "
             "(n x n) weights) with longer ones (projected): run the two apart"
         )
-    rows, others = short.nonzero()[:, 0], (~short).nonzero()[:, 0]
-    out = query.new_empty(query.shape)  # (b, h, n, d)
-    out[rows] = exact(query[rows], x[rows], mask[rows], False)[0].to(out.dtype)
-    out[others] = projected(query[others], x[others], mask[others], False)[0].to(out.dtype)
-    return out, None
+
+    def on_rows(path: Path) -> Run[Tensor | None]:
+        def run(rows: Tensor | None) -> tuple[Tensor | None, ...]:
+            if rows is None:
+                return path(query, x, mask, need_weights)
+            assert mask is not None  # (rows are chosen by a mask)
+            return path(query[rows], x[rows], mask[rows], False)[0].to(query.dtype), None
+
+        return run
+
+    def select(longer: Tensor) -> tuple[Tensor | None, ...]:
+        assert mask is not None  # (rows are chosen by a mask)
+        return _select_exact_rows(exact, projected, query, x, mask, longer, limit), None
+
+    out, weights = by_rows(route, on_rows(exact), on_rows(projected), select)
+    assert out is not None
+    return out, weights
 
 
-def _one_graph(
-    exact: Path, projected: Path, query: torch.Tensor, x: torch.Tensor, mask: torch.Tensor, limit: int
-) -> torch.Tensor:
+def _select_exact_rows(
+    exact: Path, projected: Path, query: Tensor, x: Tensor, mask: Tensor, longer: Tensor, limit: int
+) -> Tensor:
     """`exact_up_to_length` without a host branch (module docstring) -> out (b, h, n, d)."""
     b, h, n, d = query.shape
     width = min(limit, n)
@@ -124,13 +249,12 @@ def _one_graph(
     # tokens has all of them among its first `width` columns
     order = torch.argsort((~mask).to(torch.uint8), dim=1, stable=True)[:, :width]  # (b, width)
     heads = order[:, None, :, None].expand(b, h, width, d)
-    near = exact(
+    first = exact(
         query.gather(2, heads),
         x.gather(1, order[..., None].expand(b, width, x.shape[-1])),
         mask.gather(1, order),
         False,
-    )[0]  # (b, h, width, d)
-    far = projected(query, x, mask, False)[0]  # (b, h, n, d)
-    placed = far.scatter(2, heads, near.to(far.dtype))
-    short = mask.sum(-1) <= limit  # (b,)
-    return torch.where(short[:, None, None, None], placed, far)
+    )[0]  # (b, h, width, d): each row's first `width` real tokens, exact attention among them
+    every_row = projected(query, x, mask, False)[0]  # (b, h, n, d): every row projected
+    placed = every_row.scatter(2, heads, first.to(every_row.dtype))  # the first tokens' exact outputs
+    return torch.where(longer[:, None, None, None], every_row, placed)

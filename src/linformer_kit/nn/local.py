@@ -15,8 +15,9 @@ twice. A row whose k slots already hold its own real tokens (short_inputs="exact
 `windowed` False) takes no window and no global key: its slots are exact attention.
 
 Five cores compute it, one contract (`LocalCore`): (q, k, v, keyset: KeySet, *, scale, dropout_p) ->
-(out (b, h, n, d), weights or None), `KeySet` holding the slots (`Slots`), the padding mask, w, g. The
-table `LOCAL_CORES` names them by backend, and `local_attention_function` resolves "auto":
+(out (b, h, n, d), weights or None), `KeySet` holding the slots (`Slots`), the padding mask, w, g (nn/keys.py,
+with the pieces every core reads). The table `LOCAL_CORES` names them by backend, and
+`local_attention_function` resolves "auto" (the two block cores live in nn/local_blocks.py):
 
     `sdpa_local_attention`    "sdpa": query blocks, each one problem of PyTorch's fused SDPA kernel over
                               its own keys [slots ; global keys ; neighbourhood] with a bool mask, so the
@@ -51,179 +52,25 @@ which is faster where: docs/benchmarks.md, "Local window". Torch-only.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
-
 import torch
 from torch import Tensor
 from torch.nn import functional as F
 
 from linformer_kit.nn.backends import eager_attention, fill_empty_rows
+from linformer_kit.nn.keys import (
+    KeySet,
+    LocalCore,
+    Slots,
+    band_mask,
+    global_rows,
+    real_tokens,
+    window_keys,
+    window_sizes,
+)
+from linformer_kit.nn.local_blocks import MIN_BLOCK, SDPA_BLOCK, banded_attention, sdpa_local_attention
+from linformer_kit.nn.local_flex import flex_available, flex_window_attention
 
-# Queries per block of `banded_attention` when the window is narrower (B = max(MIN_BLOCK, w)), and of
-# `sdpa_local_attention` (B = max(SDPA_BLOCK, w)): a larger block copies the slots fewer times and wastes
-# more of the band (B + 2w keys for 2w + 1 used); each the fastest of three blocks measured, or within the
-# noise of it (docs/benchmarks.md, "Local window").
-MIN_BLOCK = 32
-SDPA_BLOCK = 128
 SPLIT_BLOCK = 64  # `split_local_attention`'s band: B + 2w keys for B queries, the slots not copied
-
-
-class Slots(NamedTuple):
-    """The k projected slots a query attends to."""
-
-    keys: Tensor  # E K (b, h, s, d)
-    values: Tensor  # F V (b, h, s, d)
-    keep: Tensor | None  # which slots count, (b, 1|h, 1, s) (broadcast over queries); None: all of them
-    windowed: Tensor | None  # (b,) which rows take the local window and global keys; None: all
-
-
-class KeySet(NamedTuple):
-    """Every key a query of the window cores may read, but its own row's K, V: one value for every core."""
-
-    slots: Slots
-    real: Tensor | None  # (b, n) the padding mask, True = real token; None: every token is real
-    window: int | None  # w; None: no window (the global tokens only)
-    global_tokens: int = 0  # g
-    longest: int | None = None  # the longest input: a symbolic n's blocks are its (`banded_attention`)
-
-
-class LocalCore(Protocol):
-    """The window cores' one contract: q, k, v (b, h, n, d) -> (out (b, h, n, d), weights or None)."""
-
-    def __call__(
-        self, q: Tensor, k: Tensor, v: Tensor, keyset: KeySet, *, scale: float, dropout_p: float = 0.0
-    ) -> tuple[Tensor, Tensor | None]: ...
-
-
-def banded_attention(
-    q: Tensor, k: Tensor, v: Tensor, keyset: KeySet, *, scale: float, dropout_p: float = 0.0
-) -> tuple[Tensor, None]:
-    """The module docstring's attention by query blocks, scores written out -> (out (b, h, n, d), None).
-
-    With a symbolic n (torch.export, dynamic compile), the input is padded to `keyset.longest` rounded up to
-    whole blocks, so the graph has the same blocks at every n (a block count that depends on n would pin
-    the export to one n).
-    """
-    b, h, n, d = q.shape
-    dtype = torch.promote_types(q.dtype, torch.float32)
-    slots = keyset.slots
-    real, k, v = _real_tokens(keyset.real, k, v)
-    w, g = _sizes(keyset, n)
-    local = keyset.window is not None
-    block = max(MIN_BLOCK, w)
-    span = (
-        keyset.longest if not isinstance(n, int) and keyset.longest is not None else n
-    )  # fixed blocks, or n's
-    blocks = -(-span // block)
-    pad = blocks * block - n  # (symbolic when n is)
-    position = torch.arange(blocks * block, device=q.device)
-    # which keys a window may hold: real, past the global tokens, in a row that takes the window. As 0 / 1
-    # in the compute dtype, not bool: padded and sliced bool masks miscompile in torch.compile's C++ backend
-    key_ok = _window_keys(real, slots.windowed)
-    window_ok = F.pad(key_ok.to(dtype), (0, pad)) * (position >= g).to(dtype)  # (b, n + pad)
-
-    def blocked(t: Tensor) -> Tensor:  # (b, h, n, c) -> (b, h, blocks, B, c)
-        return F.pad(t, (0, 0, 0, pad)).view(b, h, blocks, block, t.shape[-1])
-
-    qp = F.pad(q.to(dtype) * scale, (0, 0, 0, pad))  # (b, h, padded n, d), scaled once
-    qb = qp.view(b, h, blocks, block, d)  # (b, h, nb, B, d)
-    near_k = _neighbourhood(blocked(k), w).to(dtype)  # (b, h, nb, B + 2w, d)
-    near_v = _neighbourhood(blocked(v), w)  # (b, h, nb, B + 2w, d)
-    near_ok = _neighbourhood(window_ok.view(b, 1, blocks, block, 1), w)[..., 0] > 0  # (b, 1, nb, B + 2w)
-    near_keep = _band(block, w, q.device) & near_ok[:, :, :, None, :]  # (b, 1, nb, B, B + 2w)
-
-    # Slots and global keys are the same for every query: one matmul over all queries, not one per block
-    neg = float("-inf")
-    with torch.autocast(device_type=q.device.type, enabled=False):
-        scores = torch.matmul(qp, slots.keys.to(dtype).transpose(-1, -2))  # (b, h, padded n, s)
-        if slots.keep is not None:
-            scores = scores.masked_fill(~slots.keep, neg)
-        parts = [scores.view(b, h, blocks, block, -1)]
-        if g:
-            global_scores = torch.matmul(qp, k[:, :, :g].to(dtype).transpose(-1, -2))  # (b, h, padded n, g)
-            global_scores = global_scores.masked_fill(~key_ok[:, None, None, :g], neg)
-            parts.append(global_scores.view(b, h, blocks, block, g))
-        if local:
-            near = torch.matmul(qb, near_k.transpose(-1, -2))  # (b, h, nb, B, B + 2w)
-            parts.append(near.masked_fill(~near_keep, neg))
-        weights = torch.cat(parts, dim=-1).softmax(dim=-1)  # (b, h, nb, B, s + g + B + 2w)
-    if dropout_p > 0.0:
-        weights = F.dropout(weights, p=dropout_p)
-    weights = weights.to(v.dtype)
-    s = slots.keys.shape[-2]
-    flat = weights.view(b, h, blocks * block, -1)  # (b, h, padded n, s + g + B + 2w)
-    out = torch.matmul(flat[..., :s], slots.values)  # (b, h, padded n, d)
-    if g:
-        out = out + torch.matmul(flat[..., s : s + g], v[:, :, :g])
-    if local:
-        out = out + torch.matmul(weights[..., s + g :], near_v).view(b, h, blocks * block, d)
-    out = out.reshape(b, h, blocks * block, d)  # (b, h, padded n, d)
-    if g:  # (replaced before the padding is cut: sizes that do not depend on a symbolic n)
-        out = torch.cat([_global_rows(q, k, v, real, g, scale, dropout_p), out[:, :, g:]], dim=2)
-    return out[:, :, :n], None  # (b, h, n, d)
-
-
-def sdpa_local_attention(
-    q: Tensor, k: Tensor, v: Tensor, keyset: KeySet, *, scale: float, dropout_p: float = 0.0
-) -> tuple[Tensor, None]:
-    """The module docstring's attention through PyTorch's fused SDPA kernel -> (out (b, h, n, d), None).
-
-    Query block c (B = max(SDPA_BLOCK, w) rows) is one SDPA problem over its own keys
-    [ E K (s) ; K_j, j < g ; K_j, cB - w <= j < cB + B + w ] with a bool mask (b, 1|h, B, s + g + B + 2w),
-    the blocks stacked in SDPA's batch: one kernel call computes scores, mask, softmax and weights @ values
-    without writing the scores out (`banded_attention` writes them, and masks, concatenates and normalises
-    them in separate passes). The slots are copied once per block (b, nb, h, s + g + B + 2w, d):
-    O(n (k + g + B + 2w) d / B) memory. Without a window the keys are the same for every query: one block
-    of n rows. Needs a concrete n (the block count is a Python int).
-    """
-    b, h, n, d = q.shape
-    slots = keyset.slots
-    real, k, v = _real_tokens(keyset.real, k, v)
-    w, g = _sizes(keyset, n)
-    block = max(SDPA_BLOCK, w) if keyset.window is not None else max(n, 1)
-    blocks = -(-n // block)
-    pad = blocks * block - n
-    key_ok = _window_keys(real, slots.windowed)  # which keys a window or global may hold
-
-    def by_block(t: Tensor) -> Tensor:  # (b, h, n, c) -> (b, nb, h, B, c)
-        return F.pad(t, (0, 0, 0, pad)).view(b, h, blocks, block, t.shape[-1]).transpose(1, 2)
-
-    def per_block(t: Tensor) -> Tensor:  # rows all blocks read: (b, h, m, c) -> (b, nb, h, m, c)
-        return t[:, None].expand(b, blocks, *t.shape[1:])
-
-    key_rows, value_rows = [per_block(slots.keys)], [per_block(slots.values)]
-    slot_ok = torch.ones(b, 1, 1, slots.keys.shape[-2], dtype=torch.bool, device=q.device)
-    keep = [
-        per_block(slot_ok if slots.keep is None else slots.keep.expand(b, -1, 1, -1))
-    ]  # (b, nb, 1|h, 1, s)
-    if g:
-        key_rows.append(per_block(k[:, :, :g]))
-        value_rows.append(per_block(v[:, :, :g]))
-        keep.append(per_block(key_ok[:, None, None, :g]))  # (b, nb, 1, 1, g)
-    if keyset.window is not None:
-        key_rows.append(
-            _neighbourhood(by_block(k).transpose(1, 2), w).transpose(1, 2)
-        )  # (b, nb, h, B + 2w, d)
-        value_rows.append(_neighbourhood(by_block(v).transpose(1, 2), w).transpose(1, 2))
-        position = torch.arange(blocks * block, device=q.device)
-        near_ok = F.pad(key_ok & (position[:n] >= g), (0, pad)).view(b, 1, blocks, block, 1)
-        near_ok = _neighbourhood(near_ok, w)[..., 0].transpose(1, 2)  # (b, nb, 1, B + 2w)
-        keep.append(_band(block, w, q.device) & near_ok[..., None, :])  # (b, nb, 1, B, B + 2w)
-    rows = (b, blocks, max(m.shape[2] for m in keep), block)  # heads: 1, or h where the slot mask is per head
-    mask = torch.cat([m.expand(*rows, m.shape[-1]) for m in keep], dim=-1)  # (b, nb, 1|h, B, s + g + B + 2w)
-    out = F.scaled_dot_product_attention(
-        by_block(q).flatten(0, 1),  # (b nb, h, B, d)
-        torch.cat(key_rows, dim=-2).flatten(0, 1),  # (b nb, h, s + g + B + 2w, d)
-        torch.cat(value_rows, dim=-2).flatten(0, 1),
-        attn_mask=mask.flatten(0, 1),
-        dropout_p=dropout_p,
-        scale=scale,
-    )  # (b nb, h, B, d)
-    out = out.view(b, blocks, h, block, d).transpose(2, 3).reshape(b, blocks * block, h, d)[:, :n]
-    if g:
-        top = _global_rows(q, k, v, real, g, scale, dropout_p).transpose(1, 2)  # (b, g, h, d)
-        out = torch.cat([top, out[:, g:]], dim=1)
-    return out.transpose(1, 2), None  # (b, h, n, d), a view of (b, n, h, d): merging the heads is free
 
 
 def split_local_attention(
@@ -257,9 +104,9 @@ def split_local_attention(
     if keyset.real is None:  # nothing to zero: skip `_real_tokens`' copies of K and V
         real = torch.ones(b, n, dtype=torch.bool, device=q.device)
     else:
-        real, k, v = _real_tokens(keyset.real, k, v)
-    w, g = _sizes(keyset, n)
-    key_ok = _window_keys(real, slots.windowed)  # which keys a window or global may hold
+        real, k, v = real_tokens(keyset.real, k, v)
+    w, g = window_sizes(keyset, n)
+    key_ok = window_keys(real, slots.windowed)  # which keys a window or global may hold
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, slots.keys, slots.values))
     fused = q.device.type == "cpu" and dropout_p == 0.0 and not grad
     part = _fused_part if fused else _explicit_part
@@ -293,7 +140,7 @@ def split_local_attention(
         position = torch.arange(n, device=q.device)
         near_ok = F.pad(key_ok & (position >= g), (w, span - n + w))  # (b, w + span + w): own row only
         near_ok = near_ok.unfold(1, near, block).reshape(b * blocks, 1, near)  # (b nb, 1, B + 2w)
-        band_keep = (_band(block, w, q.device) & near_ok)[None]  # (1, b nb, B, B + 2w)
+        band_keep = (band_mask(block, w, q.device) & near_ok)[None]  # (1, b nb, B, B + 2w)
         by_block = (  # (h, b nb, B, d): a view of q where no row needs padding
             q.transpose(0, 1).reshape(h, b * blocks, block, d)
             if span == n
@@ -305,7 +152,7 @@ def split_local_attention(
         out = _merge(out, lse, near_out, near_lse)
     out = out.to(v.dtype)  # (a new tensor that no backward reads: the global rows may overwrite it)
     if g:
-        out[:, :, :g] = _global_rows(q, k, v, real, g, scale, dropout_p)
+        out[:, :, :g] = global_rows(q, k, v, real, g, scale, dropout_p)
     return (
         out,
         None,
@@ -376,12 +223,12 @@ def dense_local_attention(
     """
     b, n = q.shape[0], q.shape[2]
     slots, window, g = keyset.slots, keyset.window, keyset.global_tokens
-    real, k, v = _real_tokens(keyset.real, k, v)
+    real, k, v = real_tokens(keyset.real, k, v)
     i = torch.arange(n, device=q.device)[:, None]  # query position
     j = torch.arange(n, device=q.device)[None, :]  # key position
     near = (i - j).abs() <= window if window is not None else torch.zeros_like(i == j)
     key_keep = (near & (j >= g)) | (j < g)  # (n, n): the window and the global keys
-    key_keep = key_keep & _window_keys(real, slots.windowed)[:, None, None, :]  # (b, 1, n, n)
+    key_keep = key_keep & window_keys(real, slots.windowed)[:, None, None, :]  # (b, 1, n, n)
     global_row = (i < g)[None, None]  # (1, 1, n, 1): a global query attends to every real key ...
     key_keep = (key_keep & ~global_row) | (global_row & fill_empty_rows(real)[:, None, None, :])
     slot_shape = (b, 1, 1, slots.keys.shape[-2])
@@ -395,12 +242,7 @@ def dense_local_attention(
 def flex_local_attention(
     q: Tensor, k: Tensor, v: Tensor, keyset: KeySet, *, scale: float, dropout_p: float = 0.0
 ) -> tuple[Tensor, None]:
-    """The module docstring's attention in one FlexAttention kernel, compiled: nn/local_flex.py.
-
-    Imported at the call: that module builds on this one's types, and torch < 2.5 has no flex_attention.
-    """
-    from linformer_kit.nn.local_flex import flex_window_attention
-
+    """The module docstring's attention in one FlexAttention kernel, compiled: nn/local_flex.py."""
     return flex_window_attention(q, k, v, keyset, scale=scale, dropout_p=dropout_p)
 
 
@@ -424,7 +266,7 @@ def local_attention_function(backend: str, q: Tensor, dropout_p: float = 0.0) ->
         return banded_attention
     if backend != "auto":
         return LOCAL_CORES[backend]
-    if q.device.type == "cuda" and dropout_p == 0.0 and q.shape[-1] >= FLEX_MIN_HEAD_DIM and _has_flex():
+    if q.device.type == "cuda" and dropout_p == 0.0 and q.shape[-1] >= FLEX_MIN_HEAD_DIM and flex_available():
         return flex_local_attention  # one block-sparse kernel: no slots copied per block, no launch per part
     if q.device.type == "cpu" and dropout_p > 0.0:  # PyTorch's fused CPU kernel has no dropout: its unfused
         return banded_attention  # fallback is slower than writing the scores out
@@ -433,63 +275,14 @@ def local_attention_function(backend: str, q: Tensor, dropout_p: float = 0.0) ->
     return sdpa_local_attention  # one fused kernel, no scores written out: the faster core everywhere else
 
 
-def _has_flex() -> bool:
-    from linformer_kit.nn.local_flex import flex_available
-
-    return flex_available()
-
-
 def _aligned(slot_ok: Tensor, key_keep: Tensor) -> list[Tensor]:
     """The slot mask (b, 1|h, 1|n, s) and the key mask (b, 1, n, n) broadcast to one (b, h', n, ·) shape."""
     lead = torch.broadcast_shapes(slot_ok.shape[:-1], key_keep.shape[:-1])
     return [slot_ok.expand(*lead, slot_ok.shape[-1]), key_keep.expand(*lead, key_keep.shape[-1])]
 
 
-def _global_rows(
-    q: Tensor, k: Tensor, v: Tensor, real: Tensor, g: int, scale: float, dropout_p: float
-) -> Tensor:
-    """Exact attention of the g global queries over every real key -> (b, h, g, d). O(g n)."""
-    return eager_attention(
-        q[:, :, :g], k, v, fill_empty_rows(real)[:, None, None, :], scale=scale, dropout_p=dropout_p
-    )[0]
-
-
-def _band(block: int, w: int, device: torch.device) -> Tensor:
-    """(B, B + 2w) bool: which keys of a block's neighbourhood (`_neighbourhood`) query r of the block may read.
-
-    Key c of the neighbourhood is token j = i - r + c - w for query i = cB + r, so |i - j| <= w is
-    r <= c <= r + 2w.
-    """
-    row = torch.arange(block, device=device)[:, None]  # query r of a block ...
-    col = torch.arange(block + 2 * w, device=device)[None, :]  # ... and key c of its neighbourhood
-    return (col >= row) & (col <= row + 2 * w)
-
-
-def _neighbourhood(blocks: Tensor, w: int) -> Tensor:
-    """(..., nb, B, c) -> (..., nb, B + 2w, c): each block with the last w rows of the block before it
-    and the first w rows of the block after it (zeros past either end). Needs w <= B."""
-    if w == 0:
-        return blocks
-    before = F.pad(blocks[..., :-1, -w:, :], (0, 0, 0, 0, 1, 0))  # block c - 1's tail; zeros before block 0
-    after = F.pad(blocks[..., 1:, :w, :], (0, 0, 0, 0, 0, 1))  # block c + 1's head; zeros after the last
-    return torch.cat([before, blocks, after], dim=-2)
-
-
-def _real_tokens(real: Tensor | None, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """The padding mask (b, n) (all True for None), and K, V with pad rows zero by a select: NaN or inf
-    there would survive a zero weight."""
-    b, _, n, _ = k.shape
-    real = torch.ones(b, n, dtype=torch.bool, device=k.device) if real is None else real
-    pad = ~real[:, None, :, None]
-    return real, k.masked_fill(pad, 0.0), v.masked_fill(pad, 0.0)
-
-
-def _sizes(keyset: KeySet, n: int) -> tuple[int, int]:
-    """(w, g) at most n (w = 0 without a window); a symbolic n keeps them as given."""
-    w = 0 if keyset.window is None else keyset.window
-    return (min(w, n), min(keyset.global_tokens, n)) if isinstance(n, int) else (w, keyset.global_tokens)
-
-
-def _window_keys(real: Tensor, windowed: Tensor | None) -> Tensor:
-    """(b, n) bool: which tokens a window or the global keys may hold: real, in a row that takes the window."""
-    return real if windowed is None else real & windowed[:, None]
+__all__ = [
+    "LOCAL_CORES", "MIN_BLOCK", "SDPA_BLOCK", "SPLIT_BLOCK", "KeySet", "LocalCore", "Slots", "banded_attention",
+    "dense_local_attention", "flex_local_attention", "local_attention_function", "sdpa_local_attention",
+    "split_local_attention",
+]  # fmt: skip

@@ -43,7 +43,7 @@ import torch
 from torch import Tensor
 
 from linformer_kit.nn.exact_rows import tracing
-from linformer_kit.nn.local import KeySet, _global_rows, _real_tokens, _sizes, _window_keys
+from linformer_kit.nn.keys import KeySet, global_rows, real_tokens, window_keys, window_sizes
 
 FLEX_BLOCK = (128, 64)  # (Bq, Bk): query rows and keys per block of the block mask (module docstring)
 
@@ -78,17 +78,17 @@ def flex_window_attention(
     slots = keyset.slots
     real = keyset.real
     if real is not None:
-        real, k, v = _real_tokens(real, k, v)  # pad keys zeroed: NaN there would survive a zero weight
-    w, g = _sizes(keyset, n)
+        real, k, v = real_tokens(real, k, v)  # pad keys zeroed: NaN there would survive a zero weight
+    w, g = window_sizes(keyset, n)
     s = slots.keys.shape[-2]
-    offset = -(-s // FLEX_BLOCK[1]) * FLEX_BLOCK[1]  # s'
+    offset = slot_columns(s, FLEX_BLOCK)  # s'
     gap = q.new_zeros(b, h, offset - s, d)
     keys = torch.cat([slots.keys.to(q.dtype), gap, k], dim=-2)  # (b, h, s' + n, d)
     values = torch.cat([slots.values.to(q.dtype), gap, v], dim=-2)
     window = None if keyset.window is None else w
     block_mask = window_block_mask(n, s, window, g, q.device)
     token_ok = (
-        None if real is None and slots.windowed is None else _window_keys(_all_real(real, q), slots.windowed)
+        None if real is None and slots.windowed is None else window_keys(_all_real(real, q), slots.windowed)
     )
     score_mod = _value_mask(slots.keep, token_ok, s, offset, n)
     attend: Callable[..., Tensor] = (
@@ -108,9 +108,15 @@ def flex_window_attention(
     )
     assert isinstance(out, Tensor)  # (no lse asked for)
     if g:
-        top = _global_rows(q, k, v, _all_real(real, q), g, scale, 0.0)  # (b, h, g, d)
+        top = global_rows(q, k, v, _all_real(real, q), g, scale, 0.0)  # (b, h, g, d)
         out = torch.cat([top.to(out.dtype), out[:, :, g:]], dim=2)
     return out, None
+
+
+def slot_columns(s: int, block: tuple[int, int]) -> int:
+    """s' = s rounded up to whole key blocks: the key column of token 0 (module docstring). The block mask and
+    the score_mod both place the tokens there, so both take it from here."""
+    return -(-s // block[1]) * block[1]
 
 
 def window_block_mask(n: int, s: int, w: int | None, g: int, device: torch.device):  # -> BlockMask
@@ -139,7 +145,7 @@ def _structure_mask(
     from torch.nn.attention.flex_attention import create_block_mask
 
     block = block or FLEX_BLOCK
-    offset = -(-s // block[1]) * block[1]
+    offset = slot_columns(s, block)  # s'
 
     def structure(b: Tensor, h: Tensor, i: Tensor, c: Tensor) -> Tensor:
         j = c - offset  # the token of key column c (negative in the slot region)

@@ -10,10 +10,11 @@ of the attention's four linears, read on the projected path only (rows of more t
     Q' = Q + s X A_qᵀ B_qᵀ      K' = K + s X A_kᵀ B_kᵀ      V' = V + s X A_vᵀ B_vᵀ      (per token, then
     out' = W_o o + b_o + s o A_oᵀ B_oᵀ                                                   heads split)
 
-with A (r x D), B (D x r) and s = alpha / r (LoRA's scale, alpha = 2r). B starts at zero: a new adapter
-changes nothing. A row of at most T real tokens never reads them, so its output is the one without
-adapters bit for bit (tests/nn/test_long_adapters.py); a longer row pays 8 b n D r more multiply-adds a
-layer (r = 16, D = 384: 8 D r / 12 D² = 2.8 % of the layer's linears).
+with A (r x D), B (D x r) and s = alpha / r (LoRA's scale, alpha = 2r: `LORA_SCALE`). B starts at zero: a
+new adapter changes nothing. A row of at most T real tokens never reads them, so its output is the one
+without adapters bit for bit (tests/nn/test_long_adapters.py); which rows those are, the layer decides once
+a forward by nn/exact_rows.py's router, for its two paths and these updates alike. A longer row pays
+8 b n D r more multiply-adds a layer (r = 16, D = 384: 8 D r / 12 D² = 2.8 % of the layer's linears).
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ import math
 import torch
 from torch import nn
 
+from linformer_kit.nn.exact_rows import Route, by_rows
+
+# LoRA's scale s = alpha / r with alpha = 2r, for these adapters and for `linformer distill --tune lora`'s
+# (train/distill/trainer.py): one default
+LORA_SCALE = 2
+
 
 class LowRank(nn.Module):
     """x (..., D) -> s · x Aᵀ Bᵀ (..., D): a LoRA update with no base weight; B = 0 at the start."""
@@ -31,7 +38,7 @@ class LowRank(nn.Module):
         super().__init__()
         self.down = nn.Linear(hidden_size, rank, bias=False)  # A
         self.up = nn.Linear(rank, hidden_size, bias=False)  # B
-        self.scale = 2.0  # alpha / r with alpha = 2r
+        self.scale = float(LORA_SCALE)  # alpha / r
         nn.init.kaiming_uniform_(self.down.weight, a=math.sqrt(5))  # LoRA's start for A
         nn.init.zeros_(self.up.weight)
 
@@ -51,10 +58,12 @@ class LongAdapters(nn.Module):
         self.value = LowRank(hidden_size, rank)
         self.dense = LowRank(hidden_size, rank)
 
-
-def long_rows(mask: torch.Tensor | None, n: int, limit: int) -> torch.Tensor | bool:
-    """Which rows read the adapters: more than `limit` real tokens. (b,) bool from the mask (no host read), or
-    one Python bool for every row when there is no mask (each row then has n real tokens)."""
-    if mask is None:
-        return n > limit
-    return mask.sum(-1) > limit
+    def output(self, dense: nn.Module, out: torch.Tensor, route: Route) -> torch.Tensor:
+        """The output linear `dense` of out (b, n, D), with this update on the rows `route` sends the long way
+        only, selected on the whole batch (nn/exact_rows.py, `by_rows`): a shorter row's output is the plain
+        linear's, bit for bit."""
+        plain = dense(out)  # (b, n, D)
+        (merged,) = by_rows(
+            route, lambda rows: (plain,), lambda rows: (plain + self.dense(out),), apart=False
+        )
+        return merged

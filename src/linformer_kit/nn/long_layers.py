@@ -18,8 +18,9 @@ gets what the model without long layers gives it, bit for bit (tests/models/test
 
 Cost at inference: the copy's weights (MiniLM-L6 read to 4 096 tokens: 17 M parameters more, its own E and F
 among them, beside 30 M), and no compute beyond the one stack each row takes on a CPU in eager mode (a batch
-mixing both runs them apart, written back by row, as exact_rows does). While tracing (torch.compile) and on
-any other device nothing is read on the host, and that is paid in FLOPs: a padded batch longer than T runs
+mixing both runs them apart, written back by row, by the router of the layer's own two paths: nn/exact_rows.py,
+`route_rows` and `by_rows`). While tracing (torch.compile) and on any other device nothing is read on the
+host, and that is paid in FLOPs: a padded batch longer than T runs
 both stacks on every row and selects, 2 L layers a row instead of L, twice the encoder's products (the
 embeddings and any head are small beside them), for every such batch whatever its mix, a batch of short rows
 padded past T included. What a host read would save: one read of the b row flags a forward (a sync on a GPU,
@@ -34,7 +35,7 @@ from collections.abc import Callable
 
 import torch
 
-from linformer_kit.nn.exact_rows import reads_on_host
+from linformer_kit.nn.exact_rows import by_rows, route_rows
 
 # (x (b, n, D), mask (b, n) | None) -> a stack's outputs, each (b, ...): the last hidden state first
 Stack = Callable[[torch.Tensor, torch.Tensor | None], tuple[torch.Tensor, ...]]
@@ -50,34 +51,20 @@ def by_length(
     (attention weights: (n x n) where rows are read exactly, (n x k) where projected). Off a CPU or while
     tracing, a padded batch with n > limit costs both stacks on every row: twice the layers' FLOPs.
     """
-    if torch.compiler.is_exporting():
-        raise ValueError(
-            f"long layers have no exported form (which stack a row reads depends on its length, up to "
-            f"exact_length={limit}): export the model read to at most {limit} tokens (models/extend.py "
-            "`shortened`), which drops them"
-        )
-    if mask is None or x.shape[1] <= limit:  # every row has n real tokens, or none has more than n <= limit
-        return (long if mask is None and x.shape[1] > limit else short)(x, mask)
-    longer = mask.sum(-1) > limit  # (b,)
-    if not reads_on_host(mask):  # no host read: both stacks, a select by row
-        kept, read = short(x, mask), long(x, mask)
-        return tuple(
-            torch.where(longer.view(-1, *[1] * (a.dim() - 1)), b, a) for a, b in zip(kept, read, strict=True)
-        )
-    if not bool(longer.any()):
-        return short(x, mask)
-    if bool(longer.all()):
-        return long(x, mask)
-    rows, others = (~longer).nonzero()[:, 0], longer.nonzero()[:, 0]
-    kept, read = short(x[rows], mask[rows]), long(x[others], mask[others])
-    merged = []
-    for a, b in zip(kept, read, strict=True):
-        if a.shape[1:] != b.shape[1:]:
-            raise ValueError(
-                f"outputs of shape {tuple(a.shape[1:])} and {tuple(b.shape[1:])} by row (attention weights of a "
-                f"batch mixing rows of at most exact_length={limit} real tokens with longer ones): run the two apart"
-            )
-        out = a.new_empty((x.shape[0], *a.shape[1:]))
-        out[rows], out[others] = a, b.to(a.dtype)
-        merged.append(out)
-    return tuple(merged)
+    refusal = (
+        f"long layers have no exported form (which stack a row reads depends on its length, up to "
+        f"exact_length={limit}): export the model read to at most {limit} tokens (models/extend.py "
+        "`shortened`), which drops them"
+    )
+    route = route_rows(mask, x.shape[1], limit, refusal)
+
+    def on_rows(stack: Stack) -> Callable[[torch.Tensor | None], tuple[torch.Tensor, ...]]:
+        def run(rows: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
+            if rows is None:
+                return stack(x, mask)
+            assert mask is not None  # (rows are chosen by a mask)
+            return stack(x[rows], mask[rows])
+
+        return run
+
+    return by_rows(route, on_rows(short), on_rows(long))

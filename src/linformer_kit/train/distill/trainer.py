@@ -234,11 +234,13 @@ def trainable(student: LinformerPreTrainedModel, trains: Trains, lora_rank: int)
         return student
     import peft  # the lora extra
 
+    from linformer_kit.nn.long_adapters import LORA_SCALE
+
     # E and F train whole and are saved in PEFT's checkpoints (modules_to_save), so a resume keeps them
     projections = sorted(
         {name.rsplit(".", 2)[-2] for name, _ in student.named_parameters() if is_projection_key(name)}
     )
-    lora = peft.LoraConfig(r=lora_rank, lora_alpha=2 * lora_rank, modules_to_save=projections,
+    lora = peft.LoraConfig(r=lora_rank, lora_alpha=LORA_SCALE * lora_rank, modules_to_save=projections,
                            target_modules=["query", "key", "value", "dense"])  # fmt: skip
     return peft.get_peft_model(student, lora)
 

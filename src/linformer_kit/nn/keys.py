@@ -1,0 +1,99 @@
+"""The keys a window core reads (`KeySet`), and the pieces every window core shares.
+
+Notation of nn/local.py: w the window, g the global tokens, s the k projected slots, m the padding mask
+(True = real token). Query i >= g of a windowed row reads
+
+    [ E K (s slots, those `Slots.keep` keeps) ; K_j, j < g ; K_j, j >= g and |i - j| <= w ]   (real j only)
+
+and query i < g every real key (`global_rows`). Each core renders that one rule in its own form: scores
+written out by query blocks (nn/local_blocks.py), two partial softmaxes or the dense reference (nn/local.py),
+a FlexAttention block mask (nn/local_flex.py). The pieces here are what they all read, so each core
+module imports this one and none imports another core's module for them. Torch-only.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol
+
+import torch
+from torch import Tensor
+from torch.nn import functional as F
+
+from linformer_kit.nn.backends import eager_attention, fill_empty_rows
+
+
+class Slots(NamedTuple):
+    """The k projected slots a query attends to."""
+
+    keys: Tensor  # E K (b, h, s, d)
+    values: Tensor  # F V (b, h, s, d)
+    keep: Tensor | None  # which slots count, (b, 1|h, 1, s) (broadcast over queries); None: all of them
+    windowed: Tensor | None  # (b,) which rows take the local window and global keys; None: all
+
+
+class KeySet(NamedTuple):
+    """Every key a query of the window cores may read, but its own row's K, V: one value for every core."""
+
+    slots: Slots
+    real: Tensor | None  # (b, n) the padding mask, True = real token; None: every token is real
+    window: int | None  # w; None: no window (the global tokens only)
+    global_tokens: int = 0  # g
+    longest: int | None = None  # the longest input: a symbolic n's blocks are its (`banded_attention`)
+
+
+class LocalCore(Protocol):
+    """The window cores' one contract: q, k, v (b, h, n, d) -> (out (b, h, n, d), weights or None)."""
+
+    def __call__(
+        self, q: Tensor, k: Tensor, v: Tensor, keyset: KeySet, *, scale: float, dropout_p: float = 0.0
+    ) -> tuple[Tensor, Tensor | None]: ...
+
+
+def real_tokens(real: Tensor | None, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """The padding mask (b, n) (all True for None), and K, V with pad rows zero by a select: NaN or inf
+    there would survive a zero weight."""
+    b, _, n, _ = k.shape
+    real = torch.ones(b, n, dtype=torch.bool, device=k.device) if real is None else real
+    pad = ~real[:, None, :, None]
+    return real, k.masked_fill(pad, 0.0), v.masked_fill(pad, 0.0)
+
+
+def window_sizes(keyset: KeySet, n: int) -> tuple[int, int]:
+    """(w, g) at most n (w = 0 without a window); a symbolic n keeps them as given."""
+    w = 0 if keyset.window is None else keyset.window
+    return (min(w, n), min(keyset.global_tokens, n)) if isinstance(n, int) else (w, keyset.global_tokens)
+
+
+def window_keys(real: Tensor, windowed: Tensor | None) -> Tensor:
+    """(b, n) bool: which tokens a window or the global keys may hold: real, in a row that takes the window."""
+    return real if windowed is None else real & windowed[:, None]
+
+
+def global_rows(
+    q: Tensor, k: Tensor, v: Tensor, real: Tensor, g: int, scale: float, dropout_p: float
+) -> Tensor:
+    """Exact attention of the g global queries over every real key -> (b, h, g, d). O(g n)."""
+    return eager_attention(
+        q[:, :, :g], k, v, fill_empty_rows(real)[:, None, None, :], scale=scale, dropout_p=dropout_p
+    )[0]
+
+
+def band_mask(block: int, w: int, device: torch.device) -> Tensor:
+    """(B, B + 2w) bool: which keys of a block's neighbourhood (`neighbourhoods`) query r of the block may read.
+
+    Key c of the neighbourhood is token j = i - r + c - w for query i = cB + r, so |i - j| <= w is
+    r <= c <= r + 2w.
+    """
+    row = torch.arange(block, device=device)[:, None]  # query r of a block ...
+    col = torch.arange(block + 2 * w, device=device)[None, :]  # ... and key c of its neighbourhood
+    return (col >= row) & (col <= row + 2 * w)
+
+
+def neighbourhoods(blocks: Tensor, w: int) -> Tensor:
+    """(..., nb, B, c) -> (..., nb, B + 2w, c): each block with the last w rows of the block before it
+    and the first w rows of the block after it (zeros past either end). Needs w <= B."""
+    if w == 0:
+        return blocks
+    before = F.pad(blocks[..., :-1, -w:, :], (0, 0, 0, 0, 1, 0))  # block c - 1's tail; zeros before block 0
+    after = F.pad(blocks[..., 1:, :w, :], (0, 0, 0, 0, 0, 1))  # block c + 1's head; zeros after the last
+    return torch.cat([before, blocks, after], dim=-2)
