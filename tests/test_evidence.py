@@ -390,6 +390,15 @@ def readme_run(task: str, lengths: tuple[int, ...]) -> list[Source]:
     return [score(f"{README_RUN}/{task}/longdocs.json", task, n, "whole") for n in lengths]
 
 
+CURVE = f"{LONG}/curve/curve.json"  # the learning curve (scripts/cpu/long_curve.py)
+
+
+def curve(steps: str, task: str, method: str, n: int = 4096, schedule: int = 80, seed: int | None = None) -> J:
+    """A point of the learning curve: its mean over the seeds it has, or one seed's score."""
+    cell = (CURVE, f"{steps} (schedule {schedule})", f"{task}@{n}", method)
+    return J(*cell, "mean") if seed is None else J(*cell, "scores", seed - 1)
+
+
 def readme_lead(task: str, n: int, chunks: str) -> Source:
     """The default long student's score over the original's best chunk."""
     return readme_run(task, (n,))[0] - score(chunks, task, n, "chunks-best-512")
@@ -435,6 +444,12 @@ FIGURES: tuple[F, ...] = (
     F(README, "the original itself to 512 tokens ({1.000}, by construction)", README_FIDELITY, construction=True),
     F(README, "at cosine {0.976} in {11} CPU minutes;", quality("k128-w64-g1-e2e150", "fidelity"), stage_minutes(MINILM_512)),
     F(README, "IMDB probe {1.0} point behind", (quality("original@512", "probe_mean") - quality("k128-w64-g1-e2e150", "probe_mean")) * 100),
+    # docs/longdocs.md, "The answer on all-MiniLM-L6-v2": the learning curve's goals (means over the seeds curve.json lists)
+    F(LONGDOCS, "the student whole reads {42.7} against averaged chunks' {47.3} (goal +3)", curve("80", "books", "whole"), curve("80", "books", "chunks-mean-512")),
+    F(LONGDOCS, "tie the best chunk's {52.0}: late chunks {51.3}, contextual chunks", curve("80", "books", "chunks-best-512"), curve("80", "books", "late-chunking-512")),
+    F(LONGDOCS, "the student's reading of the same tokens) {52.0} (goal +3)", curve("80", "books", "contextual-chunks-512")),
+    F(LONGDOCS, "(seed 1: {44} at 40 of 40 steps, {40} at 80)", curve("40", "books", "whole", schedule=40), curve("80", "books", "whole", seed=1)),
+    F(LONGDOCS, "4 096 ({36} against {70} at 40 steps; best chunk {52})", curve("80", "passkey", "whole"), curve("40", "passkey", "whole", schedule=40), curve("80", "passkey", "chunks-best-512")),
     # docs/longdocs.md, "The answer on all-MiniLM-L6-v2": the table is `c1`'s, means over the seeds each run has
     F(LONGDOCS, "| passkey, 1 024 / 2 048 / 4 096 | **{68} / {71} / {62}** | {58} / {64} / **{70}** | {34} / {17} / {18} | {41} / {39} / {20} | {59} / {58} / {52} |", *c1("passkey", KEYS, METHODS)),
     F(LONGDOCS, "| needle, 1 024 / 2 048 (3) | {7} / {3} | {12} / {5} | {9} / {5} | {4} / {3} | **{15} / {9}** |", *c1("needle", (1024, 2048), METHODS)),

@@ -1,0 +1,103 @@
+"""The long stage's learning curve (issue "Long documents on prose", item 2): each checkpoint's scores, one JSON
+and one plot.
+
+    python scripts/cpu/long_curve.py docs/reproduction/long-minilm/curve
+
+Reads DIR/STEPS-NAME/longdocs.json (the `longdocs` runs of each checkpoint: STEPS the long steps it had taken,
+e.g. 40-books, 80-books-s23) and, for the README's own 40-step run (a schedule of 40 steps, not a checkpoint of a
+longer one), docs/reproduction/long-minilm/long4096-readme/*/longdocs.json beside the original's chunks of the
+same documents (long4096-books, long4096, long4096-c1-books-short). Writes DIR/curve.json: for each point, task,
+length and method the mean score over the seeds it has, the seeds, and their scores; and DIR/curve.png: book
+halves at 4 096 by steps, every reading, on seed 1 (the seed every point has; a seed's 50 pairs put one standard
+error at about 7 points, so the means over seeds are curve.json's, with their seeds listed).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+LONG_MINILM = Path("docs/reproduction/long-minilm")
+# the README's 40-step run (its own schedule): the student's readings, and the original's on the same documents
+README_40 = ["long4096-readme/books", "long4096-readme/passkey", "long4096-readme/access-code", "long4096-books",
+             "long4096", "long4096-c1-books-short/access-code"]  # fmt: skip
+ORIGINAL = ("truncate-512", "chunks-mean-512", "chunks-best-512")
+PLOTTED = ("whole", "late-chunking-512", "contextual-chunks-512", "chunks-mean-512", "chunks-best-512")
+
+
+def records(path: Path) -> list[dict]:
+    return [r for r in json.loads(path.read_text())["records"] if r.get("depth") is None]
+
+
+def points(folder: Path) -> dict[str, list[dict]]:
+    """Point name -> its records: "40 (schedule 40)" from the README's run, "STEPS (schedule 80)" per folder."""
+    out: dict[str, list[dict]] = defaultdict(list)
+    for name in README_40:
+        path = LONG_MINILM / name / "longdocs.json"
+        if path.is_file():  # the student's own readings, and the original's chunks (same documents, seed)
+            out["40 (schedule 40)"] += [
+                r for r in records(path) if "readme" in name or r["method"] in ORIGINAL
+            ]
+    for path in sorted(folder.glob("*/longdocs.json")):
+        steps = path.parent.name.split("-")[0]
+        out[f"{steps} (schedule 80)"] += records(path)
+    return out
+
+
+def summary(point: list[dict]) -> dict[str, dict]:
+    """task@length -> method -> {"mean", "seeds", "scores"} (a (task, length, method, seed) read once)."""
+    scores: dict[tuple[str, int, str], dict[int, float]] = defaultdict(dict)
+    for r in point:
+        scores[(r["task"], r["length"], r["method"])].setdefault(r["seed"], r["score"])
+    out: dict[str, dict] = defaultdict(dict)
+    for (task, length, method), by_seed in sorted(scores.items()):
+        seeds = sorted(by_seed)
+        values = [by_seed[s] for s in seeds]
+        out[f"{task}@{length}"][method] = {"mean": round(sum(values) / len(values), 2), "seeds": seeds,
+                                           "scores": values}  # fmt: skip
+    return out
+
+
+def plot(curve: dict[str, dict], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, key in zip(axes, ("books@4096", "documents@4096"), strict=True):
+        names = [p for p in curve if key in curve[p]]
+        for i, method in enumerate(PLOTTED):
+            xs, ys = [], []
+            for j, name in enumerate(names):
+                cell = curve[name][key].get(method)
+                if cell is not None and 1 in cell["seeds"]:  # seed 1: the one every point has
+                    xs.append(j + (i - 2) * 0.06)  # each method beside the others: none hides another
+                    ys.append(cell["scores"][cell["seeds"].index(1)])
+            style = "--" if method.startswith("chunks") else "-"
+            ax.plot(xs, ys, style, marker="os^vD"[i], label=method)
+        ax.set_xticks(range(len(names)), names, fontsize=8)
+        ax.set_title({"books@4096": "held-out books (valid + test), 4 096 tokens, seed 1",
+                      "documents@4096": "held-out Gutenberg train books, 4 096, seed 1"}[key], fontsize=9)  # fmt: skip
+        ax.set_ylabel("halves accuracy@1 (%)")
+        ax.set_xlabel("long steps (schedule)")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
+def main(folder: str) -> None:
+    root = Path(folder)
+    curve = {name: summary(point) for name, point in points(root).items()}
+    (root / "curve.json").write_text(json.dumps(curve, indent=1) + "\n")
+    plot(curve, root / "curve.png")
+    for name, tasks in curve.items():
+        for key, methods in tasks.items():
+            shown = ", ".join(f"{m} {v['mean']:g}" for m, v in methods.items())
+            print(f"{name:18} {key:16} {shown}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
