@@ -4,7 +4,6 @@ documents, the long student against the teacher's chunks, in the summary line, m
 from __future__ import annotations
 
 import json
-import random
 import time
 from pathlib import Path
 
@@ -24,16 +23,9 @@ from linformer_kit.train.distill.long import long_student
 from linformer_kit.train.distill.report import model_card
 from linformer_kit.train.distill.trainer import load_teacher, student_from
 from linformer_kit.train.distill.verdict import METHODS, long_reading, reading_line, verdict_lengths
-from tests.train.test_distill import MANY_WORDS, _word_teacher
+from tests.train.test_distill import _word_teacher
 from tests.train.test_distill_long import _config
-
-
-def _documents(path: Path, count: int, words: int, seed: int) -> Path:
-    rng = random.Random(seed)
-    path.write_text(
-        "\n\n".join(" ".join(rng.choice(MANY_WORDS) for _ in range(words)) for _ in range(count)) + "\n"
-    )
-    return path
+from tests.train.test_distill_long_text import _documents
 
 
 @pytest.fixture

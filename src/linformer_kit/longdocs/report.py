@@ -117,7 +117,7 @@ MARKERS = "osD^vPX"  # one a method (METHODS' order): two methods at one point s
 def dodged(length: int, method: str) -> float:
     """Where `method`'s score at `length` is drawn: `length` moved by a fifteenth of an octave a method in
     METHODS' order, centred, so that methods of one score at one length do not cover each other."""
-    return length * 2 ** ((METHODS.index(method) - (len(METHODS) - 1) / 2) / 15)  # type: ignore[arg-type]
+    return length * 2 ** ((METHODS.index(method) - (len(METHODS) - 1) / 2) / 15)
 
 
 def plot(records: list[dict], path: str | Path) -> Path:
