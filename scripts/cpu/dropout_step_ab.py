@@ -28,7 +28,8 @@ from long_step_ab import alternated, peak_alone  # the same harness (scripts/cpu
 from linformer_kit.bench.memory import peak_rss
 from linformer_kit.models import LinformerModel
 from linformer_kit.train.distill import DistillConfig
-from linformer_kit.train.distill.long import long_student, long_terms
+from linformer_kit.train.distill.long import long_student
+from linformer_kit.train.distill.long_losses import long_terms
 from linformer_kit.train.distill.losses import end_to_end_loss
 from linformer_kit.train.distill.trainer import attention_dropout, load_teacher
 

@@ -104,7 +104,16 @@ def main() -> None:
         }
         if not args.fidelity_only:
             row |= _downstream(
-                model, tokenizer, length, args, test_e, test_labels, train, train_labels, long, (first, second)
+                model,
+                tokenizer,
+                length,
+                args,
+                test_e,
+                test_labels,
+                train,
+                train_labels,
+                long,
+                (first, second),
             )
         row["seconds"] = time.perf_counter() - start
         results["models"][name] = row
@@ -115,7 +124,9 @@ def main() -> None:
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
 
 
-def _downstream(model, tokenizer, length, args, test_e, test_labels, train, train_labels, long, halves_) -> dict:
+def _downstream(
+    model, tokenizer, length, args, test_e, test_labels, train, train_labels, long, halves_
+) -> dict:
     """The probe (one fit per seed; accuracy on the documents longer than 512 tokens apart) and retrieval."""
     train_e = embed(model, tokenizer, train, length)
     correct = [

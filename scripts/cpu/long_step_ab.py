@@ -29,7 +29,8 @@ import torch
 from linformer_kit.bench.memory import peak_rss
 from linformer_kit.models import LinformerModel
 from linformer_kit.train.distill import DistillConfig
-from linformer_kit.train.distill.long import long_loss, long_student, long_terms
+from linformer_kit.train.distill.long import long_student
+from linformer_kit.train.distill.long_losses import long_loss, long_terms
 from linformer_kit.train.distill.trainer import load_teacher
 
 V = TypeVar("V")  # a variant's name

@@ -19,15 +19,13 @@ from linformer_kit.nn.projection import window_matrix
 from linformer_kit.train.distill import DistillConfig, distill
 from linformer_kit.train.distill.config import LONG_OPTIONS
 from linformer_kit.train.distill.data import long_spans
-from linformer_kit.train.distill.long import (
-    LongTrainer,
+from linformer_kit.train.distill.long import LongTrainer, long_student, stretched
+from linformer_kit.train.distill.long_losses import (
     crops_loss,
     embedded_halves,
     halves,
     halves_loss,
     long_loss,
-    long_student,
-    stretched,
     window_targets,
 )
 from linformer_kit.train.distill.trainer import load_teacher, student_from

@@ -32,15 +32,16 @@ folder's pipeline files, metrics.json and a model card go to output_dir.
 This module is the run; the package, `linformer_kit.train.distill`, re-exports its `__all__` (the
 pieces' public names among them). The pieces, beside it in train/distill/:
 
-    train/distill/config.py     DistillConfig: the options, their values checked on construction
-    train/distill/preflight.py  the teacher's folder and output_dir, checked at the start of the run
-    train/distill/data.py       train examples, held-out documents, the long stage's text
-    train/distill/losses.py     L_att, L_e2e
-    train/distill/trainer.py    teacher, student, the stages (StagePlan, run_stage), DistillTrainer
-    train/distill/report.py     DistillResult, the saved student (metrics.json, model card)
-    train/distill/long.py       the long stage (`long_length`): the student extended and trained long
-    train/distill/verdict.py    after it, its verdict: the long student against the teacher's chunks on the
-                                halves of held-out documents (`verdict_pairs`)
+    train/distill/config.py       DistillConfig: the options, their values checked on construction
+    train/distill/preflight.py    the teacher's folder and output_dir, checked at the start of the run
+    train/distill/data.py         train examples, held-out documents, the long stage's text
+    train/distill/losses.py       L_att, L_e2e
+    train/distill/trainer.py      teacher, student, the stages (StagePlan, run_stage), DistillTrainer
+    train/distill/report.py       DistillResult, the saved student (metrics.json, model card)
+    train/distill/long.py         the long stage (`long_length`): the student extended and trained long
+    train/distill/long_losses.py  its loss, L_long: the window, halves, short and crops terms
+    train/distill/verdict.py      after it, its verdict: the long student against the teacher's chunks on the
+                                  halves of held-out documents (`verdict_pairs`)
 """
 
 from __future__ import annotations
