@@ -134,18 +134,26 @@ def _long_length(config: DistillConfig) -> str:
     )
 
 
+def _beside_the_teacher(config: DistillConfig) -> bool:
+    """Whether the student's long layers sit beside the teacher's own weights (`--long-tune layers`,
+    `--short-layers original`): the one condition of the card's reading note and of `read_by_original`."""
+    return (
+        config.long_length is not None and config.long_tune == "layers" and config.short_layers == "original"
+    )
+
+
 def read_by_original(config: DistillConfig) -> int | None:
     """exact_length where inputs of at most it, seq_len among them, are read by the teacher's own weights (long
     layers beside the teacher's: `short_layers` "original"); else None."""
     assert config.seq_len is not None  # the preflight's default
-    if config.long_length is None or config.long_tune != "layers" or config.short_layers != "original":
+    if not _beside_the_teacher(config):
         return None
     return config.exact_length if (config.exact_length or 0) >= config.seq_len else None
 
 
 def _reading(config: DistillConfig) -> str:
     """Which weights read which inputs, for a student with long layers beside the teacher's (else empty)."""
-    if config.long_length is None or config.long_tune != "layers" or config.short_layers != "original":
+    if not _beside_the_teacher(config):
         return ""
     return (
         f"Inputs of at most {config.exact_length} tokens are read by `{Path(config.teacher).name}`'s own weights "
