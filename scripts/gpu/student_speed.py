@@ -250,14 +250,13 @@ def measure_blocks(args: argparse.Namespace, result: dict[str, Any], out: Path) 
                                    backend="flex").to(device=args.device, dtype=dtype).eval()  # fmt: skip
     default = local_flex.FLEX_BLOCK
     for block in args.flex_blocks:
+        # the block mask's cache is keyed by FLEX_BLOCK: each block size builds its own
         local_flex.FLEX_BLOCK = tuple(int(side) for side in block.split("x"))  # type: ignore[assignment]
-        local_flex._cached_block_mask.cache_clear()
         record: dict[str, Any] = {"mode": "layer-inference", "n": n, "batch": 1, "model": f"w64-flex-{block}",
                                   "compile": "eager"}  # fmt: skip
         time_layer(layer, x, args, record)
         keep(record, result, out)
     local_flex.FLEX_BLOCK = default
-    local_flex._cached_block_mask.cache_clear()
 
 
 def measure_profile(args: argparse.Namespace, result: dict[str, Any], out: Path) -> None:
