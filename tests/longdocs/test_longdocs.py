@@ -16,10 +16,10 @@ from linformer_kit.longdocs import texts
 from linformer_kit.longdocs.config import LongDocsConfig
 from linformer_kit.longdocs.report import Source, gathered, table, write_report
 from linformer_kit.longdocs.sources import wikitext_articles
-from linformer_kit.longdocs.suite import retrieval_hits, run_suite
+from linformer_kit.longdocs.suite import run_suite
 from linformer_kit.models import halves
 from linformer_kit.models.halves import Record
-from linformer_kit.models.readings import DIFFERENT_TEXTS, Reader, rows
+from linformer_kit.models.readings import DIFFERENT_TEXTS, Reader, retrieval_hits, rows
 from tests.bad_input_checks import WorkStarted, check_cli
 from tests.longdocs.conftest import prose, word_tokenizer
 

@@ -19,6 +19,7 @@ reviews are read whole (up to the model's longest input, its `length`).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import random
@@ -41,7 +42,7 @@ from linformer_kit.models.readings import (
     Reader,
     document_vector,
     encode,
-    retrieval_hits,
+    retrieval,
 )
 
 logger = logging.getLogger(__name__)
@@ -88,8 +89,8 @@ class Suite:
         self, length: int, texts_: list[str], methods: Sequence[Method] | None = None
     ) -> dict[Method, tuple[list[torch.Tensor], float]]:
         """Each method's rows of `texts_` and its seconds per text (`methods.encode`)."""
-        return encode(lambda pass_: self.reader(pass_, length), texts_, methods or self.config.methods,
-                      self.config.chunk_length)  # fmt: skip
+        methods = self.config.methods if methods is None else methods
+        return encode(lambda pass_: self.reader(pass_, length), texts_, methods, self.config.chunk_length)
 
     def add(
         self, task: str, length: int, method: str, result: float | torch.Tensor, seed: int, seconds: float,
@@ -127,10 +128,8 @@ class Suite:
             )
         asked = [i for i, d in enumerate(docs) if d.query is not None]
         queries = [docs[i].query or "" for i in asked]
-        encoded = self.encode(length, [d.text for d in docs])
-        for method, (doc_rows, seconds) in encoded.items():
-            query_rows = self.encode(length, queries, [method])[method][0]
-            hits = retrieval_hits(query_rows, doc_rows, asked)
+        scored = retrieval(lambda texts_: self.encode(length, texts_), [d.text for d in docs], queries, asked)
+        for method, (hits, seconds) in scored.items():
             self.add(task, length, method, hits, seed, seconds)
             for low, high in DEPTHS:
                 chosen = [j for j, i in enumerate(asked) if low <= (docs[i].depth or 0.0) < high]
@@ -165,9 +164,8 @@ class Suite:
         firsts = [spans.text((i, 0), m) for i, m in zip(chosen, middles, strict=True)]
         seconds_ = [spans.text((i, m), m) for i, m in zip(chosen, middles, strict=True)]
         methods = [m for m in config.methods if m in ("whole", "truncate-512")]
-        for method, (doc_rows, seconds) in self.encode(config.chunk_length, seconds_, methods).items():
-            query_rows = self.encode(config.chunk_length, firsts, [method])[method][0]
-            hits = retrieval_hits(query_rows, doc_rows, list(range(len(firsts))))
+        encode = functools.partial(self.encode, config.chunk_length, methods=methods)
+        for method, (hits, seconds) in retrieval(encode, seconds_, firsts, list(range(len(firsts)))).items():
             self.add("paragraphs", config.chunk_length, method, hits, seed, seconds)
 
     def fidelity(self, length: int, seed: int) -> None:
@@ -221,10 +219,12 @@ class Suite:
             data / "test.jsonl.gz", self.tokenizer, config.probe_test, above
         )
         length = max(config.lengths)
-        for method, (test_rows, seconds) in self.encode(length, test).items():
+        encoded = self.encode(length, test)
+        train_read = self.encode(length, train, [m for m in encoded if m != "chunks-best-512"])  # a pass once
+        for method, (test_rows, seconds) in encoded.items():
             if method == "chunks-best-512":
                 continue  # the best chunk is a retrieval reading; a classifier reads the mean (chunks-mean)
-            train_rows = self.encode(length, train, [method])[method][0]
+            train_rows = train_read[method][0]
             x_train = torch.stack([document_vector(r) for r in train_rows])
             x_test = torch.stack([document_vector(r) for r in test_rows])
             for seed in config.seeds:

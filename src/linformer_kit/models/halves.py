@@ -16,16 +16,12 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
-from linformer_kit.models.readings import Method, retrieval_hits
+from linformer_kit.models.readings import Encode, Method, retrieval
 from linformer_kit.token_pieces import Spans, TooShort
-
-# texts -> {method: (each text's rows, seconds per text)}: `readings.encode` with its readers and methods bound
-Encode = Callable[[list[str]], dict[Method, tuple[list[torch.Tensor], float]]]
 
 
 @dataclass
@@ -68,12 +64,7 @@ def halves_hits(
     reads the second halves once and the first halves once (`readings.encode`). `TooShort` when the corpus
     holds fewer than 2 pairs."""
     firsts, seconds = draw(tokenizer, length, pairs, corpus, rng)
-    read_documents, read_queries = encode(seconds), encode(firsts)
-    targets = list(range(len(firsts)))
-    return {
-        method: (retrieval_hits(read_queries[method][0], rows, targets), per_document)
-        for method, (rows, per_document) in read_documents.items()
-    }
+    return retrieval(encode, seconds, firsts, list(range(len(firsts))))
 
 
 def standard_error(score: float, count: int) -> float:

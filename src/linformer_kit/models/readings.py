@@ -178,6 +178,22 @@ def encode(
     return out
 
 
+# texts -> {method: (each text's rows, seconds per text)}: `encode` with its readers and methods bound
+Encode = Callable[[list[str]], dict[Method, tuple[list[torch.Tensor], float]]]
+
+
+def retrieval(
+    encode: Encode, documents: list[str], queries: list[str], targets: list[int]
+) -> dict[Method, tuple[torch.Tensor, float]]:
+    """{method: ((Q,) bool, seconds per document)}: whether query i's best document is `targets[i]`
+    (`retrieval_hits`), every method of `encode`; each pass reads the documents once and the queries once."""
+    read_documents, read_queries = encode(documents), encode(queries)
+    return {
+        method: (retrieval_hits(read_queries[method][0], rows, targets), per_document)
+        for method, (rows, per_document) in read_documents.items()
+    }
+
+
 def retrieval_hits(
     queries: list[torch.Tensor], documents: list[torch.Tensor], targets: list[int]
 ) -> torch.Tensor:
