@@ -1,10 +1,11 @@
-"""Host reads of a forward off the CPU: a layer reads no mask value there, the model one a forward.
+"""Host reads of a forward: the model reads once a forward, on any device; a bare layer none off the CPU.
 
-On a GPU each read of a tensor's value (`bool(mask.all())`, `.item()`, `nonzero`) waits for the device. The
-model reads once a forward, to drop a mask of real tokens only (`without_full_mask`); its layers read none,
-whatever the batch's padding (nn/exact_rows.py, `reads_on_host`). Here, on a CPU, the off-CPU path is taken by
-patching that one predicate, and the reads are counted as the ops that return a value to the host; on a GPU,
-`torch.cuda.set_sync_debug_mode("error")` turns any sync into an error.
+On a GPU each read of a tensor's value (`bool(mask.all())`, `.item()`, `nonzero`, a copy to the host) waits for
+the device. The model plans once a forward (nn/plan.py): one read of the rows' flags (every token real? more
+than exact_length?), and its layers read none, whatever the batch's padding. A bare layer reads on a CPU in
+eager mode only (`reads_on_host`). Here, on a CPU, the off-CPU path is taken by patching that one predicate, and
+the reads are counted as the ops that return a value to the host plus the plan's copies to the host
+(`read_on_host`); on a GPU, `torch.cuda.set_sync_debug_mode("error")` turns any sync into an error.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ from tests.fixtures.batches import length_mask
 from tests.fixtures.models import VOCAB_SIZE, tiny_linformer_config
 from torch.utils._python_dispatch import TorchDispatchMode
 
-import linformer_kit.models.modeling_linformer as modeling
 from linformer_kit.models import LinformerModel
-from linformer_kit.nn import LinformerSelfAttention, attention, exact_rows
+from linformer_kit.nn import LinformerSelfAttention, plan
 
 N, T = 32, 12
 LENGTHS = [N, T + 4, T, 5]  # padded, mixing rows past T with rows up to it
@@ -33,7 +33,7 @@ HOST_READS = {"aten._local_scalar_dense", "aten.nonzero", "aten.masked_select", 
 
 
 class HostReads(TorchDispatchMode):
-    """Counts the ops of HOST_READS run while it is active (`count`)."""
+    """Counts the ops of HOST_READS run while it is active, and the plan's reads (`count`)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -44,11 +44,25 @@ class HostReads(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+@pytest.fixture(autouse=True)
+def counted_plan_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan's copy to the host (a sync on a GPU, no aten op on a CPU) counts as a read."""
+    read = plan.read_on_host
+
+    def counted(flags: torch.Tensor) -> list[bool]:
+        mode = torch.utils._python_dispatch._get_current_dispatch_mode()
+        if isinstance(mode, HostReads):
+            mode.count += 1
+        with torch.utils._python_dispatch._disable_current_modes():
+            return read(flags)
+
+    monkeypatch.setattr(plan, "read_on_host", counted)
+
+
 @pytest.fixture
 def off_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every module that asks `reads_on_host` is told no: the path a GPU takes."""
-    for module in (attention, exact_rows):  # the layer's drop of a full mask; the row router's
-        monkeypatch.setattr(module, "reads_on_host", lambda mask: False)
+    """`reads_on_host` says no: the path a GPU takes."""
+    monkeypatch.setattr(plan, "reads_on_host", lambda mask: False)
 
 
 def _model(overrides: dict) -> LinformerModel:
@@ -68,14 +82,35 @@ def test_the_counter_sees_a_read() -> None:
     assert reads.count == 2
 
 
-@pytest.mark.usefixtures("off_cpu")
+@pytest.mark.parametrize("where", ["cpu", "off the cpu"])
 @pytest.mark.parametrize("overrides", CONFIGS.values(), ids=CONFIGS.keys())
-def test_a_padded_forward_off_the_cpu_reads_once(overrides: dict) -> None:
+def test_a_padded_forward_reads_once(overrides: dict, where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One read a forward, the plan's, for every layer and both stacks (on a CPU each layer read twice or
+    three times before the plan, and the long layers' router three times more)."""
+    if where != "cpu":
+        monkeypatch.setattr(plan, "reads_on_host", lambda mask: False)
     model = _model(overrides)
     ids, mask = _batch()
     with torch.no_grad(), HostReads() as reads:
         model(input_ids=ids, attention_mask=mask)
-    assert reads.count == 1, f"{reads.count} host reads: the model's one, and {reads.count - 1} by the layers"
+    assert reads.count == 1, f"{reads.count} host reads: the plan's one, and {reads.count - 1} more"
+
+
+@pytest.mark.usefixtures("off_cpu")
+def test_long_layers_off_the_cpu_run_each_row_through_one_stack() -> None:
+    """The plan's read tells the rows apart, so a padded batch of long and short rows runs each stack on its
+    own rows: the long layers' FLOPs once, not both stacks on every row and a select."""
+    model = _model(CONFIGS["long layers"])
+    seen: dict[str, list[int]] = {"layer": [], "long_layer": []}
+    for name in seen:
+        for layer in getattr(model.encoder, name):
+            layer.register_forward_hook(lambda module, args, out, name=name: seen[name].append(len(args[0])))
+    ids, mask = _batch()
+    with torch.no_grad():
+        model(input_ids=ids, attention_mask=mask)
+    long_rows = sum(length > T for length in LENGTHS)
+    layers = model.config.num_hidden_layers
+    assert seen == {"layer": [len(LENGTHS) - long_rows] * layers, "long_layer": [long_rows] * layers}
 
 
 @pytest.mark.usefixtures("off_cpu")
@@ -99,9 +134,21 @@ def test_no_layer_syncs_on_a_gpu(overrides: dict, monkeypatch: pytest.MonkeyPatc
     with torch.no_grad():
         model(input_ids=ids, attention_mask=mask)  # first call: caches and kernels built
         torch.cuda.synchronize()
-        monkeypatch.setattr(modeling, "_key_padding_mask", lambda mask: mask.bool())  # the model's one read
+        reads: list[int] = []
+        read = plan.read_on_host
+
+        def the_plans_read(flags: torch.Tensor) -> list[bool]:  # the one sync a forward, allowed
+            reads.append(1)
+            torch.cuda.set_sync_debug_mode("default")
+            try:
+                return read(flags)
+            finally:
+                torch.cuda.set_sync_debug_mode("error")
+
+        monkeypatch.setattr(plan, "read_on_host", the_plans_read)
         torch.cuda.set_sync_debug_mode("error")
         try:
             model(input_ids=ids, attention_mask=mask)
         finally:
             torch.cuda.set_sync_debug_mode("default")
+    assert len(reads) == 1

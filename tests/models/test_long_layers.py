@@ -2,8 +2,8 @@
 tokens read.
 
 The guarantee: a row of at most T real tokens gets, bit for bit, what the model without long layers gives
-it, on the host-branch path (a CPU in eager mode: the rows run apart) and on the sync-free one (tracing, a
-GPU: both stacks, a select); a longer row reads the long layers; a copy of the layers changes nothing.
+it, on the host-branch path (eager mode, on any device: the plan's one read, the rows run apart) and on the
+sync-free one (tracing: both stacks, a select); a longer row reads the long layers; a copy of the layers changes nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from torch.testing import assert_close
 
 from linformer_kit.models import LinformerConfig, LinformerModel
 from linformer_kit.models.extend import shortened
-from linformer_kit.nn import exact_rows
+from linformer_kit.nn import exact_rows, plan
 from linformer_kit.train.distill.long import with_long_layers
 
 N, T = 64, 24
@@ -52,8 +52,8 @@ def test_a_row_up_to_exact_length_is_bit_for_bit_the_model_without_long_layers(
 ) -> None:
     doubled, plain = _pair()
     selects: list[int] = []
-    if sync_free:  # the path of a compiled model and of a GPU: no row chosen on the host, by any router
-        monkeypatch.setattr(exact_rows, "reads_on_host", lambda mask: False)
+    if sync_free:  # the path of a compiled model: no row chosen on the host, by any router (nn/plan.py)
+        monkeypatch.setattr(plan, "tracing", lambda: True)
         selected = exact_rows._select_exact_rows
         monkeypatch.setattr(exact_rows, "_select_exact_rows", lambda *a: selects.append(1) or selected(*a))
     ids, mask = _batch()

@@ -284,20 +284,20 @@ def test_cuda_sdpa_matches_cpu():
 # --- an all-True attention mask is dropped once a call ------------------------------------------------------
 
 
-def test_all_real_mask_dropped_once_a_call_and_kept_with_padding():
-    from linformer_kit.models.modeling_linformer import _key_padding_mask
+@pytest.mark.parametrize("limit", [None, 3])  # one question (every token real?), two (and which rows long?)
+def test_all_real_mask_dropped_once_a_call_and_kept_with_padding(limit):
+    from linformer_kit.nn.plan import model_plan
 
-    assert _key_padding_mask(torch.ones(2, 5, dtype=torch.long)) is None
-    padded = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
-    assert torch.equal(_key_padding_mask(padded), padded.bool())
+    assert model_plan(torch.ones(2, 5, dtype=torch.bool), 5, limit).mask is None
+    padded = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]]).bool()
+    assert torch.equal(model_plan(padded, 5, limit).mask, padded)
 
 
 @pytest.mark.parametrize("overrides", [{}, {"local_window": 2, "global_tokens": 1}])
 def test_all_real_mask_gives_the_masked_layers_output(overrides, monkeypatch):
     """The model with an all-ones attention_mask (dropped) equals the same model whose layers get the
     explicit all-True mask (the dropping patched out), in float64, values and gradients."""
-    import linformer_kit.models.modeling_linformer as modeling
-    import linformer_kit.nn.attention as attention
+    import linformer_kit.nn.plan as plan
 
     torch.manual_seed(0)
     model = LinformerModel(tiny_linformer_config(**overrides)).double().eval()
@@ -311,8 +311,7 @@ def test_all_real_mask_gives_the_masked_layers_output(overrides, monkeypatch):
         return out.detach(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
 
     dropped, dropped_grads = run()
-    monkeypatch.setattr(modeling, "_key_padding_mask", lambda mask: mask.bool())
-    monkeypatch.setattr(attention, "without_full_mask", lambda mask: mask)
+    monkeypatch.setattr(plan, "read_on_host", lambda flags: [False] * len(flags))  # "not every token real"
     kept, kept_grads = run()
     assert_close(dropped, kept)
     for a, b in zip(dropped_grads, kept_grads, strict=True):

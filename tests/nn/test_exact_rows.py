@@ -61,7 +61,7 @@ def test_the_one_graph_form_equals_the_eager_paths(window, tokens) -> None:
 
 @pytest.mark.parametrize(("window", "tokens"), WINDOWS)
 def test_a_mask_of_real_tokens_only_gives_what_no_mask_gives(window, tokens) -> None:
-    # eager drops such a mask (nn/exact_rows.py, `without_full_mask`): the same values and gradients
+    # eager drops such a mask (nn/plan.py: the layer's own plan): the same values and gradients
     layer, projected, _ = _layers(window, tokens)
     for model, n in ((layer, N), (layer, 16), (projected, N)):
         x = torch.randn(2, n, D, dtype=torch.float64, requires_grad=True)

@@ -46,8 +46,8 @@ from transformers.modeling_outputs import (
 from linformer_kit.models.configuration_linformer import LinformerConfig
 from linformer_kit.models.loading import share_saved_weights, strict_from_pretrained
 from linformer_kit.nn import LinformerSelfAttention, SequenceProjection
-from linformer_kit.nn.exact_rows import without_full_mask
 from linformer_kit.nn.long_layers import Stack, by_length
+from linformer_kit.nn.plan import Plan, model_plan
 
 # --- embeddings ------------------------------------------------------------------------------------
 
@@ -127,15 +127,16 @@ class LinformerAttention(nn.Module):
         self.output = LinformerSelfOutput(config)
 
     def forward(
-        self, hidden_states: torch.Tensor, key_padding_mask: torch.Tensor | None, output_attentions: bool
+        self, hidden_states: torch.Tensor, plan: Plan | None, output_attentions: bool
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         weights = None
         normed = self.LayerNorm(hidden_states)  # (b, n, D); the identity under post-LN
+        mask = None if plan is None else plan.mask
         if output_attentions or self.config._attn_implementation == "eager":
-            attended, weights = self.self.forward_with_weights(normed, key_padding_mask)  # (b, n, D)
+            attended, weights = self.self.forward_with_weights(normed, mask, plan)  # (b, n, D)
             weights = weights if output_attentions else None  # (b, h, n, k)
         else:
-            attended = self.self(normed, key_padding_mask)  # (b, n, D)
+            attended = self.self(normed, mask, plan)  # (b, n, D)
         return self.output(attended, hidden_states), weights
 
 
@@ -183,13 +184,12 @@ class LinformerLayer(GradientCheckpointingLayer):
         self.output = LinformerOutput(config)
 
     def forward(
-        self,
-        hidden_states: torch.Tensor,
-        key_padding_mask: torch.Tensor | None = None,
-        output_attentions: bool = False,
+        self, hidden_states: torch.Tensor, plan: Plan | None = None, output_attentions: bool = False
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        # hidden_states and key_padding_mask are positional: gradient checkpointing needs that
-        attention_output, weights = self.attention(hidden_states, key_padding_mask, output_attentions)
+        """`plan`: the forward's (nn/plan.py: the padding mask, which rows are longer than exact_length), made
+        once by the model; None: an unpadded batch, planned by each attention layer. Positional: gradient
+        checkpointing needs that."""
+        attention_output, weights = self.attention(hidden_states, plan, output_attentions)
         layer_output = self.output(self.intermediate(attention_output), attention_output)  # (b, n, D)
         return layer_output, weights
 
@@ -219,21 +219,20 @@ class LinformerEncoder(nn.Module):
         self.exact_length = config.exact_length
 
     def forward(
-        self,
-        hidden_states: torch.Tensor,
-        key_padding_mask: torch.Tensor | None,
-        output_attentions: bool,
-        output_hidden_states: bool,
+        self, hidden_states: torch.Tensor, plan: Plan, output_attentions: bool, output_hidden_states: bool
     ) -> BaseModelOutput:
+        """`plan`: the forward's, made once (nn/plan.py); every layer takes it."""
+
         def run(layers: nn.ModuleList) -> Stack:
-            return lambda x, mask: self._run(layers, x, mask, output_attentions, output_hidden_states)
+            return lambda x, rows_plan: self._run(
+                layers, x, rows_plan, output_attentions, output_hidden_states
+            )
 
         if self.long_layer is None:
-            outputs = run(self.layer)(hidden_states, key_padding_mask)
+            outputs = run(self.layer)(hidden_states, plan)
         else:
             assert self.exact_length is not None  # the config requires it
-            outputs = by_length(run(self.layer), run(self.long_layer), hidden_states, key_padding_mask,
-                                self.exact_length)  # fmt: skip
+            outputs = by_length(run(self.layer), run(self.long_layer), hidden_states, plan, self.exact_length)
         states = len(self.layer) + 1 if output_hidden_states else 0
         return BaseModelOutput(
             last_hidden_state=outputs[0],
@@ -245,7 +244,7 @@ class LinformerEncoder(nn.Module):
     def _run(
         layers: nn.ModuleList,
         hidden_states: torch.Tensor,
-        key_padding_mask: torch.Tensor | None,
+        plan: Plan,
         output_attentions: bool,
         output_hidden_states: bool,
     ) -> tuple[torch.Tensor, ...]:
@@ -254,7 +253,7 @@ class LinformerEncoder(nn.Module):
         all_hidden_states: tuple[torch.Tensor, ...] = (hidden_states,) if output_hidden_states else ()
         all_attentions: tuple[torch.Tensor, ...] = ()
         for layer in layers:
-            hidden_states, weights = layer(hidden_states, key_padding_mask, output_attentions)
+            hidden_states, weights = layer(hidden_states, plan, output_attentions)
             all_hidden_states += (hidden_states,) if output_hidden_states else ()
             all_attentions += (weights,) if output_attentions else ()
         return (hidden_states, *all_hidden_states, *all_attentions)
@@ -335,8 +334,7 @@ def _key_padding_mask(attention_mask: torch.Tensor | None) -> torch.Tensor | Non
         raise ValueError(
             f"attention_mask must have shape (batch, seq_len) with 1 = real token, got {tuple(attention_mask.shape)}"
         )
-    # every token real: no mask, checked once a call by the kit's one rule (nn/exact_rows.py)
-    return without_full_mask(attention_mask.bool())
+    return attention_mask.bool()
 
 
 # --- the base model -------------------------------------------------------------------------------------
@@ -388,9 +386,9 @@ class LinformerModel(LinformerPreTrainedModel):
         embedding_output = self.embeddings(
             input_ids, token_type_ids, position_ids, inputs_embeds
         )  # (b, n, D)
-        encoder_outputs = self.encoder(
-            embedding_output, _key_padding_mask(attention_mask), output_attentions, output_hidden_states
-        )
+        # once a forward: the mask (None where every token is real) and which rows are longer than exact_length
+        plan = model_plan(_key_padding_mask(attention_mask), n, self.config.exact_length)
+        encoder_outputs = self.encoder(embedding_output, plan, output_attentions, output_hidden_states)
         sequence_output = self.LayerNorm(encoder_outputs.last_hidden_state)  # (b, n, D)
         pooled_output = self.pooler(sequence_output) if self.pooler is not None else None  # (b, D)
         hidden_states = encoder_outputs.hidden_states
@@ -525,8 +523,8 @@ class LinformerClassificationHead(nn.Module):
         """(b, n, D) final hidden states -> (b, D), as `classifier_pooling` says (class docstring)."""
         if self.pooling == "cls":
             return features[:, 0]  # (b, D): the <s> / [CLS] token
-        mask = _key_padding_mask(attention_mask)
-        if mask is None:
+        mask = model_plan(_key_padding_mask(attention_mask), features.shape[1], None).mask
+        if mask is None:  # every token real
             return features.mean(dim=1)  # (b, D)
         real = mask.unsqueeze(-1)  # (b, n, 1), True = real token
         total = features.masked_fill(~real, 0.0).sum(dim=1)  # (b, D)

@@ -31,13 +31,7 @@ import torch
 from torch import nn
 
 from linformer_kit.nn.backends import AttentionBackend, attention_function
-from linformer_kit.nn.exact_rows import (
-    exact_outright,
-    exact_route,
-    exact_up_to_length,
-    reads_on_host,
-    without_full_mask,
-)
+from linformer_kit.nn.exact_rows import exact_outright, exact_up_to_length, export_refusal
 from linformer_kit.nn.keys import KeySet, Slots
 from linformer_kit.nn.layer_checks import check_input, check_layer_arguments, check_mask
 from linformer_kit.nn.local import local_attention_function
@@ -55,6 +49,7 @@ from linformer_kit.nn.options import (
     ShortInputs,
     as_size,
 )
+from linformer_kit.nn.plan import Plan, layer_plan
 from linformer_kit.nn.projected_keys import ProjectedKeys
 from linformer_kit.nn.projection import SequenceProjection
 
@@ -189,12 +184,15 @@ class LinformerSelfAttention(ProjectedKeys):
 
     # --- forward ---------------------------------------------------------------------------------
 
-    def forward(self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """x (b, n, D), key_padding_mask (b, n) bool with True = real token -> (b, n, D)."""
-        return self._attend(x, key_padding_mask, need_weights=False)[0]
+    def forward(
+        self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None, plan: Plan | None = None
+    ) -> torch.Tensor:
+        """x (b, n, D), key_padding_mask (b, n) bool with True = real token -> (b, n, D). `plan`: the model's
+        plan of this forward (nn/plan.py), whose mask is `key_padding_mask` or None; a bare layer makes its own."""
+        return self._attend(x, key_padding_mask, plan, need_weights=False)[0]
 
     def forward_with_weights(
-        self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None
+        self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None, plan: Plan | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Like forward, also returning the attention weights (b, h, n, k) ((b, h, n, n) if full).
 
@@ -202,13 +200,14 @@ class LinformerSelfAttention(ProjectedKeys):
         window or global tokens they are (b, h, n, k + n): [:, :, i, :k] the slots, [:, :, i, k + j]
         the weight on token j (nn/local.py, `dense_local_attention`).
         """
-        out, weights = self._attend(x, key_padding_mask, need_weights=True)
+        out, weights = self._attend(x, key_padding_mask, plan, need_weights=True)
         assert weights is not None
         return out, weights
 
     def _attend(
-        self, x: torch.Tensor, mask: torch.Tensor | None, *, need_weights: bool, one_graph: bool | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        self, x: torch.Tensor, mask: torch.Tensor | None, plan: Plan | None = None, *, need_weights: bool,
+        one_graph: bool | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
         """The forward -> (out (b, n, D), weights | None). Per head, then the output linear:
 
             exact       softmax(Q Kᵀ / sqrt(d)) V             k = None, or n <= k (`attends_exactly`)
@@ -217,29 +216,27 @@ class LinformerSelfAttention(ProjectedKeys):
                                                              (nn/local.py)
 
         With short_inputs="exact" the slots of a row of at most k real tokens hold its own K, V
-        (nn/short_inputs.py); `one_graph` (default: whether n is symbolic) projects at every n, which
-        is that module's one-graph form. With exact_length = T, a row of at most T real tokens takes the
-        exact path whatever its padding, and a longer one the projected path and the long adapters: which
-        rows those are is decided once, by `exact_route` (nn/exact_rows.py). On a CPU in eager mode a mask
-        of real tokens only is dropped first (the same output without the masking work); on another device
-        the layer reads no mask value (no sync a layer: `LinformerModel` drops a full mask once a forward).
+        (nn/short_inputs.py); `one_graph` (default: whether n is symbolic) projects at every n, which is
+        that module's one-graph form.
+        With exact_length = T, a row of at most T real tokens takes the exact path whatever its padding, and
+        a longer one the projected path and the long adapters. Which rows those are, and whether the mask
+        is needed at all, the plan says (nn/plan.py): the model's, made once a forward, or the layer's own.
         """
         b, n, _ = check_input(x, self.hidden_size, self.max_seq_len)
-        mask = check_mask(mask, b, n)
+        plan = layer_plan(check_mask(mask, b, n), n, self.exact_length) if plan is None else plan
+        mask, route = plan.mask, plan.route  # the mask: None where every token is real
         one_graph = not isinstance(n, int) if one_graph is None else one_graph
-        if mask is not None and not one_graph and reads_on_host(mask):  # a CPU in eager mode: no mask
-            mask = without_full_mask(mask)  # where every token is real (elsewhere the model's drop only)
         query = self._split_heads(self.query(x))  # Q (b, h, n, d)
 
         projected = functools.partial(self._projected, one_graph=one_graph)  # the projected path (a `Path`)
-        route = None  # which rows are longer than exact_length (nn/exact_rows.py)
         if self.projected_length is None or (self.attends_exactly(n) and not one_graph):
-            out, weights = self._exact(query, x, mask, need_weights)
+            out, weights, route = *self._exact(query, x, mask, need_weights), None
         elif self.exact_length is not None:  # rows of at most T real tokens exact
-            route = exact_route(mask, n, self.exact_length)
+            if route is None:
+                raise ValueError(export_refusal(self.exact_length))
             out, weights = exact_up_to_length(self._exact, projected, route, query, x, mask, need_weights)
         else:
-            out, weights = projected(query, x, mask, need_weights)
+            out, weights, route = *projected(query, x, mask, need_weights), None
         out = out.transpose(1, 2).reshape(b, n, self.hidden_size)  # heads joined: (b, n, D)
         if self.long_adapters is not None and route is not None:  # the update on the long rows only
             return self.long_adapters.output(self.dense, out, route), weights

@@ -15,9 +15,10 @@ guarantee): a 300-token sentence padded into a batch with a 4 000-token one gets
     n > T, no row L <= T     every row projected (a batch of long documents pays nothing for T)
     n > T, some rows L <= T  those rows exact, the others projected: run apart, written back by row
 
-On a CPU in eager mode the choice reads the mask's values (a host branch: each path runs on its rows
-only). While tracing (torch.compile) and on any other device it reads nothing on the host, so a compiled
-model has no graph break and a GPU no sync (`_select_exact_rows`): every row takes the projected path, and
+In eager mode the forward's plan reads the mask's values once (nn/plan.py: a host branch, each path runs on
+its rows only; a bare layer reads on a CPU only). While tracing (torch.compile), and in a bare layer off the
+CPU, nothing is read on the host, so a compiled model has no graph break and a layer no sync
+(`_select_exact_rows`): every row takes the projected path, and
 every row's first T real tokens (gathered, in order) take exact attention; a row of at most T real tokens
 gets the exact result at its tokens by a select. That costs, a row, the K and V linears on its T gathered tokens
 and exact attention over them on top of the projected path: 2 T D² + 2 T² D multiply-adds a layer (at
@@ -33,8 +34,8 @@ exact and the projected layer, by row, in float64, and the refused export: tests
 
 The row rule has three readers: this layer's two paths, the long adapters (nn/long_adapters.py: the
 projected rows' update of the output linear) and the long layers (nn/long_layers.py: which stack a row
-reads). One router serves them: `route_rows` decides which rows have more than T real tokens, once, and
-reads the mask on the host only where `reads_on_host` allows; `by_rows` sends each row through its path
+reads). One router serves them: the plan (nn/plan.py) decides which rows have more than T real tokens, once a
+forward (a `Route`), and `by_rows` sends each row through its path
 
     one path   no mask, n <= T, or a host read that found no mix: one path, every row
     apart      a mix read on the host: each path on its own rows, written back by row
@@ -64,22 +65,10 @@ def tracing() -> bool:
 
 
 def reads_on_host(mask: Tensor) -> bool:
-    """Whether a layer may branch on the mask's values: on a CPU in eager mode only. On another device each
-    read waits for it (a sync a layer), and a trace would keep its example input's branch. The model reads
-    once a forward elsewhere too, to drop a full mask (`without_full_mask`); a layer never does there."""
+    """Whether a bare layer may branch on the mask's values: on a CPU in eager mode only. On another device each
+    read waits for it (a sync a layer), and a trace would keep its example input's branch. A model reads
+    once a forward in eager mode on any device, for every layer (nn/plan.py)."""
     return mask.device.type == "cpu" and not tracing()
-
-
-def without_full_mask(mask: Tensor | None) -> Tensor | None:
-    """None for a mask of real tokens only, in eager mode: the same output, and the layers skip the mask, the
-    zeroing copies of K and V and the short-row gathers, and SDPA may take its flash kernel (which takes no
-    mask). The one place the kit drops such a mask (the model once a forward, `LinformerModel`; a bare layer
-    once a call on a CPU, `reads_on_host`). On a GPU `.all()` waits for the device once a forward, as Hugging
-    Face's BERT does before SDPA; a layer there keeps the mask it is given. Kept
-    while tracing (no branch on a value): a compiled model given no mask for an unpadded batch skips it."""
-    if mask is None or tracing() or not bool(mask.all()):
-        return mask
-    return None
 
 
 def exact_outright(n: int, k: int | None, short_inputs: str, exact_length: int | None) -> bool:
@@ -98,38 +87,18 @@ def exact_outright(n: int, k: int | None, short_inputs: str, exact_length: int |
 
 
 class Route(NamedTuple):
-    """Which rows of a batch take the long path: those of more than `limit` real tokens (module docstring).
+    """Which rows of a batch take the long path: those of more than `limit` real tokens (module docstring),
+    decided once a forward (nn/plan.py).
 
-    `longer` is a bool where every row takes one path, else (b,) bool: a mix read on the host (`apart`), or
-    a batch not read there (apart False: whether it mixes is not known on the host).
+    `longer` is a bool where every row takes one path, else (b,) bool: a mix read on the host (`apart`, with
+    `rows`: the short rows' and the long rows' indices), or a batch not read there (apart False: whether it
+    mixes is not known on the host).
     """
 
     longer: Tensor | bool
     apart: bool
     limit: int
-
-
-def route_rows(mask: Tensor | None, n: int, limit: int, refusal: str) -> Route:
-    """The row rule, decided once: rows of more than `limit` real tokens take the long path.
-
-    mask (b, n) True = real token, or None (every row has n real tokens). The mask's values are read on the
-    host (two reads: any, all) only where `reads_on_host` allows; elsewhere nothing is. Under torch.export,
-    where no value may choose a path, a ValueError with `refusal` (what to export instead).
-    """
-    if torch.compiler.is_exporting():
-        raise ValueError(refusal)
-    if mask is None:  # every row has n real tokens
-        return Route(bool(n > limit), False, limit)
-    if n <= limit:  # no row has more than n real tokens
-        return Route(False, False, limit)
-    longer = mask.sum(-1) > limit  # (b,)
-    if not reads_on_host(mask):
-        return Route(longer, False, limit)
-    if not bool(longer.any()):
-        return Route(False, False, limit)
-    if bool(longer.all()):
-        return Route(True, False, limit)
-    return Route(longer, True, limit)
+    rows: tuple[Tensor, Tensor] | None = None
 
 
 def by_rows(
@@ -154,7 +123,8 @@ def by_rows(
         if select is not None:
             return select(longer)
         return tuple(_picked(longer, a, b) for a, b in zip(short(None), long(None), strict=True))
-    rows, others = (~longer).nonzero()[:, 0], longer.nonzero()[:, 0]  # apart
+    assert route.rows is not None  # (a mix read on the host: nn/plan.py)
+    rows, others = route.rows  # apart
     return tuple(
         _written_back(a, b, rows, others, route) for a, b in zip(short(rows), long(others), strict=True)
     )
@@ -185,13 +155,12 @@ def _written_back(a: Out, b: Out, rows: Tensor, others: Tensor, route: Route) ->
 # --- the layer's two paths, by row -----------------------------------------------------------------------
 
 
-def exact_route(mask: Tensor | None, n: int, limit: int) -> Route:
-    """`route_rows` for a layer's exact_length = `limit`, naming torch.export's way out."""
-    refusal = (
+def export_refusal(limit: int) -> str:
+    """What torch.export of a layer with exact_length = `limit` is told: the choice of path reads values."""
+    return (
         f"exact_length={limit} has no exported form (the choice of path reads the mask's values): export the "
         "model with exact_length=None (config.exact_length = None), whose rows past k are projected"
     )
-    return route_rows(mask, n, limit, refusal)
 
 
 def exact_up_to_length(

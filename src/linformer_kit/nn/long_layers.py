@@ -17,16 +17,14 @@ with x the embeddings (shared: a row's positions below T are read by both). A ro
 gets what the model without long layers gives it, bit for bit (tests/models/test_long_layers.py).
 
 Cost at inference: the copy's weights (MiniLM-L6 read to 4 096 tokens: 17 M parameters more, its own E and F
-among them, beside 30 M), and no compute beyond the one stack each row takes on a CPU in eager mode (a batch
-mixing both runs them apart, written back by row, by the router of the layer's own two paths: nn/exact_rows.py,
-`route_rows` and `by_rows`). While tracing (torch.compile) and on any other device nothing is read on the
-host, and that is paid in FLOPs: a padded batch longer than T runs
-both stacks on every row and selects, 2 L layers a row instead of L, twice the encoder's products (the
-embeddings and any head are small beside them), for every such batch whatever its mix, a batch of short rows
-padded past T included. What a host read would save: one read of the b row flags a forward (a sync on a GPU,
-beside the model's own one, `without_full_mask`) would run each row through one stack, half the work. That
-trade is left to a plan made once a forward, which can fold both reads into one. An unpadded batch (no
-mask), or one of at most T tokens, takes one stack by its length n and pays nothing.
+among them, beside 30 M), and no compute beyond the one stack each row takes. Which rows those are the model's
+plan says, once a forward (nn/plan.py): in eager mode, on any device, one host read of the rows' flags (on a
+GPU the one sync the model pays anyway, to drop a mask of real tokens only), and a batch mixing both runs each
+stack on its own rows, written back by row (the router of the layer's own two paths: nn/exact_rows.py,
+`by_rows`). While tracing (torch.compile) nothing is read on the host, and that is paid in FLOPs: a padded
+batch longer than T runs both stacks on every row and selects, 2 L layers a row instead of L, twice the
+encoder's products (the embeddings and any head are small beside them), whatever its mix. An unpadded batch
+(no mask), or one of at most T tokens, takes one stack by its length n and pays nothing.
 """
 
 from __future__ import annotations
@@ -35,36 +33,34 @@ from collections.abc import Callable
 
 import torch
 
-from linformer_kit.nn.exact_rows import by_rows, route_rows
+from linformer_kit.nn.exact_rows import by_rows
+from linformer_kit.nn.plan import Plan
 
-# (x (b, n, D), mask (b, n) | None) -> a stack's outputs, each (b, ...): the last hidden state first
-Stack = Callable[[torch.Tensor, torch.Tensor | None], tuple[torch.Tensor, ...]]
+# (x (b, n, D), the plan of its rows) -> a stack's outputs, each (b, ...): the last hidden state first
+Stack = Callable[[torch.Tensor, Plan], tuple[torch.Tensor, ...]]
 
 
-def by_length(
-    short: Stack, long: Stack, x: torch.Tensor, mask: torch.Tensor | None, limit: int
-) -> tuple[torch.Tensor, ...]:
+def by_length(short: Stack, long: Stack, x: torch.Tensor, plan: Plan, limit: int) -> tuple[torch.Tensor, ...]:
     """Rows of at most `limit` real tokens through `short`, the others through `long` (module docstring).
 
-    x (b, n, D) the embeddings, mask (b, n) True = real token or None (every token real). Returns the chosen
-    stack's outputs, row by row; ValueError for outputs whose shapes differ by stack in a mixed batch
-    (attention weights: (n x n) where rows are read exactly, (n x k) where projected). Off a CPU or while
-    tracing, a padded batch with n > limit costs both stacks on every row: twice the layers' FLOPs.
+    x (b, n, D) the embeddings, `plan` the forward's (nn/plan.py) for exact_length = `limit`. Returns the
+    chosen stack's outputs, row by row; ValueError for outputs whose shapes differ by stack in a mixed batch
+    (attention weights: (n x n) where rows are read exactly, (n x k) where projected), and under torch.export.
+    While tracing, a padded batch with n > limit costs both stacks on every row: twice the layers' FLOPs.
     """
-    refusal = (
-        f"long layers have no exported form (which stack a row reads depends on its length, up to "
-        f"exact_length={limit}): export the model read to at most {limit} tokens (models/extend.py "
-        "`shortened`), which drops them"
-    )
-    route = route_rows(mask, x.shape[1], limit, refusal)
+    if plan.route is None:
+        raise ValueError(
+            f"long layers have no exported form (which stack a row reads depends on its length, up to "
+            f"exact_length={limit}): export the model read to at most {limit} tokens (models/extend.py "
+            "`shortened`), which drops them"
+        )
 
-    def on_rows(stack: Stack) -> Callable[[torch.Tensor | None], tuple[torch.Tensor, ...]]:
+    def on_rows(stack: Stack, is_long: bool) -> Callable[[torch.Tensor | None], tuple[torch.Tensor, ...]]:
         def run(rows: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
-            if rows is None:
-                return stack(x, mask)
-            assert mask is not None  # (rows are chosen by a mask)
-            return stack(x[rows], mask[rows])
+            if rows is None:  # every row, one stack or both then a select
+                return stack(x, plan)
+            return stack(x[rows], plan.part(is_long))  # a part of a mix read on the host
 
         return run
 
-    return by_rows(route, on_rows(short), on_rows(long))
+    return by_rows(plan.route, on_rows(short, False), on_rows(long, True))
