@@ -18,7 +18,7 @@ New projections (E, F), `projection_init` (`SequenceProjection`'s start, saved i
               "mean" / "max" have no weights. A slot whose row of E gives no weight to any real
               token (at this start: a window past a short input's end, or over padding only) is
               masked out of the attention and takes no probability mass, as an empty pooling
-              window is (`nn/projection.py`, `dense_slot_mask`); a row with no real token at all
+              window is (`nn/dense_projection.py`, `dense_slot_mask`); a row with no real token at all
               keeps every slot. For a dense E ("linear") the mask follows E's current weights:
               once training moves a window-started E's zero entries, its slots reach every
               position and none is masked; "conv" pools fixed windows, whose empty ones stay masked.

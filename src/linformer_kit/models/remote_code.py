@@ -28,6 +28,7 @@ REMOTE_CODE_FILE = "modeling_linformer.py"
 SOURCES = (
     "nn/options.py",
     "nn/backends.py",
+    "nn/dense_projection.py",  # a dense E on tensors: E (m X), E m, the slots it reaches, length scaling
     "nn/projection.py",
     "nn/short_inputs.py",
     "nn/exact_rows.py",  # exact_length: the row rule and its router (rows of at most T real tokens exact)
