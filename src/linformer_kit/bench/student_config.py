@@ -95,7 +95,8 @@ def _check_readable(student: Model, n: int) -> None:
     from transformers import AutoConfig
 
     import linformer_kit.models  # noqa: F401  (registers model_type "linformer")
-    from linformer_kit.models.convert import CONVERSION_OPTIONS, converted_config
+    from linformer_kit.models.conversion import CONVERSION_OPTIONS
+    from linformer_kit.models.convert import converted_config
 
     saved = AutoConfig.from_pretrained(student.path)
     try:

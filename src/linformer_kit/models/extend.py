@@ -29,12 +29,8 @@ from typing import cast
 
 import torch
 
-from linformer_kit.models.convert import (
-    CONVERSION_OPTIONS,
-    NewPositions,
-    new_positions_field,
-    with_linformer_options,
-)
+from linformer_kit.models.conversion import CONVERSION_OPTIONS, new_positions_field
+from linformer_kit.models.convert import NewPositions, with_linformer_options
 from linformer_kit.models.folder import check_target_dir, write_model_dir
 from linformer_kit.models.key_mapping import is_projection_key
 from linformer_kit.models.loading import (
