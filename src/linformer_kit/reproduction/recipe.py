@@ -75,7 +75,7 @@ class Recipe:
     max_parallel: int = 1
     source: dict[str, Any] = field(default_factory=dict)  # the recipe as written (recorded in results)
     bag_of_words: bool = False  # a bag-of-words baseline per finetuning task and seed (bag_of_words.py)
-    tokenizer: str | None = None  # a committed tokenizer folder shared by studies (study.tokenizer_dir)
+    tokenizer: str | None = None  # a committed tokenizer folder shared by studies (study_files.tokenizer_dir)
 
     @property
     def runs(self) -> list[Run]:
