@@ -47,9 +47,11 @@ from typing import Any, TypeVar
 import transformers
 from transformers import PreTrainedConfig, PreTrainedModel
 
+from linformer_kit.models.config_rules import auto_class_of, first_position_row
 from linformer_kit.models.configuration_linformer import LinformerConfig
 from linformer_kit.models.conversion import Conversion, new_positions_field
 from linformer_kit.models.folder import TOKENIZER_FILES, check_target_dir, write_model_dir
+from linformer_kit.models.folder_checks import check_model_dir, read_config_json
 from linformer_kit.models.key_mapping import (
     SOURCE_TYPES,
     TARGETS,
@@ -58,13 +60,7 @@ from linformer_kit.models.key_mapping import (
     is_projection_key,
     mapped_state,
 )
-from linformer_kit.models.loading import (
-    auto_class_of,
-    check_model_dir,
-    first_position_row,
-    load_pretrained,
-    read_config_json,
-)
+from linformer_kit.models.loading import load_pretrained
 from linformer_kit.models.modeling_linformer import LinformerPreTrainedModel
 from linformer_kit.models.positions import (
     NewPositions,

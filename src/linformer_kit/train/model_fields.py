@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from linformer_kit.models import LinformerConfig
+from linformer_kit.models.config_rules import position_rows
 from linformer_kit.models.configuration_linformer import LayerNormPosition
 from linformer_kit.models.conversion import CONVERSION_OPTIONS
-from linformer_kit.models.loading import position_rows
 from linformer_kit.models.presets import PRESETS, EncoderShape, Preset
 from linformer_kit.nn.options import (
     ProjectionInit,
