@@ -3,7 +3,8 @@
 from linformer_kit.reproduction.config import ReproduceConfig
 from linformer_kit.reproduction.recipe import Recipe, Run
 from linformer_kit.reproduction.recipe_file import load_recipe
-from linformer_kit.reproduction.results import collect, format_tables, write_results
+from linformer_kit.reproduction.results import collect, write_results
+from linformer_kit.reproduction.results_tables import format_tables
 from linformer_kit.reproduction.study import Outcome, command, run_study
 
 __all__ = [
