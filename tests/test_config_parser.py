@@ -100,7 +100,8 @@ def test_every_committed_recipe_run_parses_back_from_its_command(tmp_path: Path)
     """The study runs `linformer <verb> <render_options(command_options(...))>` (reproduction/study.py): each
     run of each committed recipe builds the config its options give (a recipe value the renderer could not
     write would differ here)."""
-    from linformer_kit.reproduction.study import command, command_options, tokenizer_dir
+    from linformer_kit.reproduction.study import command, command_options
+    from linformer_kit.reproduction.study_files import tokenizer_dir
     from linformer_kit.train import FinetuneConfig, PretrainConfig
 
     classes = {"pretrain": PretrainConfig, "finetune": FinetuneConfig}

@@ -56,8 +56,8 @@ from typing import Any
 
 import torch
 
-from linformer_kit.bench.measure import sample
 from linformer_kit.bench.memory import measure_cuda
+from linformer_kit.bench.timing import sample
 
 MINILM = dict(
     hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536,

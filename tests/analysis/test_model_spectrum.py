@@ -72,12 +72,12 @@ def test_spectrum_equals_svd_of_each_attention_map(model_and_tokenizer, text_fil
 
 
 def test_a_head_that_copies_its_neighbour_gets_a_note() -> None:
-    from linformer_kit.analysis.spectrum import _shift_notes
+    from linformer_kit.analysis.head_readings import shift_notes
 
     mass = torch.zeros(2, 2, 7)  # (L, h, offsets -3 .. 3)
     mass[0, 1, 2] = 0.98  # layer 0 head 1: the previous token
     mass[1, 0] = 1 / 7  # spread: no note
-    (note,) = _shift_notes(mass)
+    (note,) = shift_notes(mass)
     assert note.startswith("layer 0 head 1 puts 98% of its attention on the key at offset -1")
 
 

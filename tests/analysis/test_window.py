@@ -15,7 +15,8 @@ from linformer_kit.analysis import (
     recommend_local_window,
     uniform_distance_mass,
 )
-from linformer_kit.analysis.spectrum import OVER_UNIFORM, WINDOW_RADII
+from linformer_kit.analysis.head_readings import OVER_UNIFORM
+from linformer_kit.analysis.spectrum_result import WINDOW_RADII
 from linformer_kit.models import LinformerConfig
 from linformer_kit.nn.options import format_projected_length, parse_local_window
 

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import linformer_kit.bench as bench
+import linformer_kit.bench.matmul_reference as matmul_reference
 import linformer_kit.bench.measure as measure
 from linformer_kit.bench import BenchmarkConfig
 from tests.bad_input_checks import WorkStarted, check_cli, check_handled, check_raises
@@ -131,17 +132,17 @@ def test_half_precision_on_cpu_has_a_bounding_reference_within_the_time_cap(
     """A CPU whose half GEMM is 100x slower than fp32 (virtual seconds, no real timing): calibration
     must stay inside --time-cap, and the reference must be the fp32 rate the cases can reach."""
     spent = []
-    real_sample = measure.sample
+    real_sample = matmul_reference.sample
 
     def virtual_gemm(fn, device, *, warmup, repeats, number):
         gemm = getattr(fn, "__self__", None)
-        if not isinstance(gemm, measure._Gemm):
+        if not isinstance(gemm, matmul_reference.Gemm):
             return real_sample(fn, device, warmup=warmup, repeats=repeats, number=number)
         seconds = 2 * gemm.a.shape[0] ** 3 * SECONDS_PER_FLOP[gemm.a.dtype]
         spent.append(seconds * (warmup + repeats * number))
         return [seconds] * repeats
 
-    monkeypatch.setattr(measure, "sample", virtual_gemm)
+    monkeypatch.setattr(matmul_reference, "sample", virtual_gemm)
     config = BenchmarkConfig(seq_lens=(16,), projected_lengths=(8,), methods=("linformer-headwise",), dtype=dtype,
                              hidden_size=16, num_heads=2, rounds=1, time_cap_s=2.0, measure_memory=False)  # fmt: skip
     result = measure.run_benchmark(config, progress=False)

@@ -11,7 +11,7 @@ import torch
 from torch.testing import assert_close
 from torch.utils.flop_counter import FlopCounterMode
 
-import linformer_kit.bench.measure as measure
+import linformer_kit.bench.matmul_reference as matmul_reference
 from linformer_kit.bench import BenchmarkConfig, attention_flops, preset, run_benchmark, write_report
 from linformer_kit.bench.cases import Case, build_module, train_step
 from linformer_kit.bench.measure import BenchmarkRecord, BenchmarkResult
@@ -258,14 +258,14 @@ def test_train_step_sweep_reports_tokens_per_s() -> None:
 
 def test_each_record_gets_the_gemm_rate_of_its_own_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
     """Virtual GEMM seconds (no real timing): 1 s in the rounds of the n=32 group, 4 s in those of n=64."""
-    round_seconds, real_sample = iter([1.0, 1.0, 4.0, 4.0]), measure.sample
+    round_seconds, real_sample = iter([1.0, 1.0, 4.0, 4.0]), matmul_reference.sample
 
     def virtual_gemm(fn, device, *, warmup, repeats, number):
-        if not isinstance(getattr(fn, "__self__", None), measure._Gemm):
+        if not isinstance(getattr(fn, "__self__", None), matmul_reference.Gemm):
             return real_sample(fn, device, warmup=warmup, repeats=repeats, number=number)
         return [next(round_seconds) if warmup == 0 else 1e-6] * repeats  # calibration: warmup > 0
 
-    monkeypatch.setattr(measure, "sample", virtual_gemm)
+    monkeypatch.setattr(matmul_reference, "sample", virtual_gemm)
     result = run_benchmark(TINY.replace(methods=("linformer-headwise", "full-sdpa")), progress=False)
     gemm_flops = 2 * TINY.matmul_size**3
     assert {r.n: r.matmul_flops_per_s for r in result.records} == {32: gemm_flops / 1.0, 64: gemm_flops / 4.0}

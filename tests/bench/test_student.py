@@ -16,7 +16,6 @@ import linformer_kit.bench.student_runtimes as student_runtimes
 from linformer_kit.bench import BenchmarkConfig, preset
 from linformer_kit.bench.config import named_students
 from linformer_kit.bench.flops import least_encoder_flops
-from linformer_kit.bench.measure import predicted_seconds
 from linformer_kit.bench.student import StudentRecord, StudentResult, run_student_benchmark
 from linformer_kit.bench.student_inputs import (
     BUILT_IN_TEXT,
@@ -34,6 +33,7 @@ from linformer_kit.bench.student_report import (
     student_ratios,
     write_student_report,
 )
+from linformer_kit.bench.timing import predicted_seconds
 from linformer_kit.cli.main import main
 from tests.bad_input_checks import WorkStarted, check_cli, check_raises
 
@@ -325,7 +325,7 @@ def test_a_slow_call_is_skipped_with_its_reason_and_so_are_its_larger_lengths(mo
 
 
 def test_the_time_cap_grows_a_linear_student_as_n_and_full_attention_as_n_squared() -> None:
-    """measure.py's `predicted_seconds`, as a group of scope student calls it: from 2 s a text at n = 16, a call
+    """bench/timing.py's `predicted_seconds`, as a group of scope student calls it: from 2 s a text at n = 16, a call
     at n = 96 (6x longer) is predicted 12 s for a student that projects there and for the original on chunks,
     72 s for the original's full attention. Virtual seconds (the history): no model loaded, nothing timed."""
     config = preset("student").replace(original="o", students=("s=d",), chunk_length=32, time_cap_s=10.0)

@@ -14,8 +14,8 @@ from transformers import AutoModelForSequenceClassification
 
 from linformer_kit.cli.main import main
 from linformer_kit.models import LinformerForSequenceClassification
+from linformer_kit.models.config_rules import longest_input
 from linformer_kit.models.extend import ExtendConfig, extended, shortened
-from linformer_kit.models.loading import longest_input
 
 OPTIONS = {"projected_length": [8, 4], "sharing": "kv", "local_window": [4, None], "global_tokens": 1,
            "short_inputs": "exact"}  # fmt: skip

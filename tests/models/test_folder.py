@@ -1,4 +1,4 @@
-"""The one model-folder writer (models/folder.py) and the rules it applies (models/loading.py)."""
+"""The one model-folder writer (models/folder.py) and the rules it applies (models/config_rules.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from tests.fixtures.tokenizers import write_tokenizer
 
 import linformer_kit.models.folder as folder
 from linformer_kit.models import LinformerForMaskedLM, LinformerModel
+from linformer_kit.models.config_rules import auto_class_of, head_of, input_limit
 from linformer_kit.models.folder import check_target_dir, limit_tokenizer, portable, write_model_dir
-from linformer_kit.models.loading import auto_class_of, head_of, input_limit, read_config_json
+from linformer_kit.models.folder_checks import read_config_json
 
 NO_LIMIT = int(1e30)  # a tokenizer without a limit of its own (transformers' VERY_LARGE_INTEGER)
 

@@ -13,9 +13,10 @@ import transformers
 from tests.fixtures.models import N, tiny_linformer_config, tiny_source
 
 from linformer_kit.models import LinformerConfig, LinformerModel
+from linformer_kit.models.config_rules import longest_input, position_rows
 from linformer_kit.models.configuration_linformer import SAVED_OPTIONS
-from linformer_kit.models.convert import CONVERSION_OPTIONS, Conversion, converted_config
-from linformer_kit.models.loading import longest_input, position_rows
+from linformer_kit.models.conversion import CONVERSION_OPTIONS, Conversion
+from linformer_kit.models.convert import converted_config
 from linformer_kit.models.presets import PRESETS, Preset
 from linformer_kit.nn import SequenceProjection
 from linformer_kit.nn.options import DEFAULT_OPTIONS, LinformerOptions

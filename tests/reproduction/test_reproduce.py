@@ -458,7 +458,8 @@ def test_a_run_not_run_yet_is_described_by_its_options_defaults_or_its_init_from
     `init_from` run (unknown, '–', where that model is not on this machine), never a made-up 'post'."""
     from linformer_kit.models import LinformerConfig
     from linformer_kit.reproduction.recipe import Run
-    from linformer_kit.reproduction.results import _pretrain_record, format_tables
+    from linformer_kit.reproduction.results import _pretrain_record
+    from linformer_kit.reproduction.results_tables import format_tables
     from linformer_kit.reproduction.study import Outcome
 
     source = tmp_path / "trained"
@@ -524,7 +525,7 @@ def test_a_recipe_without_pretraining_must_define_its_models(tmp_path, corpus, s
 
 
 def test_accuracy_by_length_counts_every_prediction(tmp_path: Path) -> None:
-    from linformer_kit.reproduction.results import _accuracy_by_length
+    from linformer_kit.reproduction.finetune_summary import accuracy_by_length
 
     rows = [
         (5, 1, 1),
@@ -536,14 +537,15 @@ def test_accuracy_by_length_counts_every_prediction(tmp_path: Path) -> None:
     ]  # tokens, label, predicted
     path = tmp_path / "eval_predictions.jsonl"
     path.write_text("".join(json.dumps({"tokens": t, "label": y, "predicted": p}) + "\n" for t, y, p in rows))
-    buckets = {b["tokens"]: (b["examples"], b["accuracy"]) for b in _accuracy_by_length(path)}
+    buckets = {b["tokens"]: (b["examples"], b["accuracy"]) for b in accuracy_by_length(path)}
     assert buckets == {"1-16": (1, 1.0), "257-512": (1, 1.0), "513-1024": (1, 0.0), "1025-2048": (2, 1.0),
                        "2049-4096": (1, 1.0)}  # fmt: skip
     assert sum(examples for examples, _ in buckets.values()) == len(rows)
 
 
 def test_a_finetune_only_table_has_no_pretraining_section_and_shows_the_majority_class() -> None:
-    from linformer_kit.reproduction.results import format_tables, summarise_finetuning
+    from linformer_kit.reproduction.finetune_summary import summarise_finetuning
+    from linformer_kit.reproduction.results_tables import format_tables
 
     runs = [
         {"name": f"text-k256-s{seed}", "task": "finetune", "status": "ok", "dataset": "text", "seed": seed,
@@ -562,7 +564,7 @@ def test_a_finetune_only_table_has_no_pretraining_section_and_shows_the_majority
 def test_every_run_of_the_panels_gets_its_own_colour(count) -> None:
     from matplotlib.colors import to_hex
 
-    from linformer_kit.reproduction.results import run_colours
+    from linformer_kit.reproduction.results_plots import run_colours
 
     colours = run_colours([f"run{i}" for i in range(count)])
     assert len(colours) == count

@@ -1,4 +1,4 @@
-"""A recipe's `tokenizer: DIR`: one committed tokenizer that several studies read (study.tokenizer_dir).
+"""A recipe's `tokenizer: DIR`: one committed tokenizer that several studies read (study_files.tokenizer_dir).
 
 The CPU tiers trained the same byte-level BPE, each committing a copy in its results_dir/tokenizer; they now
 name one folder, docs/reproduction/tokenizer. A tier without its own copy must find that one (every run,
@@ -15,7 +15,7 @@ import yaml
 
 from linformer_kit.cli.main import main
 from linformer_kit.reproduction import load_recipe
-from linformer_kit.reproduction.study import keep_tokenizer, run_dir, tokenizer_dir
+from linformer_kit.reproduction.study_files import keep_tokenizer, run_dir, tokenizer_dir
 
 ROOT = Path(__file__).parents[2]
 SHARED = "docs/reproduction/tokenizer"

@@ -12,10 +12,10 @@ import torch
 from safetensors.torch import load_file
 from torch.testing import assert_close
 
+from linformer_kit.models.config_rules import longest_input
 from linformer_kit.models.convert import is_projection_key
 from linformer_kit.models.embedding import encoder_of
-from linformer_kit.models.loading import longest_input
-from linformer_kit.nn.projection import window_matrix
+from linformer_kit.nn.dense_projection import window_matrix
 from linformer_kit.train.distill import DistillConfig, distill
 from linformer_kit.train.distill.config import LONG_OPTIONS
 from linformer_kit.train.distill.data import long_spans

@@ -1,7 +1,9 @@
 """Low-rank analysis of attention (the paper's Figure 1) and a projected-length recommender.
 
 Options and their checks: `spectrum_config`; singular values: `svd`; curves, ranks and k: `curves`;
-running a model over text: `spectrum`; the files written: `spectrum_report` (JSON) and `plot` (PNGs).
+running a model over text: `spectrum` (its inputs `spectrum_inputs`, its result `spectrum_result`, the
+readings of copying and local heads `head_readings`); the files written: `spectrum_report` (JSON) and
+`plot` (PNGs).
 """
 
 from typing import TYPE_CHECKING
@@ -37,8 +39,8 @@ __getattr__ = lazy_attributes(__name__, {
     "cumulative_curve": "curves", "effective_rank": "curves", "recommend_projected_length": "curves",
     "offset_mass": "curves", "distance_mass": "curves", "first_token_mass": "curves",
     "uniform_distance_mass": "curves", "recommend_local_window": "curves", "recommend_global_tokens": "curves",
-    "SpectrumResult": "spectrum", "chunk_text": "spectrum", "compute_spectrum": "spectrum",
-    "load_encoder": "spectrum", "spectrum_from_pretrained": "spectrum",
+    "SpectrumResult": "spectrum_result", "chunk_text": "spectrum_inputs", "compute_spectrum": "spectrum",
+    "load_encoder": "spectrum_inputs", "spectrum_from_pretrained": "spectrum",
     "write_spectrum_report": "spectrum_report",
     "exact_svdvals": "svd", "randomized_svdvals": "svd", "singular_values": "svd",
 })  # fmt: skip
@@ -56,12 +58,8 @@ if TYPE_CHECKING:
         recommend_projected_length,
         uniform_distance_mass,
     )
-    from linformer_kit.analysis.spectrum import (
-        SpectrumResult,
-        chunk_text,
-        compute_spectrum,
-        load_encoder,
-        spectrum_from_pretrained,
-    )
+    from linformer_kit.analysis.spectrum import compute_spectrum, spectrum_from_pretrained
+    from linformer_kit.analysis.spectrum_inputs import chunk_text, load_encoder
     from linformer_kit.analysis.spectrum_report import write_spectrum_report
+    from linformer_kit.analysis.spectrum_result import SpectrumResult
     from linformer_kit.analysis.svd import exact_svdvals, randomized_svdvals, singular_values

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 if TYPE_CHECKING:
-    from linformer_kit.analysis.spectrum import SpectrumResult
+    from linformer_kit.analysis.spectrum_result import SpectrumResult
 
 
 def _y_label(result: SpectrumResult) -> str:

@@ -25,8 +25,10 @@ beside the k slots, so their layer need not be full attention. The distance mass
 `recommended_global_tokens` = 1 when some head puts `global_mass` on position 0. With the window,
 `windowed_projected_length` takes the rank reading in the layers full attention was for.
 
-Running lives here (load the model, cut the text into inputs, run it, average over inputs); the
-options and their checks in `analysis/spectrum_config.py`; singular values in `analysis/svd.py`;
+Running lives here (run the model over its inputs, average over inputs, `spectrum_from_pretrained`);
+loading the model and cutting the text into inputs in `analysis/spectrum_inputs.py`; the result in
+`analysis/spectrum_result.py`; the readings of copying and local heads in `analysis/head_readings.py`;
+the options and their checks in `analysis/spectrum_config.py`; singular values in `analysis/svd.py`;
 curves, ranks and k in `analysis/curves.py`; the files written (JSON, figures) in
 `analysis/spectrum_report.py` and `analysis/plot.py`; the CLI in `cli/spectrum.py`.
 """
@@ -34,11 +36,7 @@ curves, ranks and k in `analysis/curves.py`; the files written (JSON, figures) i
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
 
 import torch
 from torch import nn
@@ -50,21 +48,20 @@ from linformer_kit.analysis.curves import (
     first_token_mass,
     nuclear_norm_upper_bound,
     offset_mass,
-    recommend_global_tokens,
-    recommend_local_window,
     recommend_projected_length,
     uniform_distance_mass,
 )
+from linformer_kit.analysis.head_readings import copying_heads, shift_notes, window_reading
 from linformer_kit.analysis.spectrum_config import SpectrumConfig, default_index
+from linformer_kit.analysis.spectrum_inputs import (
+    chunk_text,
+    load_encoder,
+    max_input_length,
+    no_context_warning,
+    read_text,
+)
+from linformer_kit.analysis.spectrum_result import OFFSET_RADIUS, WINDOW_RADII, SpectrumResult
 from linformer_kit.analysis.svd import singular_values
-from linformer_kit.data_files import read_texts
-
-OFFSET_RADIUS = 3  # offset mass reported for keys -3 .. +3 positions from the query
-SHIFT_MASS = 0.5  # this much mass on the key at one offset (a shift: full rank): a note, and its layer exact
-WINDOW_RADII = (1, 4, 16, 64)  # the windows w read: distance mass within ±w, the recommended local_window
-# a head is local at r only where it holds this many times uniform attention's share (so a window that
-# covers most of a short input, where uniform attention already has half its mass, is not called local)
-OVER_UNIFORM = 2.0
 
 # ----------------------------------------------------------------------------- accumulation
 
@@ -91,115 +88,6 @@ class _RunningMoments:
             return torch.zeros_like(self.mean())
         var = (torch.as_tensor(self.total_sq) - self.count * self.mean().square()) / (self.count - 1)
         return var.clamp_min(0.0).sqrt()
-
-
-@dataclass
-class SpectrumResult:
-    """Everything `linformer spectrum` reports. Curves are averaged over inputs (± std over inputs)."""
-
-    config: SpectrumConfig
-    num_inputs: int
-    input_lengths: list[int]
-    curve_mean: torch.Tensor  # (L, h, r) per layer and head
-    curve_std: torch.Tensor  # (L, h, r)
-    layer_curve_mean: torch.Tensor  # (L, r) head-averaged, Figure 1 (left)
-    layer_curve_std: torch.Tensor  # (L, r)
-    effective_rank_mean: dict[float, torch.Tensor]  # threshold -> (L, h), averaged over inputs
-    effective_rank_std: dict[float, torch.Tensor]  # threshold -> (L, h)
-    recommended_projected_length: list[int | None]  # per layer, for LinformerConfig(projected_length=...)
-    rank_projected_length: list[int]  # per layer, the spectrum's reading alone (shift layers not None)
-    offset_mass: torch.Tensor  # (L, h, 2·OFFSET_RADIUS + 1) mass on keys -R .. +R from the query
-    distance_mass: torch.Tensor  # (L, h, len(WINDOW_RADII)) share of attention within ±r of the query
-    first_token_mass: torch.Tensor  # (L, h) share of attention on position 0
-    uniform_distance_mass: torch.Tensor  # (len(WINDOW_RADII),) the same for uniform attention, over inputs
-    uniform_first_token_mass: float  # 1/n averaged over inputs
-    recommended_local_window: list[int | None]  # per layer, for LinformerConfig(local_window=...)
-    recommended_global_tokens: int  # 0 or 1, for LinformerConfig(global_tokens=...)
-    windowed_projected_length: list[int | None]  # k beside the window: the rank reading where a window is
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def num_layers(self) -> int:
-        return self.curve_mean.shape[0]
-
-    @property
-    def num_heads(self) -> int:
-        return self.curve_mean.shape[1]
-
-    @property
-    def index(self) -> int:
-        """The 1-based index of Figure 1 (right): the config's, which `compute_spectrum` sets if None."""
-        index = self.config.index
-        assert index is not None
-        return index
-
-    def at_index(self, index: int | None = None) -> torch.Tensor:
-        """(L, h) mean normalized cumulative value at the 1-based `index`, Figure 1 (right)."""
-        index = self.index if index is None else index
-        if not 1 <= index <= self.curve_mean.shape[-1]:
-            raise ValueError(
-                f"index={index} must be between 1 and the curve length {self.curve_mean.shape[-1]}"
-            )
-        return self.curve_mean[..., index - 1]
-
-    def to_dict(self) -> dict[str, Any]:
-        def rounded(t: torch.Tensor) -> Any:
-            return torch.round(t.double(), decimals=6).tolist()
-
-        config = asdict(self.config)
-        config["thresholds"] = list(self.config.thresholds)
-        return {
-            "config": config,
-            "definition": _definition(self.config),
-            "num_inputs": self.num_inputs,
-            "input_lengths": self.input_lengths,
-            "num_layers": self.num_layers,
-            "num_heads": self.num_heads,
-            "recommended_projected_length": self.recommended_projected_length,
-            "rank_projected_length": self.rank_projected_length,
-            "at_index": {
-                "index": self.index,
-                "mean": rounded(self.at_index()),
-                "std": rounded(self.curve_std[..., self.index - 1]),
-            },
-            "effective_rank": {
-                str(t): {
-                    "mean": rounded(self.effective_rank_mean[t]),
-                    "std": rounded(self.effective_rank_std[t]),
-                }
-                for t in self.config.thresholds
-            },
-            "layer_curve_mean": rounded(self.layer_curve_mean),
-            "layer_curve_std": rounded(self.layer_curve_std),
-            "curve_mean": rounded(self.curve_mean),
-            "curve_std": rounded(self.curve_std),
-            "offset_mass": {
-                "offsets": list(range(-OFFSET_RADIUS, OFFSET_RADIUS + 1)),
-                "mean": rounded(self.offset_mass),
-            },
-            "distance_mass": {
-                "radii": list(WINDOW_RADII),
-                "mean": rounded(self.distance_mass),
-                "uniform": rounded(self.uniform_distance_mass),
-            },
-            "first_token_mass": {
-                "mean": rounded(self.first_token_mass),
-                "uniform": round(self.uniform_first_token_mass, 6),
-            },
-            "recommended_local_window": self.recommended_local_window,
-            "recommended_global_tokens": self.recommended_global_tokens,
-            "windowed_projected_length": self.windowed_projected_length,
-            "notes": self.notes,
-        }
-
-
-def _definition(config: SpectrumConfig) -> str:
-    weights = "σ_j" if config.normalization == "singular" else "σ_j²"
-    text = f"curve[i-1] = Σ_(j≤i) {weights} / Σ_(all j) {weights}, singular values σ of P = softmax(QKᵀ/√d)"
-    if config.method == "randomized":
-        text += f"; top {config.rank} σ by randomized subspace iteration, denominator exact (energy) or"
-        text += " a Cauchy–Schwarz upper bound (singular), so the curve is a lower bound"
-    return text
 
 
 # ----------------------------------------------------------------------------- the model pass
@@ -328,10 +216,10 @@ def compute_spectrum(
             "their rank reading is a lower bound (raise --rank)"
         )
     mass = offsets.mean()  # (L, h, 2R+1)
-    notes += _shift_notes(mass)
-    shifting = _copying_heads(mass).any(-1)  # (L,) a layer with a head that copies a neighbour
+    notes += shift_notes(mass)
+    shifting = copying_heads(mass).any(-1)  # (L,) a layer with a head that copies a neighbour
     recommended = [None if bool(shifts) else k for k, shifts in zip(by_rank, shifting, strict=True)]
-    window = _window_reading(distances.mean(), firsts.mean(), uniform.mean(), config)
+    window = window_reading(distances.mean(), firsts.mean(), uniform.mean(), config)
     windowed = [k if w is not None else r for k, r, w in zip(by_rank, recommended, window[0], strict=True)]
     return SpectrumResult(
         config=config,
@@ -363,131 +251,13 @@ def _uniform_mass(b: int, n: int) -> torch.Tensor:
     return row.expand(b, -1)
 
 
-def _window_reading(
-    distances: torch.Tensor, firsts: torch.Tensor, uniform: torch.Tensor, config: SpectrumConfig
-) -> tuple[list[int | None], int]:
-    """(L, h, R) distance mass, (L, h) first-token mass, (R + 1,) uniform's -> (local_window per layer, global_tokens)."""
-    window = recommend_local_window(distances, uniform[:-1], WINDOW_RADII, config.window_mass, OVER_UNIFORM)
-    global_tokens = recommend_global_tokens(firsts, float(uniform[-1]), config.global_mass, OVER_UNIFORM)
-    return window, global_tokens
-
-
 def _pad_offsets(mass: torch.Tensor, radius: int) -> torch.Tensor:
     """(..., 2r+1) offset mass of a short input (r < radius) -> (..., 2·radius+1), 0 where no key is."""
     missing = radius - (mass.shape[-1] - 1) // 2
     return torch.nn.functional.pad(mass, (missing, missing)) if missing > 0 else mass
 
 
-def _copying_heads(mass: torch.Tensor) -> torch.Tensor:
-    """(L, h, 2R+1) offset mass -> (L, h) bool: the heads with >= SHIFT_MASS of their attention on one offset."""
-    return mass.amax(-1) >= SHIFT_MASS
-
-
-def _shift_notes(mass: torch.Tensor) -> list[str]:
-    """A note per head that copies a neighbour (`_copying_heads`; 0-based layer and head)."""
-    notes = []
-    for layer, head in zip(*torch.nonzero(_copying_heads(mass), as_tuple=True), strict=True):
-        share, at = mass[layer, head].max(-1)
-        notes.append(
-            f"layer {int(layer)} head {int(head)} puts {float(share):.0%} of its attention on the key at offset "
-            f"{int(at) - OFFSET_RADIUS:+d} (key - query): P is near a shifted identity, full rank; a window-mean "
-            "projection averages neighbouring keys and values and cannot hold it (recommended: this layer full attention, "
-            "or a local window beside k: recommended_local_window)"
-        )
-    return notes
-
-
-# ----------------------------------------------------------------------------- loading text and models
-
-
-def read_text(path: str) -> str:
-    """The documents of `path`, one after another (a blank line between two)."""
-    return "\n\n".join(read_texts(path))
-
-
-def max_input_length(model: nn.Module, tokenizer: Any) -> int:
-    """Longest input the model takes: RoBERTa-style positions start at pad_token_id + 1."""
-    from transformers import PreTrainedConfig
-
-    config = model.config
-    if not isinstance(config, PreTrainedConfig):
-        raise ValueError(
-            f"model: expected a transformers encoder (with a config), got {type(model).__name__}"
-        )
-    limit = int(config.max_position_embeddings)
-    padding_idx = getattr(getattr(model, "embeddings", None), "padding_idx", None)
-    if padding_idx is not None:  # RoBERTa, Linformer: positions padding_idx+1 .. max_position_embeddings-1
-        limit -= int(padding_idx) + 1
-    tokenizer_limit = getattr(tokenizer, "model_max_length", None)
-    if isinstance(tokenizer_limit, int) and 0 < tokenizer_limit < limit:
-        limit = tokenizer_limit
-    return limit
-
-
-def special_tokens_around(tokenizer: Any) -> tuple[list[int], list[int]]:
-    """The ids a tokenizer puts before and after one text (e.g. <s> ... </s>, [CLS] ... [SEP]).
-
-    Found by encoding a probe with and without special tokens (transformers 5 fast tokenizers have
-    no `build_inputs_with_special_tokens`), so it works for any tokenizer's post-processor.
-    """
-    with_special = tokenizer("a", add_special_tokens=True)["input_ids"]
-    body = tokenizer("a", add_special_tokens=False)["input_ids"]
-    for start in range(len(with_special) - len(body) + 1):
-        if with_special[start : start + len(body)] == body:
-            return with_special[:start], with_special[start + len(body) :]
-    raise ValueError(
-        f"cannot locate the text inside the tokenizer's special tokens: {with_special} vs {body}"
-    )
-
-
-def chunk_text(text: str, tokenizer: Any, seq_len: int, max_inputs: int) -> list[list[int]]:
-    """Cut `text` into at most `max_inputs` inputs of exactly `seq_len` tokens (special tokens included).
-
-    Tokenizes paragraph by paragraph and stops as soon as enough tokens are in hand, so a whole book
-    costs only what is analysed. A text shorter than one input gives one shorter input.
-    """
-    prefix, suffix = special_tokens_around(tokenizer)
-    body_len = seq_len - len(prefix) - len(suffix)
-    if body_len < 1:
-        raise ValueError(f"seq_len={seq_len} leaves no room for text after the tokenizer's special tokens")
-    buffer: list[int] = []
-    chunks: list[list[int]] = []
-    for paragraph in text.split("\n\n"):
-        if not paragraph.strip():
-            continue
-        # verbose=False: no "longer than the specified maximum" warning, the paragraph is cut into inputs below
-        buffer.extend(tokenizer(paragraph.strip(), add_special_tokens=False, verbose=False)["input_ids"])
-        while len(buffer) >= body_len and len(chunks) < max_inputs:
-            chunks.append(prefix + buffer[:body_len] + suffix)
-            buffer = buffer[body_len:]
-        if len(chunks) >= max_inputs:
-            break
-    if not chunks and buffer:
-        chunks.append(prefix + buffer + suffix)
-    return chunks
-
-
-def load_encoder(path: str, device: str | None = None) -> tuple[nn.Module, Any]:
-    """AutoModel (eager attention, so it can return maps) and AutoTokenizer from a directory or name."""
-    from transformers import AutoModel, AutoTokenizer
-
-    import linformer_kit.models  # noqa: F401  (registers model_type="linformer" with the Auto classes)
-    from linformer_kit.models.loading import load_pretrained
-
-    # every encoder weight from the checkpoint (a config.json of another model type is an error); the
-    # pooler an MLM checkpoint lacks and its MLM head are not used here: no line about them
-    # a Module to the type checker: transformers' `to` is typed as Module.to unbound (self its first argument)
-    model: nn.Module = load_pretrained(
-        AutoModel, path, "model", report_head=False, attn_implementation="eager"
-    )
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(path)
-    except (OSError, ValueError) as error:
-        raise ValueError(
-            f"model: cannot load the tokenizer of {path!r}: {str(error).splitlines()[0]}"
-        ) from None
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    return model.to(device).eval(), tokenizer
+# ----------------------------------------------------------------------------- from a saved model
 
 
 def spectrum_from_pretrained(config: SpectrumConfig) -> SpectrumResult:
@@ -503,25 +273,3 @@ def spectrum_from_pretrained(config: SpectrumConfig) -> SpectrumResult:
     if untrained is not None:
         result.notes.insert(0, untrained)
     return result
-
-
-def no_context_warning(model: str) -> str | None:
-    """A warning when the model's own metrics.json (`linformer pretrain`) says it learned no context.
-
-    Such a model's attention is close to uniform or positional: its maps are low rank because it
-    reads nothing yet, and a k taken from them says nothing about a trained model.
-    """
-    path = Path(model) / "metrics.json"
-    try:
-        metrics = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (OSError, ValueError):
-        return None
-    if not isinstance(metrics, dict) or metrics.get("learned_context") is not False:
-        return None
-    return (
-        f"WARNING: this model has not learned to use context (validation perplexity "
-        f"{metrics.get('perplexity', float('nan')):.1f} vs its no-context floor "
-        f"{metrics.get('no_context_perplexity', float('nan')):.1f}, metrics.json): its attention maps "
-        "reflect an untrained model, and the recommended projected_length may be far too small; "
-        "measure a model that left the floor"
-    )

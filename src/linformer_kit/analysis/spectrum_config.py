@@ -141,7 +141,7 @@ class SpectrumConfig:
 
     def _check_model_dir(self) -> None:
         """From the files alone: weights, tokenizer, full attention, and the lengths that fit."""
-        from linformer_kit.models.loading import check_model_dir, read_config_json
+        from linformer_kit.models.folder_checks import check_model_dir, read_config_json
 
         folder = check_model_dir(self.model, "model", tokenizer=True)
         config = read_config_json(folder)
@@ -211,7 +211,7 @@ def check_text_file(path: str) -> None:
 
 def _longest_input(config: dict, folder: Path) -> int:
     """The longest input from config.json (and tokenizer_config.json's model_max_length if smaller)."""
-    from linformer_kit.models.loading import longest_input
+    from linformer_kit.models.config_rules import longest_input
 
     limit = longest_input(config)
     try:

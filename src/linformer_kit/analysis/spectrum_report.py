@@ -1,6 +1,6 @@
 """The files `linformer spectrum` writes: DIR/spectrum.json (every number) and Figure 1's two PNGs.
 
-The numbers are `SpectrumResult.to_dict()` (`analysis/spectrum.py`): the curves, ranks and k per layer,
+The numbers are `SpectrumResult.to_dict()` (`analysis/spectrum_result.py`): the curves, ranks and k per layer,
 the offset mass, and the attention mass by distance (`distance_mass`, `first_token_mass`) with the
 window read from it (`recommended_local_window`, `recommended_global_tokens`, `windowed_projected_length`;
 docs/spectrum.md, "Which window?"). The figures are drawn by `analysis/plot.py`.
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from linformer_kit.analysis.spectrum import SpectrumResult
+    from linformer_kit.analysis.spectrum_result import SpectrumResult
 
 
 def write_spectrum_report(result: SpectrumResult, output_dir: str | Path) -> dict[str, Path]:

@@ -8,10 +8,11 @@
                                        students=("runs/distill/minilm-k128-w64-g1",), output_dir="runs/student")
     write_student_report(run_student_benchmark(config), config.output_dir)   # student.json, student.md
 
-Measuring (`measure`, `memory`, `cases`, `flops`) is apart from formatting (`report`) and plotting (`plot`);
+Measuring (`measure`, `timing`, `matmul_reference`, `skips`, `memory`, `cases`, `flops`) is apart from
+formatting (`report`) and plotting (`plot`);
 scope "student" (saved students against their original) is `student` (the run; its pieces `student_config`,
 `student_inputs`, `student_runtimes`, `student_timing`, `student_memory`, `student_records`) and
-`student_report`; it times through `measure`'s harness.
+`student_report`; it times through `timing`'s harness.
 """
 
 from typing import TYPE_CHECKING
@@ -65,7 +66,7 @@ __all__ = [
 # above) does not import torch
 __getattr__ = lazy_attributes(__name__, {
     "attention_flops": "flops", "case_flops": "flops",
-    "BenchmarkRecord": "measure", "BenchmarkResult": "measure", "matmul_rate": "measure", "run_benchmark": "measure",
+    "BenchmarkRecord": "measure", "BenchmarkResult": "measure", "matmul_rate": "matmul_reference", "run_benchmark": "measure",
     "format_report": "report", "load_result": "report", "write_report": "report",
     "StudentRecord": "student", "StudentResult": "student", "run_student_benchmark": "student",
     "student_ratios": "student_report", "write_student_report": "student_report",
@@ -74,7 +75,8 @@ __getattr__ = lazy_attributes(__name__, {
 
 if TYPE_CHECKING:
     from linformer_kit.bench.flops import attention_flops, case_flops
-    from linformer_kit.bench.measure import BenchmarkRecord, BenchmarkResult, matmul_rate, run_benchmark
+    from linformer_kit.bench.matmul_reference import matmul_rate
+    from linformer_kit.bench.measure import BenchmarkRecord, BenchmarkResult, run_benchmark
     from linformer_kit.bench.report import format_report, load_result, write_report
     from linformer_kit.bench.student import StudentRecord, StudentResult, run_student_benchmark
     from linformer_kit.bench.student_report import student_ratios, write_student_report

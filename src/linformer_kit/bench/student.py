@@ -16,7 +16,7 @@ At every n of `seq_lens`, under every runtime of `runtimes` (torch, torch-compil
 at `batch_size` texts a call and at `tokens_per_batch // n` (the batch a user encodes with); the
 inputs are real text cut to exactly n tokens (bench/student_inputs.py), the same for every model.
 
-Timing (A/B in one process, bench/measure.py's harness, as scope layer and encoder are timed): the models of
+Timing (A/B in one process, bench/timing.py's harness, as scope layer and encoder are timed): the models of
 one (runtime, n, batch) are built and warmed up, then timed in rounds that visit each in turn, the order
 rotating each round, so a slow moment of a shared machine hits them all; a sample repeats a fast call until
 it lasts `min_time_s`. texts/s = batch / the median seconds of a call. A call predicted above `time_cap_s`
@@ -36,7 +36,7 @@ This module is the run; its pieces, each importable from here too:
     bench/student_config.py    Model, check_student_files (before any work), the sweep: batches, entries
     bench/student_inputs.py    the texts cut to n tokens, and the same texts as chunks
     bench/student_runtimes.py  loading, exporting and calling a model: Torch-, Compiled-, OnnxRunner
-    bench/student_timing.py    Group: one (runtime, n, batch) timed by measure.py's harness; growth_exponent
+    bench/student_timing.py    Group: one (runtime, n, batch) timed by bench/timing.py's harness; growth_exponent
     bench/student_memory.py    the peak memory of one call, in a fresh process
     bench/student_records.py   StudentRecord, StudentResult, environment
     bench/student_report.py    the ratios, student.md and student.json

@@ -36,7 +36,8 @@ def check_student_files(config: BenchmarkConfig) -> tuple[Model, list[Model]]:
     """The original and the students as `Model`s; ValueError naming the first folder or length that cannot be
     read: a missing folder or tokenizer, a student that is no Linformer or has another vocabulary, a
     chunk_length above the original's longest input, an n a student cannot be extended to."""
-    from linformer_kit.models.loading import check_model_dir, longest_input, read_config_json
+    from linformer_kit.models.config_rules import longest_input
+    from linformer_kit.models.folder_checks import check_model_dir, read_config_json
 
     if config.scopes != ("student",):
         raise ValueError(f"run_student_benchmark measures scopes ('student',), got scopes {config.scopes}")
@@ -84,7 +85,7 @@ def check_student_files(config: BenchmarkConfig) -> tuple[Model, list[Model]]:
 
 
 def _model(name: str, path: str, config: dict[str, Any]) -> Model:
-    from linformer_kit.models.loading import longest_input
+    from linformer_kit.models.config_rules import longest_input
 
     return Model(name, path, longest_input(config), int(config.get("num_attention_heads", 1)), config)
 
@@ -95,7 +96,8 @@ def _check_readable(student: Model, n: int) -> None:
     from transformers import AutoConfig
 
     import linformer_kit.models  # noqa: F401  (registers model_type "linformer")
-    from linformer_kit.models.convert import CONVERSION_OPTIONS, converted_config
+    from linformer_kit.models.conversion import CONVERSION_OPTIONS
+    from linformer_kit.models.convert import converted_config
 
     saved = AutoConfig.from_pretrained(student.path)
     try:

@@ -1,7 +1,7 @@
-"""One group of scope "student": every model at one (runtime, n, batch), timed by measure.py's harness.
+"""One group of scope "student": every model at one (runtime, n, batch), timed by bench/timing.py's harness.
 
     Group            builds the group's inputs and records, skips what the time cap or memory rules out,
-                     warms the rest up and times them in rotating rounds (measure.py: `warm_up`,
+                     warms the rest up and times them in rotating rounds (bench/timing.py: `warm_up`,
                      `time_in_rounds`, `summarise`), then measures their memory (bench/student_memory.py)
     growth_exponent  how a model's call grows with n, for the time cap's prediction (`predicted_seconds`)
     progress_line    the log line of a finished group
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from linformer_kit.bench import measure
+from linformer_kit.bench import timing
 from linformer_kit.bench.config import BenchmarkConfig
 from linformer_kit.bench.flops import least_encoder_flops
 from linformer_kit.bench.student_config import Model, entries, tokens_needed
@@ -52,7 +52,7 @@ class Group:
         self, original: Model, students: list[Model], history: History, with_memory: bool
     ) -> list[StudentRecord]:
         records: list[StudentRecord] = []
-        live: list[tuple[Model, StudentRecord, measure.Timed]] = []
+        live: list[tuple[Model, StudentRecord, timing.Timed]] = []
         for model, method in entries(original, students, self.n, self.config.chunk_length):
             record = self.record(model, method)
             records.append(record)
@@ -63,14 +63,14 @@ class Group:
             if record.skipped is None:
                 try:
                     step = self.runner.step(model, record.length, self.inputs[method])
-                    live.append((model, record, measure.warm_up(step, "cpu", self.config)))
+                    live.append((model, record, timing.warm_up(step, "cpu", self.config)))
                 except (RuntimeError, MemoryError, ValueError) as err:
                     record.skipped = f"failed: {type(err).__name__}: {str(err).splitlines()[0][:160]}"
             if record.skipped is not None:
                 history[key] = (self.n, None)
-        measure.time_in_rounds([timed for _, _, timed in live], "cpu")
+        timing.time_in_rounds([timed for _, _, timed in live], "cpu")
         for model, record, timed in live:
-            _fill_times(record, measure.summarise(timed.samples))
+            _fill_times(record, timing.summarise(timed.samples))
             history[(self.runner.runtime, model.name, record.method)] = (
                 self.n, (record.seconds_median or 0.0) / self.batch,
             )  # fmt: skip
@@ -90,7 +90,7 @@ class Group:
             if per_text is None:
                 return f"skipped at n={previous_n}"
             growth = growth_exponent(model, record.method, self.n)
-            predicted = measure.predicted_seconds(per_text * self.batch, previous_n, self.n, growth)
+            predicted = timing.predicted_seconds(per_text * self.batch, previous_n, self.n, growth)
             if predicted > cap:
                 return f"predicted {predicted:.0f} s a call > time cap {cap:.0f} s"
         if self.runner.runtime == "onnxruntime" and model.name == "original" and record.method == "whole":
@@ -129,7 +129,7 @@ def growth_exponent(model: Model, method: str, n: int) -> int:
     return 2 if any(LinformerConfig.from_dict(dict(model.config)).attends_exactly(n)) else 1
 
 
-def _fill_times(record: StudentRecord, times: measure.Summary) -> None:
+def _fill_times(record: StudentRecord, times: timing.Summary) -> None:
     record.seconds_median, record.seconds_q1, record.seconds_q3 = times.median, times.q1, times.q3
     record.seconds_min, record.seconds_max, record.samples = times.min, times.max, times.samples
     record.texts_per_second = record.batch / times.median

@@ -42,7 +42,7 @@ def main(argv: list[str]) -> int:
     from linformer_kit.reproduction import collect, command, load_recipe, run_study, write_results
     from linformer_kit.reproduction.recipe import check_only, selects
     from linformer_kit.reproduction.short_input_probe import probe_study
-    from linformer_kit.reproduction.study import committed_probes, tokenizer_dir
+    from linformer_kit.reproduction.study_files import committed_probes, tokenizer_dir
 
     config = parse_config(build_parser(), argv)
     overrides = {

@@ -17,7 +17,7 @@ from linformer_kit.cli.positionals import verb_parser
 from linformer_kit.config_parser import parse_config
 
 if TYPE_CHECKING:
-    from linformer_kit.analysis.spectrum import SpectrumResult
+    from linformer_kit.analysis.spectrum_result import SpectrumResult
 
 # needed by the CLI (the library's SpectrumConfig leaves them empty for `compute_spectrum`); a
 # `--config` file may give them, so they are checked after parsing, with argparse's message
@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
 
 def print_window(result: SpectrumResult) -> None:
     """The attention mass by distance (the most local head of each layer) and the window flags."""
-    from linformer_kit.analysis.spectrum import WINDOW_RADII
+    from linformer_kit.analysis.spectrum_result import WINDOW_RADII
     from linformer_kit.nn.options import format_projected_length
 
     config = result.config

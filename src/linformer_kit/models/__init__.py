@@ -24,8 +24,8 @@ from linformer_kit.models.configuration_linformer import (
     PositionStyle,
     parse_projected_length,
 )
+from linformer_kit.models.conversion import Conversion
 from linformer_kit.models.convert import (
-    Conversion,
     ConvertConfig,
     convert_checkpoint,
     from_bert,

@@ -18,7 +18,7 @@ New projections (E, F), `projection_init` (`SequenceProjection`'s start, saved i
               "mean" / "max" have no weights. A slot whose row of E gives no weight to any real
               token (at this start: a window past a short input's end, or over padding only) is
               masked out of the attention and takes no probability mass, as an empty pooling
-              window is (`nn/projection.py`, `dense_slot_mask`); a row with no real token at all
+              window is (`nn/dense_projection.py`, `dense_slot_mask`); a row with no real token at all
               keeps every slot. For a dense E ("linear") the mask follows E's current weights:
               once training moves a window-started E's zero entries, its slots reach every
               position and none is masked; "conv" pools fixed windows, whose empty ones stay masked.
@@ -33,51 +33,42 @@ Longer inputs (`max_length=N` above the source's longest input): the learned pos
 to N positions, position p taking the trained row of p mod the source's length (`models/positions.py`).
 
 The conversion calls (`from_roberta`, `from_bert`, `with_linformer_options`, `converted_config`, and
-`linformer_kit.train.init_from`'s) take their options through one signature, `Conversion`'s.
+`linformer_kit.train.init_from`'s) take their options through one signature, `Conversion`'s
+(models/conversion.py).
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
-from dataclasses import KW_ONLY, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import transformers
 from transformers import PreTrainedConfig, PreTrainedModel
 
+from linformer_kit.models.config_rules import auto_class_of, first_position_row
 from linformer_kit.models.configuration_linformer import LinformerConfig
+from linformer_kit.models.conversion import Conversion, new_positions_field
 from linformer_kit.models.folder import TOKENIZER_FILES, check_target_dir, write_model_dir
+from linformer_kit.models.folder_checks import check_model_dir, read_config_json
 from linformer_kit.models.key_mapping import (
     SOURCE_TYPES,
     TARGETS,
     SourceFamily,
     check_mapped,
-    copied_fields,
     is_projection_key,
     mapped_state,
 )
-from linformer_kit.models.loading import (
-    auto_class_of,
-    check_model_dir,
-    first_position_row,
-    load_pretrained,
-    read_config_json,
-)
+from linformer_kit.models.loading import load_pretrained
 from linformer_kit.models.modeling_linformer import LinformerPreTrainedModel
 from linformer_kit.models.positions import (
     NewPositions,
     check_new_positions,
     extend_position_table,
-    extended_rows,
     with_positions_for,
 )
 from linformer_kit.nn.options import (
-    DEFAULT_LOCAL_WINDOW,
-    DEFAULT_OPTIONS,
-    DEFAULT_PROJECTED_LENGTH,
-    OPTION_NAMES,
     ProjectionInit,
     ProjectionKind,
     Sharing,
@@ -86,73 +77,6 @@ from linformer_kit.nn.options import (
 )
 
 LinformerModelT = TypeVar("LinformerModelT", bound=LinformerPreTrainedModel)
-
-
-@dataclass(frozen=True)
-class Conversion:
-    """What one conversion sets: the target's Linformer options, its longest input, how new positions start.
-
-    The constructor is the one signature of every conversion call: projected_length, sharing,
-    projection and projection_init by position or by name, the rest by name; what is not given is
-    `LinformerOptions`' default. A conversion does not set projection_scaling (it needs the random
-    start: new models only), short_inputs (a Linformer source keeps its own; finetune sets it) or
-    projection_order (no config saves it). The values are checked where the target config is built.
-    """
-
-    projected_length: int | list[int | None] | None = DEFAULT_PROJECTED_LENGTH
-    sharing: Sharing = DEFAULT_OPTIONS.sharing
-    projection: ProjectionKind = DEFAULT_OPTIONS.projection
-    projection_init: ProjectionInit = DEFAULT_OPTIONS.projection_init
-    _: KW_ONLY
-    max_length: int | None = None  # the target's longest input; None: the source's (models/positions.py)
-    new_positions: NewPositions = "copy"
-    local_window: int | list[int | None] | None = DEFAULT_LOCAL_WINDOW
-    global_tokens: int = DEFAULT_OPTIONS.global_tokens
-    exact_length: int | None = DEFAULT_OPTIONS.exact_length
-
-    def options(self) -> dict[str, Any]:
-        """The Linformer options, as `LinformerConfig` fields."""
-        return {name: getattr(self, name) for name in CONVERSION_OPTIONS}
-
-    def config_for(self, source: PreTrainedConfig) -> LinformerConfig:
-        """The validated config of `source`'s model converted: a RoBERTa / BERT config's fields, or every
-        field of a Linformer's, with these options (no weights involved). ValueError names a bad option,
-        a max_length below the source's longest input, or a model type that does not convert."""
-        linformer = source.model_type == "linformer"
-        if not linformer and source.model_type not in SOURCE_TYPES:
-            raise ValueError(
-                f"can convert model_type linformer / {' / '.join(SOURCE_TYPES)}, got {source.model_type!r}"
-            )
-        kept = {} if linformer else copied_fields(source)
-        rows = extended_rows(source, self.max_length)
-        check_new_positions(self.new_positions, rows > source.max_position_embeddings)
-        values = {**kept, **self.options(), "max_position_embeddings": rows}
-        if linformer:  # the rest of its config kept: short_inputs, projection_scaling, the encoder's fields
-            # a Linformer's config: LinformerConfig, or the same class from a saved model's own code
-            config = cast(LinformerConfig, copy.deepcopy(source))
-            config.update(values)
-            config._validate_linformer()  # k against the model's longest input, window kinds, projection_init
-            return config
-        family, _, layer_norm = SOURCE_TYPES[source.model_type]
-        # position_style: "roberta" positions start at pad+1, "bert" at 0
-        return LinformerConfig(**values, position_style=family, layer_norm=layer_norm)
-
-
-# the Linformer options a conversion sets: LinformerOptions' own that `Conversion` takes (its docstring)
-CONVERSION_OPTIONS = tuple(name for name in OPTION_NAMES if name in Conversion.__dataclass_fields__)
-
-
-def new_positions_field() -> Any:
-    """The `new_positions` option of `linformer convert` and `linformer pretrain --init-from` (one definition,
-    named to ruff as a field factory in pyproject.toml: it stays here)."""
-    return field(
-        default="copy",
-        metadata={
-            "help": "rows of the positions past the source's longest input, when max_length extends it: 'copy' "
-            "(position p takes the trained row of p mod that length, Longformer's) or 'random' (a new "
-            "model's start)"
-        },
-    )
 
 
 @dataclass
@@ -321,10 +245,8 @@ def _load_source(path: str | Path) -> PreTrainedModel:
 
 __all__ = [  # with the names of models/key_mapping.py, models/positions.py and models/folder.py that callers
     # import from here
-    "CONVERSION_OPTIONS",
     "SOURCE_TYPES",
     "TOKENIZER_FILES",
-    "Conversion",
     "ConvertConfig",
     "NewPositions",
     "check_new_positions",
@@ -337,7 +259,6 @@ __all__ = [  # with the names of models/key_mapping.py, models/positions.py and 
     "from_bert",
     "from_roberta",
     "is_projection_key",
-    "new_positions_field",
     "with_linformer_options",
     "write_model_dir",
 ]

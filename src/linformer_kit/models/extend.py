@@ -29,22 +29,13 @@ from typing import cast
 
 import torch
 
-from linformer_kit.models.convert import (
-    CONVERSION_OPTIONS,
-    NewPositions,
-    new_positions_field,
-    with_linformer_options,
-)
+from linformer_kit.models.config_rules import auto_class_of, longest_input, position_rows
+from linformer_kit.models.conversion import CONVERSION_OPTIONS, new_positions_field
+from linformer_kit.models.convert import NewPositions, with_linformer_options
 from linformer_kit.models.folder import check_target_dir, write_model_dir
+from linformer_kit.models.folder_checks import check_model_dir, read_config_json
 from linformer_kit.models.key_mapping import is_projection_key
-from linformer_kit.models.loading import (
-    auto_class_of,
-    check_model_dir,
-    load_pretrained,
-    longest_input,
-    position_rows,
-    read_config_json,
-)
+from linformer_kit.models.loading import load_pretrained
 from linformer_kit.models.modeling_linformer import LinformerPreTrainedModel
 from linformer_kit.models.positions import POSITION_TABLE, check_new_positions, with_positions_for
 from linformer_kit.nn.options import check_exact_length, option_field

@@ -4,7 +4,7 @@ What `convert`, `extend` and `distill` leave (and what `pretrain` / `finetune` c
 Trainer's `save_model`, train/publish.py) is one layout:
 
     output_dir/  model.safetensors, config.json (+ modeling_linformer.py: a Linformer's own code)
-                 tokenizer files, model_max_length = what the model reads (`input_limit`, models/loading.py)
+                 tokenizer files, model_max_length = what the model reads (`input_limit`, models/config_rules.py)
                  a sentence-transformers folder's pipeline files (models/sentence_transformers_folder.py)
                  metrics.json (a run's results, no absolute path: `portable`) and README.md (the model card)
 
@@ -26,7 +26,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from linformer_kit.models.loading import input_limit, longest_input
+from linformer_kit.models.config_rules import input_limit, longest_input
 from linformer_kit.models.sentence_transformers_folder import carry_sentence_transformers_files
 from linformer_kit.output_dir import check_output_dir, is_same_or_inside, saved_files, staged_output_dir
 

@@ -10,197 +10,31 @@ pooler be new) and refuses every other missing or unused weight.
 The file policy of the Linformer classes lives here too, so `modeling_linformer.py` stays model
 code: their `from_pretrained` reads safetensors only and names the Linformer options a call changes
 (`strict_from_pretrained`), their `save_pretrained` gives the weights the mode of the other saved
-files (`share_saved_weights`). It also holds the one rule for a model's longest input
-(`longest_input`, and its inverse `position_rows`), for what a tokenizer or pipeline saved with it
-reads (`input_limit`), and for which task head a saved model holds (`head_of`). This module is part of the code a saved
-directory carries (models/remote_code.py), so it imports only transformers, safetensors and the
-standard library.
+files (`share_saved_weights`). What is read before any load has rooms of its own: a folder's files
+(`check_model_dir`, `read_config_json`: models/folder_checks.py) and the rules a config gives (its
+longest input, the tokenizer's limit, its task head: models/config_rules.py). This module is part of
+the code a saved directory carries (models/remote_code.py), so it imports only transformers,
+safetensors, the standard library and those two rooms.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import struct
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 from safetensors import SafetensorError
 from transformers import PreTrainedConfig, PreTrainedModel
 from transformers.utils import logging as hf_logging
 
+from linformer_kit.models.config_rules import head_of, longest_input
+from linformer_kit.models.folder_checks import check_model_dir, check_safetensors, read_config_json
+
 logger = logging.getLogger(__name__)
-
-# Where a saved model keeps its weights; pickled checkpoints (pytorch_model.bin) are never loaded.
-WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
-VOCABULARY_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "sentencepiece.bpe.model", "spiece.model")
-
-
-def check_model_dir(path: str | Path, what: str = "model", *, tokenizer: bool = False) -> Path:
-    """A local model folder with config.json and safetensors weights (and tokenizer files if asked).
-
-    Raises ValueError naming the folder and what it lacks; reads nothing but the file names.
-    """
-    folder = Path(path).expanduser()
-    if not folder.exists():
-        raise ValueError(f"{what}: no such directory: {str(path)!r}")
-    if not folder.is_dir():
-        raise ValueError(f"{what}: {str(path)!r} is a file; give the model's directory")
-    if not (folder / "config.json").is_file():
-        raise ValueError(f"{what}: {str(path)!r} is not a model directory (no config.json)")
-    check_safetensors(folder, what)
-    problem = weights_problem(folder)
-    if problem is not None:  # named here: from_pretrained would say only that the directory fails
-        name, detail = problem.split(" ", 1)  # "model.safetensors is truncated (700 of 9164 bytes)"
-        raise ValueError(
-            f"{what}: cannot read the weights in {str(folder / name)!r} (truncated or corrupt?): it {detail}; "
-            "save or copy the model again"
-        )
-    if tokenizer and not any((folder / name).is_file() for name in VOCABULARY_FILES):
-        raise ValueError(
-            f"{what}: {str(path)!r} has no tokenizer files ({', '.join(VOCABULARY_FILES)}): its text would "
-            "be tokenized with nothing but unknown tokens; copy the tokenizer the model was trained with "
-            "into it (`tokenizer.save_pretrained(dir)`)"
-        )
-    return folder
-
-
-def check_safetensors(folder: Path, what: str = "model") -> None:
-    """ValueError unless the folder holds safetensors weights (pickled ones are named, never loaded)."""
-    if any((folder / name).is_file() for name in WEIGHT_FILES):
-        return
-    pickled = sorted(p.name for p in (*folder.glob("*.bin"), *folder.glob("*.pt")))
-    also = f" (only pickled {pickled})" if pickled else ""
-    raise ValueError(
-        f"{what}: {str(folder)!r} has no .safetensors weights{also}; linformer-kit never unpickles "
-        "checkpoints. Convert it once with transformers (`model.save_pretrained(dir)` writes "
-        "safetensors) on a machine you trust"
-    )
-
-
-def weights_problem(checkpoint: Path) -> str | None:
-    """What is wrong with a folder's safetensors weights ('model.safetensors is truncated ...'), or None."""
-    index = checkpoint / "model.safetensors.index.json"
-    if index.is_file():
-        try:
-            shards = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
-        except (OSError, ValueError, KeyError):
-            return "model.safetensors.index.json is truncated or not JSON"
-    else:
-        shards = ["model.safetensors"]
-    for name in shards:
-        problem = safetensors_problem(checkpoint / name)
-        if problem is not None:
-            return f"{name} {problem}"
-    return None
-
-
-def safetensors_problem(path: Path) -> str | None:
-    """'is missing' / 'is truncated' / ... for a safetensors file, from its header and size only."""
-    try:
-        with open(path, "rb") as f:
-            (header_size,) = struct.unpack("<Q", f.read(8))
-            size = path.stat().st_size
-            if 8 + header_size > size:
-                return "is truncated (its header is cut off)"
-            header = json.loads(f.read(header_size))
-    except FileNotFoundError:
-        return "is missing"
-    except (OSError, ValueError, struct.error):
-        return "is truncated or not a safetensors file"
-    end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
-    if 8 + header_size + end > size:
-        return f"is truncated ({size} of {8 + header_size + end} bytes)"
-    return None
-
-
-# position ids start after the pad id in these (fairseq's numbering): the longest input is shorter by pad + 1
-PAD_OFFSET_TYPES = ("roberta", "xlm-roberta", "camembert", "roberta-prelayernorm", "data2vec-text")
-
-
-def first_position_row(config: Mapping[str, Any] | PreTrainedConfig) -> int:
-    """The position-table row of position 0: the one numbering rule, for every model type.
-
-    RoBERTa-style numbering (the types above, and a Linformer with position_style "roberta") starts
-    after the pad row, at pad_token_id + 1; BERT-style at row 0. `config` is a config object or
-    config.json as a dict: the callers that check a folder before loading anything have only the dict.
-    """
-    model_type = _setting(config, "model_type")
-    roberta_numbering = model_type in PAD_OFFSET_TYPES or (
-        model_type == "linformer" and _setting(config, "position_style", "roberta") == "roberta"
-    )
-    return int(_setting(config, "pad_token_id") or 0) + 1 if roberta_numbering else 0
-
-
-def longest_input(config: Mapping[str, Any] | PreTrainedConfig) -> int:
-    """The longest input a model's config allows: its position rows from position 0 on (514 -> 512 in
-    RoBERTa's numbering, max_position_embeddings in BERT's)."""
-    return int(_setting(config, "max_position_embeddings", 512)) - first_position_row(config)
-
-
-def position_rows(config: Mapping[str, Any] | PreTrainedConfig, longest: int) -> int:
-    """max_position_embeddings for inputs up to `longest` tokens in `config`'s numbering: `longest_input`'s
-    inverse, for a model built or extended to a length."""
-    return first_position_row(config) + longest
-
-
-def input_limit(own: int | None, longest: int, exact: bool = False) -> int:
-    """What a tokenizer (`model_max_length`) or sentence-transformers pipeline (`max_seq_length`) saved
-    with a model reads up to, given its own limit and the model's longest input.
-
-    `exact` (the model was made for a length: `convert` / `extend --max-length`): the longest input, so
-    an extended model reads that long. Otherwise its own limit capped at the longest input, so that
-    `truncation=True` truncates to a length that runs; no limit of its own (None, 0) is the longest input.
-    """
-    return longest if exact or not own else min(own, longest)
-
-
-# the task heads a saved model can hold, as the suffix of its class name ("Model": the bare encoder)
-Head = Literal["Model", "ForMaskedLM", "ForSequenceClassification", "ForTokenClassification"]
-HEAD_NAMES: tuple[Head, ...] = get_args(Head)
-
-
-def head_of(config: Mapping[str, Any] | PreTrainedConfig) -> Head:
-    """The task head of the model a config (or config.json as a dict) was saved from: the suffix of the
-    first class in its `architectures` that ends in one ("BertForMaskedLM" -> "ForMaskedLM"), else
-    "Model" (no architectures, or only other heads: the bare encoder). The one rule of every reader of
-    a model folder (convert's source, extend's Linformer, distill's teacher)."""
-    for name in _setting(config, "architectures") or []:
-        for head in HEAD_NAMES[1:]:
-            if name.endswith(head):
-                return head
-    return "Model"
-
-
-def auto_class_of(config: Mapping[str, Any] | PreTrainedConfig) -> Any:
-    """The transformers Auto class that loads the model of `config` with the head it holds (`head_of`):
-    `AutoModel`, `AutoModelForMaskedLM`, `AutoModelForSequenceClassification` or
-    `AutoModelForTokenClassification` (the class within it follows the config's model_type)."""
-    import transformers
-
-    head = head_of(config)
-    return getattr(transformers, "AutoModel" if head == "Model" else f"AutoModel{head}")
-
-
-def _setting(config: Mapping[str, Any] | PreTrainedConfig, name: str, default: Any = None) -> Any:
-    """A field of a config object, or of config.json read as a dict."""
-    return config.get(name, default) if isinstance(config, Mapping) else getattr(config, name, default)
-
-
-def read_config_json(path: str | Path, what: str = "model") -> dict[str, Any]:
-    """config.json of a model folder as a dict; ValueError naming the file if it is not JSON."""
-    file = Path(path).expanduser() / "config.json"
-    try:
-        config = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{what}: cannot read {str(file)!r}: {err}") from None
-    if not isinstance(config, dict) or "model_type" not in config:
-        raise ValueError(f"{what}: {str(file)!r} names no model_type")
-    return config
 
 
 def load_pretrained(
@@ -395,3 +229,18 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+__all__ = [  # with the names of models/folder_checks.py and models/config_rules.py that train/distill,
+    # longdocs and models/configuration_linformer.py import from here
+    "WEIGHT_SHAPING_OPTIONS",
+    "check_loading_info",
+    "check_model_dir",
+    "encoder_keys",
+    "head_of",
+    "load_pretrained",
+    "longest_input",
+    "read_config_json",
+    "share_saved_weights",
+    "strict_from_pretrained",
+]

@@ -1,6 +1,6 @@
 """Longer inputs than a model was trained for: its learned position table extended by wrapping.
 
-With `max_length=N` above the source's longest input L (`longest_input`, models/loading.py), the
+With `max_length=N` above the source's longest input L (`longest_input`, models/config_rules.py), the
 table grows to N positions, and new position p takes the trained row of p mod L,
     row(p) = first + (p mod L),  p = 0 .. N-1,   first = pad_token_id + 1 (RoBERTa) or 0 (BERT),
 where RoBERTa's rows 0 .. pad_token_id (below its first position; the pad row among them) are kept
@@ -21,7 +21,7 @@ from typing import Literal, get_args
 import torch
 from transformers import PreTrainedConfig
 
-from linformer_kit.models.loading import first_position_row, longest_input, position_rows
+from linformer_kit.models.config_rules import first_position_row, longest_input, position_rows
 from linformer_kit.nn.options import as_size, check_choice
 
 logger = logging.getLogger(__name__)

@@ -6,7 +6,7 @@
 
 `modeling_linformer.py` is generated at save time from this package's own sources, never edited
 by hand, so there is still one model definition: `linformer_kit/nn` (options, backends,
-projection, short inputs, local window, attention) and `linformer_kit/models` (loading, configuration, modeling, and this module, which is how a
+projection, short inputs, local window, attention) and `linformer_kit/models` (folder checks, config rules, loading, configuration, modeling, and this module, which is how a
 re-saved copy writes itself again) are concatenated in import order, their imports of each other
 removed and `from __future__ import annotations` put once at the top. Every other line is the
 source's line, byte for byte. With `linformer_kit.models` imported (it registers the installed classes),
@@ -28,6 +28,7 @@ REMOTE_CODE_FILE = "modeling_linformer.py"
 SOURCES = (
     "nn/options.py",
     "nn/backends.py",
+    "nn/dense_projection.py",  # a dense E on tensors: E (m X), E m, the slots it reaches, length scaling
     "nn/projection.py",
     "nn/short_inputs.py",
     "nn/exact_rows.py",  # exact_length: the row rule and its router (rows of at most T real tokens exact)
@@ -41,6 +42,8 @@ SOURCES = (
     "nn/projected_keys.py",  # a layer's keys and values: every token's K, V and the slots E K, F V
     "nn/layer_checks.py",  # a layer's argument and input checks
     "nn/attention.py",
+    "models/folder_checks.py",  # a model folder checked before anything loads (config.json, safetensors)
+    "models/config_rules.py",  # the rules a config gives: longest input, the tokenizer's limit, the task head
     "models/loading.py",  # from_pretrained's checks (safetensors only, no silent re-initialisation)
     "models/configuration_linformer.py",
     "models/modeling_linformer.py",

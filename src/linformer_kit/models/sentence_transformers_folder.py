@@ -19,9 +19,10 @@ import json
 import shutil
 from pathlib import Path
 
+from linformer_kit.models.config_rules import input_limit
+
 # re-exported (its home is models/embedding.py): `from ...sentence_transformers_folder import sentence_embedding`
 from linformer_kit.models.embedding import sentence_embedding as sentence_embedding
-from linformer_kit.models.loading import input_limit
 
 MODULES_FILE = "modules.json"
 SETTINGS_FILES = ("sentence_bert_config.json", "config_sentence_transformers.json")

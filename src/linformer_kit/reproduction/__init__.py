@@ -1,8 +1,10 @@
 """The reproduction study (paper's Figure 3, Table 2 and the short-input question) as recipes of CLI runs."""
 
 from linformer_kit.reproduction.config import ReproduceConfig
-from linformer_kit.reproduction.recipe import Recipe, Run, load_recipe
-from linformer_kit.reproduction.results import collect, format_tables, write_results
+from linformer_kit.reproduction.recipe import Recipe, Run
+from linformer_kit.reproduction.recipe_file import load_recipe
+from linformer_kit.reproduction.results import collect, write_results
+from linformer_kit.reproduction.results_tables import format_tables
 from linformer_kit.reproduction.study import Outcome, command, run_study
 
 __all__ = [

@@ -43,7 +43,7 @@ from transformers import PreTrainedModel, Trainer, set_seed
 
 from linformer_kit.models import LinformerConfig, LinformerForMaskedLM
 from linformer_kit.models.convert import TOKENIZER_FILES
-from linformer_kit.models.loading import read_config_json
+from linformer_kit.models.folder_checks import read_config_json
 from linformer_kit.nn.options import OPTION_NAMES
 from linformer_kit.nn.projection import SequenceProjection
 from linformer_kit.train.checkpoints import checkpoint_problem

@@ -5,7 +5,9 @@ per run (name, task, dataset, attention, projected_length, sharing, projection, 
 seq_len, seq_len_schedule, short_block_positions, dtype, train_tokens, steps, seed, val_perplexity (and
 its no_context_perplexity floor, see train/context_free.py) or accuracy, device, command, and for
 finetuning the accuracy by input-length bucket). Everything is read back from the runs' own metrics.json, so
-the tables show what the runs wrote, every seed included.
+the tables show what the runs wrote, every seed included. The summary over seeds is
+reproduction/finetune_summary.py, the tables reproduction/results_tables.py, the figures
+reproduction/results_plots.py; collecting the records and writing the files is here.
 """
 
 from __future__ import annotations
@@ -13,21 +15,23 @@ from __future__ import annotations
 import json
 import math
 import shlex
-import statistics
-import textwrap
 from pathlib import Path
 from typing import Any
 
 from linformer_kit.nn.options import parse_projected_length
 from linformer_kit.reproduction.bag_of_words import bag_of_words_records
 from linformer_kit.reproduction.branch import branched_from
+from linformer_kit.reproduction.finetune_summary import (
+    accuracy_by_length,
+    majority_share,
+    summarise_finetuning,
+)
 from linformer_kit.reproduction.recipe import Recipe
+from linformer_kit.reproduction.results_plots import plot_curves, plot_panels
+from linformer_kit.reproduction.results_tables import format_tables
 from linformer_kit.reproduction.study import Outcome
 from linformer_kit.train.curve import read_curve
 from linformer_kit.train.schedule import parse_schedule
-
-# input length in tokens: 1-16, then powers of two up to 65 536 (every input a model here can read)
-LENGTH_BUCKETS = ((1, 16), *((2**i + 1, 2 ** (i + 1)) for i in range(4, 16)))
 
 
 def collect(recipe: Recipe, outcomes: list[Outcome], device: str) -> dict[str, Any]:
@@ -183,8 +187,8 @@ def _finetune_record(o: Outcome, metrics: dict | None, pretrained: dict | None) 
             max_length=config.get("max_length"),
             accuracy=metrics["accuracy"],
             f1=metrics.get("f1"),
-            accuracy_by_length=_accuracy_by_length(o.output_dir / "eval_predictions.jsonl"),
-            majority_class_accuracy=_majority_share(o.output_dir / "eval_predictions.jsonl"),
+            accuracy_by_length=accuracy_by_length(o.output_dir / "eval_predictions.jsonl"),
+            majority_class_accuracy=majority_share(o.output_dir / "eval_predictions.jsonl"),
             curve=[  # dev accuracy by step, when the run evaluated as it trained
                 {"step": e["step"], "accuracy": e["eval_accuracy"]}
                 for e in read_curve(o.output_dir)
@@ -192,14 +196,6 @@ def _finetune_record(o: Outcome, metrics: dict | None, pretrained: dict | None) 
             ],
         )
     return record
-
-
-def _majority_share(path: Path) -> float | None:
-    """The accuracy of always answering the dev set's most frequent label (the line every result needs)."""
-    if not path.is_file():
-        return None
-    labels = [json.loads(line)["label"] for line in path.read_text().splitlines()]
-    return max(labels.count(label) for label in set(labels)) / len(labels) if labels else None
 
 
 # what a run's model is, beside k: a new model takes pretrain's defaults, an `init_from` run its source model's
@@ -234,65 +230,6 @@ def _dataset(train: Any) -> str | None:
     return Path(first).parent.name if first else None
 
 
-def _accuracy_by_length(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    rows = [json.loads(line) for line in path.read_text().splitlines()]
-    buckets = []
-    for low, high in LENGTH_BUCKETS:
-        inside = [r for r in rows if low <= r["tokens"] <= high]
-        if inside:
-            correct = sum(r["label"] == r["predicted"] for r in inside)
-            buckets.append(
-                {"tokens": f"{low}-{high}", "examples": len(inside), "accuracy": correct / len(inside)}
-            )
-    return buckets
-
-
-def summarise_finetuning(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Mean ± sample std of accuracy over seeds, per (task, pretrained model); every seed listed."""
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for r in runs:
-        if r["task"] == "finetune" and r.get("accuracy") is not None:
-            groups.setdefault((r["dataset"], r["pretrained"]), []).append(r)
-    summary = []
-    for (dataset, model), members in groups.items():
-        accuracies = [m["accuracy"] for m in members]
-        summary.append(
-            {
-                "dataset": dataset,
-                "pretrained": model,
-                "seeds": [m["seed"] for m in members],
-                "accuracies": accuracies,
-                "mean": statistics.mean(accuracies),
-                "std": statistics.stdev(accuracies) if len(accuracies) > 1 else 0.0,
-                # the line to read every accuracy against (the same evaluation examples for every seed)
-                "majority_class_accuracy": next(
-                    (
-                        m["majority_class_accuracy"]
-                        for m in members
-                        if m.get("majority_class_accuracy") is not None
-                    ),
-                    None,
-                ),
-                "accuracy_by_length": _pooled_buckets(members),
-            }
-        )
-    return summary
-
-
-def _pooled_buckets(members: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    pooled: dict[str, list[float]] = {}
-    counts: dict[str, int] = {}
-    for m in members:
-        for b in m.get("accuracy_by_length", []):
-            pooled.setdefault(b["tokens"], []).append(b["accuracy"])
-            counts[b["tokens"]] = b["examples"]
-    return [
-        {"tokens": t, "examples": counts[t], "mean_accuracy": statistics.mean(a)} for t, a in pooled.items()
-    ]
-
-
 # --- writing ----------------------------------------------------------------------------------------
 
 
@@ -310,222 +247,3 @@ def write_results(results: dict[str, Any], results_dir: str | Path) -> list[Path
     if curves and panels:
         paths.append(plot_panels(curves, panels, out / "panels.png"))
     return paths
-
-
-def format_tables(results: dict[str, Any]) -> str:
-    lines = [
-        f"# Reproduction study, {results['tier']} tier ({results['device']})"
-    ]  # each section opens with ""
-    pretraining = [r for r in results["runs"] if r["task"] == "pretrain"]
-    if pretraining:  # a finetune-only tier (LRA: classifiers from scratch) has no such table
-        lines += _pretrain_table(pretraining)
-    summary = results["finetune_summary"]
-    if summary:
-        lines += ["", "## Finetuning (dev accuracy, mean ± std over seeds; every seed listed)", ""]
-        lines += [
-            "| task | pretrained model | mean ± std | majority class | seeds: accuracy |",
-            "|---|---|---|---|---|",
-        ]
-        for s in summary:
-            each = ", ".join(f"{seed}: {a:.4f}" for seed, a in zip(s["seeds"], s["accuracies"]))
-            majority = s.get("majority_class_accuracy")
-            majority = f"{100 * majority:.1f}" if majority is not None else "–"
-            lines.append(
-                f"| {s['dataset']} | {s['pretrained']} | {100 * s['mean']:.2f} ± {100 * s['std']:.2f} | {majority} "
-                f"| {each} |"
-            )
-        lines += ["", "## Accuracy by input length (tokens; mean over seeds)", ""]
-        buckets = [b for b, _ in _bucket_order(summary)]
-        lines += ["| task | model | " + " | ".join(buckets) + " |", "|---|---|" + "---|" * len(buckets)]
-        for s in summary:
-            cells = {b["tokens"]: b for b in s["accuracy_by_length"]}
-            row = [
-                f"{100 * cells[b]['mean_accuracy']:.1f} ({cells[b]['examples']})" if b in cells else "–"
-                for b in buckets
-            ]
-            lines.append(f"| {s['dataset']} | {s['pretrained']} | " + " | ".join(row) + " |")
-    lines += _position_table(pretraining)
-    lines += _probe_table(results.get("short_input_probe") or [])
-    failed = [r["name"] for r in results["runs"] if r["status"] != "ok"]
-    if failed:
-        lines += ["", f"Runs without results: {', '.join(failed)}."]
-    return "\n".join(lines) + "\n"
-
-
-def _pretrain_table(runs: list[dict[str, Any]]) -> list[str]:
-    lines = ["", "## Pretraining (masked LM, validation perplexity)", ""]
-    lines += [
-        "| run | attention | k | sharing | projection | E start | scaling | LayerNorm | n (schedule) | steps "
-        "| train tokens | val perplexity | no-context floor |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in runs:
-        ppl = f"{r['val_perplexity']:.2f}" if r.get("val_perplexity") else r["status"]
-        tokens = f"{r['train_tokens'] / 1e6:.1f} M" if r.get("train_tokens") else "–"
-        floor = f"{r['no_context_perplexity']:.2f}" if r.get("no_context_perplexity") else "–"
-        lines.append(
-            f"| {r['name']} | {_attention_cell(r)} | {r['projected_length'] or '–'} | {r['sharing'] or '–'} | "
-            f"{r['projection'] or '–'} | {r['projection_init'] or '–'} | {r['projection_scaling'] or '–'} | "
-            f"{r['layer_norm'] or '–'} | {r['seq_len']}{_schedule(r.get('seq_len_schedule'))} | "
-            f"{r.get('steps', '–')} | {tokens} | {ppl} | {floor} |"
-        )
-    return lines
-
-
-def _attention_cell(r: dict[str, Any]) -> str:
-    """'linformer', or with its window beside the projection: 'linformer + window 16 (+ 1 global)'."""
-    window, global_tokens = r.get("local_window"), r.get("global_tokens") or 0
-    text = r["attention"]
-    if window is not None:
-        text += f" + window {window if not isinstance(window, list) else ','.join(map(str, window))}"
-    return text + (f" (+ {global_tokens} global)" if global_tokens else "")
-
-
-def _position_table(runs: list[dict[str, Any]]) -> list[str]:
-    """Validation perplexity by position range (train/position_loss.py), for runs at n >= 1 024."""
-    rows = [r for r in runs if len(r.get("perplexity_by_position") or {}) > 1 and r["seq_len"] >= 1024]
-    if not rows:
-        return []
-    names = list(rows[0]["perplexity_by_position"])
-    lines = ["", "## Validation perplexity by position in the block", ""]
-    lines += ["| run | n | " + " | ".join(names) + " | whole block | no-context floor |"]
-    lines += ["|---|---|" + "---|" * (len(names) + 2)]
-    for r in rows:
-        cells = [f"{r['perplexity_by_position'].get(name, float('nan')):.2f}" for name in names]
-        floor = f"{r['no_context_perplexity']:.2f}" if r.get("no_context_perplexity") else "–"
-        lines.append(
-            f"| {r['name']} | {r['seq_len']} | {' | '.join(cells)} | {r['val_perplexity']:.2f} | {floor} |"
-        )
-    return lines
-
-
-def _schedule(phases: list | None) -> str:
-    """' (128: 70%, 512: 30%)' for a length schedule; nothing for one length."""
-    if isinstance(phases, str):  # a run without results: the recipe's text form
-        return "" if phases in ("none", "auto") else f" ({phases})"
-    if not phases or len(phases) == 1:
-        return ""
-    return " (" + ", ".join(f"{length}: {fraction:.0%}" for length, fraction in phases) + ")"
-
-
-def _probe_table(probes: list[dict[str, Any]]) -> list[str]:
-    """Per model and input length: projected-key norm ratio and attention entropy, mean over layers."""
-    if not probes:
-        return []
-    lines = [
-        "",
-        "## Short inputs: projected-key norm / token-key norm, and attention entropy (mean over layers)",
-        "",
-    ]
-    lines += [
-        "| model | k | input tokens | key norm ratio | value norm ratio | entropy / max |",
-        "|---|---|---|---|---|---|",
-    ]
-    for probe in probes:
-        for length in sorted({r["length"] for r in probe["rows"]}):
-            rows = [r for r in probe["rows"] if r["length"] == length]
-            lines.append(
-                f"| {probe['name']} | {probe['projected_length'] or 'full'} | {length} | "
-                f"{_mean_cell(rows, 'key_norm_ratio')} | {_mean_cell(rows, 'value_norm_ratio')} | "
-                f"{_mean_cell(rows, 'entropy')} |"
-            )
-    return lines
-
-
-def _mean_cell(rows: list[dict[str, Any]], key: str) -> str:
-    values = [r[key] for r in rows if r[key] is not None]
-    return f"{statistics.mean(values):.3f}" if values else "–"
-
-
-def _bucket_order(summary: list[dict[str, Any]]) -> list[tuple[str, int]]:
-    seen = {b["tokens"] for s in summary for b in s["accuracy_by_length"]}
-    return [(f"{lo}-{hi}", lo) for lo, hi in LENGTH_BUCKETS if f"{lo}-{hi}" in seen]
-
-
-def plot_curves(runs: list[dict[str, Any]], path: Path, tier: str) -> Path:
-    """Validation perplexity vs training steps, one curve per pretraining run (the paper's Figure 3)."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    _draw_curves(ax, runs, f"Masked-LM pretraining, {tier} tier")
-    return _save(fig, path)
-
-
-def plot_panels(runs: list[dict[str, Any]], panels: dict[str, list[str]], path: Path) -> Path:
-    """The recipe's `panels` (title -> pretraining runs), side by side: Figure 3 as the paper draws it.
-
-    A run without a curve yet is left out of its panel, and its name listed under the panel.
-    """
-    plt = _pyplot()
-    by_name = {r["name"]: r for r in runs if r.get("curve")}
-    columns = min(len(panels), 2)
-    rows = -(-len(panels) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(6.0 * columns, 4.2 * rows), squeeze=False)
-    colours = run_colours(list(dict.fromkeys(n for names in panels.values() for n in names)))
-    for ax, (title, names) in zip(axes.flat, panels.items()):
-        missing = [n for n in names if n not in by_name]
-        _draw_curves(ax, [by_name[n] for n in names if n in by_name], title, colours)
-        if missing:  # wrapped: a long list would run past the panel
-            ax.set_xlabel(textwrap.fill(f"training steps  (not run yet: {', '.join(missing)})", 70))
-    for ax in list(axes.flat)[len(panels) :]:
-        ax.set_visible(False)
-    return _save(fig, path)
-
-
-def run_colours(names: list[str]) -> dict[str, str]:
-    """One colour per run, the same in every panel, no two alike: matplotlib's ten-colour cycle for up
-    to 10 runs; up to 20, "tab20", its ten strong shades first, then their light pairs; then "turbo"."""
-    if len(names) <= 10:
-        return {n: f"C{i}" for i, n in enumerate(names)}
-    from matplotlib import colormaps
-    from matplotlib.colors import to_hex
-
-    if len(names) <= 20:  # tab20 alternates strong and light shades of one hue
-        return {
-            n: to_hex(colormaps["tab20"](2 * i if i < 10 else 2 * (i - 10) + 1)) for i, n in enumerate(names)
-        }
-    return {n: to_hex(colormaps["turbo"](i / (len(names) - 1))) for i, n in enumerate(names)}
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _draw_curves(ax, runs: list[dict[str, Any]], title: str, colours: dict[str, str] | None = None) -> None:
-    for r in runs:
-        steps = [p["step"] for p in r["curve"]]
-        ax.plot(steps, [p["val_perplexity"] for p in r["curve"]], marker="o", markersize=3, label=r["name"],
-                color=(colours or {}).get(r["name"]))  # fmt: skip
-    floors = [r["no_context_perplexity"] for r in runs if r.get("no_context_perplexity")]
-    if floors:  # one tokenizer and one set of masked blocks in a study: one floor
-        ax.axhline(floors[0], color="grey", linestyle="--", linewidth=1, label="no-context floor")
-    switches = sorted(
-        {
-            p["step"]
-            for r in runs
-            for p, q in zip(r["curve"], r["curve"][1:])
-            if p.get("seq_len") != q.get("seq_len")
-        }
-    )
-    for step in switches:  # where the length schedule moves to longer blocks
-        ax.axvline(step, color="grey", linestyle=":", linewidth=1)
-    ax.set_yscale("log")
-    ax.set_xlabel("training steps")
-    ax.set_ylabel("validation perplexity (log scale)")
-    ax.set_title(title)
-    ax.grid(True, which="both", alpha=0.3)
-    if runs:
-        ax.legend(fontsize="small")
-
-
-def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return path

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
-from linformer_kit.models.loading import weights_problem
+from linformer_kit.models.folder_checks import weights_problem
 
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 TRUNK_PREFIX = "trunk-"  # output_dir/trunk-N: checkpoint-N kept out of the rotation (`KeepCheckpoint`)

@@ -12,9 +12,8 @@ a full disk           (ENOSPC while saving): `DiskFull` (exit status 74) names t
                       checkpoint cut off while being written is skipped by `--resume`, which takes
                       the one before it (train/checkpoints.py), and no older one is rotated away.
 two runs, one output_dir  (a double submit): the second refuses at start. `output_dir/.lock`
-                      names the owner (host, pid); a lock whose process is gone (same host) or that
-                      has not been refreshed for STALE_AFTER seconds (another host: the owner
-                      touches it at every step) is a killed run's and is taken over.
+                      names the owner (host, pid); a killed run's lock is taken over
+                      (train/output_dir_lock.py).
 """
 
 from __future__ import annotations
@@ -24,8 +23,6 @@ import errno
 import json
 import os
 import signal
-import socket
-import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import FrameType
@@ -36,10 +33,9 @@ from transformers import PreTrainedModel, Trainer, TrainerCallback
 from transformers.trainer_utils import get_last_checkpoint
 
 from linformer_kit.stopped import DiskFull, NonFiniteLoss, Preempted
+from linformer_kit.train.output_dir_lock import LockHeartbeat, output_dir_lock
 from linformer_kit.train.progress import label_progress, no_save_bars
 
-LOCK_FILE = ".lock"
-STALE_AFTER = 15 * 60  # seconds without a step before another host's lock counts as abandoned
 PREEMPTION_SIGNALS = ("SIGTERM", "SIGUSR1")
 SignalHandler = (
     Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
@@ -257,84 +253,3 @@ def disk_full_is_named(output_dir: str) -> Iterator[None]:
             else ("no complete checkpoint was written: free space and start again")
         )
         raise DiskFull(f"no space left on the device of {output_dir!r} while writing it: {resume}") from error
-
-
-# --- one run per output directory --------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def output_dir_lock(output_dir: str | os.PathLike, enabled: bool = True) -> Iterator[None]:
-    """Hold output_dir/.lock for the run (see the module docstring); ValueError if a live run holds it."""
-    if not enabled:
-        yield
-        return
-    path = Path(output_dir) / LOCK_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    owner = {"host": socket.gethostname(), "pid": os.getpid(), "since": time.strftime("%Y-%m-%d %H:%M:%S")}
-    for _ in range(2):  # a second try after taking over an abandoned lock
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            held = _lock_owner(path)
-            if held is not None and not _abandoned(path, held):
-                raise ValueError(
-                    f"output_dir {str(output_dir)!r} is in use by another run (pid {held.get('pid')} on "
-                    f"{held.get('host')}, since {held.get('since')}): wait for it to end, or choose "
-                    f"another --output-dir (if that run is gone, delete {str(path)!r})"
-                ) from None
-            path.unlink(missing_ok=True)
-            continue
-        with os.fdopen(fd, "w") as f:
-            json.dump(owner, f)
-        break
-    else:
-        raise ValueError(
-            f"output_dir {str(output_dir)!r}: could not take {str(path)!r}; another run is starting"
-        )
-    try:
-        yield
-    finally:
-        if _lock_owner(path) == owner:
-            path.unlink(missing_ok=True)
-
-
-class LockHeartbeat(TrainerCallback):
-    """Touches output_dir/.lock at most once a minute, so another host can tell a live run from a dead one."""
-
-    def __init__(self) -> None:
-        self.last = 0.0
-
-    def on_step_end(self, args, state, control, **kwargs):
-        now = time.time()
-        if now - self.last > 60:
-            self.last = now
-            with contextlib.suppress(OSError):
-                os.utime(Path(args.output_dir) / LOCK_FILE)
-
-
-def _lock_owner(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # gone, or cut off while being written: treat as abandoned
-
-
-def _abandoned(path: Path, owner: dict) -> bool:
-    if owner.get("host") == socket.gethostname():
-        return not _alive(int(owner.get("pid", -1)))
-    try:
-        return time.time() - path.stat().st_mtime > STALE_AFTER
-    except OSError:
-        return True
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True

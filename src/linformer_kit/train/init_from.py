@@ -6,7 +6,7 @@ differ (`linformer_kit.models.with_linformer_options`); a RoBERTa / BERT checkpo
 means, so the converted model starts as mean pooling, not as noise. A `max_length` above the
 checkpoint's longest input extends its position table (position p takes the trained row of p mod
 that length: `linformer_kit.models.positions`); `linformer pretrain --init-from DIR --seq-len N`
-passes N when N is longer. The options of both functions are `linformer_kit.models.convert.Conversion`'s.
+passes N when N is longer. The options of both functions are `linformer_kit.models.conversion.Conversion`'s.
 """
 
 from __future__ import annotations

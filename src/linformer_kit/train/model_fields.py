@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from linformer_kit.models import LinformerConfig
+from linformer_kit.models.config_rules import position_rows
 from linformer_kit.models.configuration_linformer import LayerNormPosition
-from linformer_kit.models.convert import CONVERSION_OPTIONS
-from linformer_kit.models.loading import position_rows
+from linformer_kit.models.conversion import CONVERSION_OPTIONS
 from linformer_kit.models.presets import PRESETS, EncoderShape, Preset
 from linformer_kit.nn.options import (
     ProjectionInit,
@@ -41,7 +41,7 @@ PER_LAYER_OPTIONS = ("projected_length", "local_window")  # one value, or one pe
 
 @dataclass
 class ConversionFields:
-    """The Linformer options of a model made from another (a conversion's: models/convert.py, `Conversion`),
+    """The Linformer options of a model made from another (a conversion's: models/conversion.py, `Conversion`),
     a mixin of the configs that take them: a new model's (`NewModelFields`), distill's student.
 
     `projected_length` and `local_window` are `int | list[int | None] | None` after `_parse_option_text` (a

@@ -8,7 +8,8 @@ import datasets
 from transformers import PreTrainedTokenizerBase
 
 from linformer_kit.data_files import explain_failure, has_suffix, line_of_row
-from linformer_kit.models.loading import longest_input, read_config_json
+from linformer_kit.models.config_rules import longest_input
+from linformer_kit.models.folder_checks import read_config_json
 from linformer_kit.train.data import load_hub_dataset
 from linformer_kit.train.finetune.config import GLUE_TASKS, FinetuneConfig
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from linformer_kit.data_files import check_data_file, has_examples, has_suffix, peek_columns
-from linformer_kit.models.loading import check_model_dir, longest_input, read_config_json
+from linformer_kit.models.config_rules import longest_input
+from linformer_kit.models.folder_checks import check_model_dir, read_config_json
 from linformer_kit.train.data import TABLE_SUFFIXES
 
 LOCAL_SUFFIXES = (*TABLE_SUFFIXES, ".jsonl", ".jsonl.gz", ".json")

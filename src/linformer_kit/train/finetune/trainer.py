@@ -18,7 +18,8 @@ from transformers import (
 )
 
 from linformer_kit.models import LinformerForSequenceClassification
-from linformer_kit.models.loading import load_pretrained, read_config_json
+from linformer_kit.models.folder_checks import read_config_json
+from linformer_kit.models.loading import load_pretrained
 from linformer_kit.nn.attention import LinformerSelfAttention
 from linformer_kit.train.finetune.config import FinetuneConfig
 from linformer_kit.train.finetune.tokenizer_kinds import new_model_tokenizer

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from transformers import AutoConfig
 
+from linformer_kit.models.config_rules import longest_input
 from linformer_kit.models.configuration_linformer import LinformerConfig
-from linformer_kit.models.convert import NewPositions, check_new_positions, new_positions_field
-from linformer_kit.models.loading import longest_input, read_config_json
+from linformer_kit.models.conversion import new_positions_field
+from linformer_kit.models.convert import NewPositions, check_new_positions
+from linformer_kit.models.folder_checks import read_config_json
 from linformer_kit.models.presets import PRESETS
 from linformer_kit.nn.options import ShortInputs, option_field
 from linformer_kit.train.data import SPECIAL_TOKENS

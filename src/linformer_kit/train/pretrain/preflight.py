@@ -21,10 +21,11 @@ from transformers import PreTrainedConfig
 
 from linformer_kit.data_files import has_suffix
 from linformer_kit.models import LinformerConfig
+from linformer_kit.models.config_rules import longest_input
 from linformer_kit.models.configuration_linformer import SAVED_OPTIONS
 from linformer_kit.models.convert import NewPositions, check_new_positions
+from linformer_kit.models.folder_checks import check_model_dir, read_config_json
 from linformer_kit.models.key_mapping import SOURCE_TYPES
-from linformer_kit.models.loading import check_model_dir, longest_input, read_config_json
 from linformer_kit.models.presets import PRESETS
 from linformer_kit.output_dir import is_same_or_inside
 from linformer_kit.train.data import TEXT_SUFFIXES, expand_text_files, is_hub_name
