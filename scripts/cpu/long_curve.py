@@ -3,13 +3,14 @@ and one plot.
 
     python scripts/cpu/long_curve.py docs/reproduction/long-minilm/curve
 
-Reads DIR/STEPS-NAME/longdocs.json (the `longdocs` runs of each checkpoint: STEPS the long steps it had taken,
-e.g. 40-books, 80-books-s23) and, for the README's own 40-step run (a schedule of 40 steps, not a checkpoint of a
-longer one), docs/reproduction/long-minilm/long4096-readme/*/longdocs.json beside the original's chunks of the
-same documents (long4096-books, long4096, long4096-c1-books-short). Writes DIR/curve.json: for each point, task,
-length and method the mean score over the seeds it has, the seeds, and their scores; and DIR/curve.png: book
-halves at 4 096 by steps, every reading, on seed 1 (the seed every point has; a seed's 50 pairs put one standard
-error at about 7 points, so the means over seeds are curve.json's, with their seeds listed).
+Reads DIR/STEPS-NAME/longdocs.json (the `longdocs` runs of each checkpoint of the 80-step run: STEPS the long
+steps it had taken, e.g. 40-books, 80-books-s23), DIR/c160/STEPS-NAME/longdocs.json (the same of the 160-step
+run, its schedule over 160 steps) and, for the README's own 40-step run (a schedule of 40 steps, not a checkpoint
+of a longer one), docs/reproduction/long-minilm/long4096-readme/*/longdocs.json beside the original's chunks of
+the same documents (long4096-books, long4096, long4096-c1-books-short). Writes DIR/curve.json: for each point,
+task, length and method the mean score over the seeds it has, the seeds, and their scores; and DIR/curve.png:
+book halves at 4 096 by long steps, every reading, the mean of the seeds each point has (a seed's 50 pairs put
+one standard error at about 7 points; curve.json lists the seeds), and the keyed tasks at 4 096.
 """
 
 from __future__ import annotations
@@ -40,10 +41,17 @@ def points(folder: Path) -> dict[str, list[dict]]:
             out["40 (schedule 40)"] += [
                 r for r in records(path) if "readme" in name or r["method"] in ORIGINAL
             ]
-    for path in sorted(folder.glob("*/longdocs.json")):
-        steps = path.parent.name.split("-")[0]
-        out[f"{steps} (schedule 80)"] += records(path)
-    return out
+    for schedule, runs in ((80, folder), (160, folder / "c160")):
+        for path in sorted(runs.glob("*/longdocs.json")):
+            steps = path.parent.name.split("-")[0]
+            out[f"{steps} (schedule {schedule})"] += records(path)
+    return dict(sorted(out.items(), key=lambda item: _steps(item[0])))
+
+
+def _steps(point: str) -> tuple[int, int]:
+    """"80 (schedule 160)" -> (160, 80): by schedule, then steps."""
+    steps, schedule = point.replace(")", "").split(" (schedule ")
+    return int(schedule), int(steps)
 
 
 def summary(point: list[dict]) -> dict[str, dict]:
@@ -66,24 +74,30 @@ def plot(curve: dict[str, dict], out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, key in zip(axes, ("books@4096", "documents@4096"), strict=True):
-        names = [p for p in curve if key in curve[p]]
-        for i, method in enumerate(PLOTTED):
-            xs, ys = [], []
-            for j, name in enumerate(names):
-                cell = curve[name][key].get(method)
-                if cell is not None and 1 in cell["seeds"]:  # seed 1: the one every point has
-                    xs.append(j + (i - 2) * 0.06)  # each method beside the others: none hides another
-                    ys.append(cell["scores"][cell["seeds"].index(1)])
-            style = "--" if method.startswith("chunks") else "-"
-            ax.plot(xs, ys, style, marker="os^vD"[i], label=method)
-        ax.set_xticks(range(len(names)), names, fontsize=8)
-        ax.set_title({"books@4096": "held-out books (valid + test), 4 096 tokens, seed 1",
-                      "documents@4096": "held-out Gutenberg train books, 4 096, seed 1"}[key], fontsize=9)  # fmt: skip
-        ax.set_ylabel("halves accuracy@1 (%)")
-        ax.set_xlabel("long steps (schedule)")
-    axes[0].legend(fontsize=7)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    schedules = sorted({_steps(p)[0] for p in curve})
+    for ax, key, methods in (
+        (axes[0], "books@4096", PLOTTED),
+        (axes[1], "passkey@4096", ("whole", "late-chunking-512", "chunks-best-512")),
+        (axes[1], "access-code@4096", ("whole", "chunks-best-512")),
+    ):
+        for i, method in enumerate(methods):
+            for schedule in schedules:
+                cells = [(_steps(p)[1], curve[p][key].get(method)) for p in curve
+                         if _steps(p)[0] == schedule and key in curve[p]]  # fmt: skip
+                xs = [steps + (i - 2) * 1.2 for steps, cell in cells if cell]  # each beside the others
+                ys = [cell["mean"] for _, cell in cells if cell]
+                if not xs:
+                    continue
+                style = ":" if method.startswith("chunks") else "-" if schedule == max(schedules) else "--"
+                label = f"{key.split('@')[0] + ' ' if ax is axes[1] else ''}{method} (schedule {schedule})"
+                ax.plot(xs, ys, style, marker="os^vD"[i], label=label)
+    axes[0].set_title("held-out books (valid + test), 4 096 tokens, mean of 3 seeds", fontsize=9)
+    axes[1].set_title("passkey and access code, 4 096 tokens", fontsize=9)
+    for ax in axes:
+        ax.set_ylabel("accuracy@1 (%)")
+        ax.set_xlabel("long steps taken")
+        ax.legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 
@@ -96,7 +110,7 @@ def main(folder: str) -> None:
     for name, tasks in curve.items():
         for key, methods in tasks.items():
             shown = ", ".join(f"{m} {v['mean']:g}" for m, v in methods.items())
-            print(f"{name:18} {key:16} {shown}")
+            print(f"{name:19} {key:16} {shown}")
 
 
 if __name__ == "__main__":
