@@ -78,15 +78,26 @@ def global_rows(
     )[0]
 
 
-def band_mask(block: int, w: int, device: torch.device) -> Tensor:
-    """(B, B + 2w) bool: which keys of a block's neighbourhood (`neighbourhoods`) query r of the block may read.
+def near(i: Tensor, j: Tensor, w: int | None) -> Tensor:
+    """The window's predicate, the one place it is written: key position j is within w of query position i
+    (bool, broadcast; none without a window). Each core renders it in its own form: `window_or_global` for
+    the reference's (n x n) mask and the flex core's block mask, `band_mask` for the block cores."""
+    return (i - j).abs() <= w if w is not None else torch.zeros_like(i - j, dtype=torch.bool)
 
-    Key c of the neighbourhood is token j = i - r + c - w for query i = cB + r, so |i - j| <= w is
-    r <= c <= r + 2w.
-    """
+
+def window_or_global(i: Tensor, j: Tensor, w: int | None, g: int) -> Tensor:
+    """Whether token key j is among what query i >= g reads besides the slots: within the window, or one of the
+    first g tokens (a global key, never also a window key: no key counts twice). Real keys only: the caller's."""
+    return near(i, j, w) | (j < g)
+
+
+def band_mask(block: int, w: int, device: torch.device) -> Tensor:
+    """(B, B + 2w) bool: which keys of a block's neighbourhood (`neighbourhoods`) query r of the block may read:
+    `near`, with key c of the neighbourhood token j = i - r + c - w for query i = cB + r (so i - j = r + w - c).
+    The block cores take the global keys j < g apart, and drop them from the band."""
     row = torch.arange(block, device=device)[:, None]  # query r of a block ...
     col = torch.arange(block + 2 * w, device=device)[None, :]  # ... and key c of its neighbourhood
-    return (col >= row) & (col <= row + 2 * w)
+    return near(row + w, col, w)
 
 
 def neighbourhoods(blocks: Tensor, w: int) -> Tensor:

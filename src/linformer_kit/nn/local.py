@@ -65,6 +65,7 @@ from linformer_kit.nn.keys import (
     global_rows,
     real_tokens,
     window_keys,
+    window_or_global,
     window_sizes,
 )
 from linformer_kit.nn.local_blocks import MIN_BLOCK, SDPA_BLOCK, banded_attention, sdpa_local_attention
@@ -226,8 +227,7 @@ def dense_local_attention(
     real, k, v = real_tokens(keyset.real, k, v)
     i = torch.arange(n, device=q.device)[:, None]  # query position
     j = torch.arange(n, device=q.device)[None, :]  # key position
-    near = (i - j).abs() <= window if window is not None else torch.zeros_like(i == j)
-    key_keep = (near & (j >= g)) | (j < g)  # (n, n): the window and the global keys
+    key_keep = window_or_global(i, j, window, g)  # (n, n): the window and the global keys
     key_keep = key_keep & window_keys(real, slots.windowed)[:, None, None, :]  # (b, 1, n, n)
     global_row = (i < g)[None, None]  # (1, 1, n, 1): a global query attends to every real key ...
     key_keep = (key_keep & ~global_row) | (global_row & fill_empty_rows(real)[:, None, None, :])

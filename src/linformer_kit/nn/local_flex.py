@@ -43,7 +43,14 @@ import torch
 from torch import Tensor
 
 from linformer_kit.nn.exact_rows import tracing
-from linformer_kit.nn.keys import KeySet, global_rows, real_tokens, window_keys, window_sizes
+from linformer_kit.nn.keys import (
+    KeySet,
+    global_rows,
+    real_tokens,
+    window_keys,
+    window_or_global,
+    window_sizes,
+)
 
 FLEX_BLOCK = (128, 64)  # (Bq, Bk): query rows and keys per block of the block mask (module docstring)
 
@@ -149,7 +156,7 @@ def _structure_mask(
 
     def structure(b: Tensor, h: Tensor, i: Tensor, c: Tensor) -> Tensor:
         j = c - offset  # the token of key column c (negative in the slot region)
-        token = (j >= 0) & (j < g) if w is None else (j >= 0) & (((i - j).abs() <= w) | (j < g))
+        token = (j >= 0) & window_or_global(i, j, w, g)
         return (c < s) | token
 
     # compiled where it runs on a GPU (no (n x (s' + n)) bool mask written out); on a CPU the eager

@@ -62,8 +62,8 @@ def plan(mask: Tensor | None, n: int, limit: int | None, read: bool) -> Plan:
             return Plan(mask, None)
         return Plan(mask, Route(mask.sum(-1) > limit if n > limit else False, False, limit))
     if limit is None or n <= limit:  # one question: is every token real
-        (full,) = read_on_host(mask.all().view(1))  # the one host read
-        return Plan(None if full else mask, None if limit is None else Route(False, False, limit))
+        (every_real,) = read_on_host(mask.all().view(1))  # the one host read
+        return Plan(None if every_real else mask, None if limit is None else Route(False, False, limit))
     longer = mask.sum(-1) > limit  # (b,)
     flags = read_on_host(torch.cat([mask.all(-1), longer]))  # the one host read: (2 b,) bools
     b = len(longer)
