@@ -33,13 +33,12 @@ from linformer_kit.models.convert import (
     is_projection_key,
     with_linformer_options,
 )
-from linformer_kit.models.modeling_linformer import (
+from linformer_kit.models.linformer_heads import (
     LinformerForMaskedLM,
     LinformerForSequenceClassification,
     LinformerForTokenClassification,
-    LinformerModel,
-    LinformerPreTrainedModel,
 )
+from linformer_kit.models.modeling_linformer import LinformerModel, LinformerPreTrainedModel
 
 AutoConfig.register("linformer", LinformerConfig, exist_ok=True)
 AutoModel.register(LinformerConfig, LinformerModel, exist_ok=True)

@@ -23,13 +23,12 @@ from torch import nn
 from transformers import PreTrainedConfig, PreTrainedModel
 
 from linformer_kit.models.configuration_linformer import LayerNormPosition
-from linformer_kit.models.modeling_linformer import (
+from linformer_kit.models.linformer_heads import (
     LinformerForMaskedLM,
     LinformerForSequenceClassification,
     LinformerForTokenClassification,
-    LinformerModel,
-    LinformerPreTrainedModel,
 )
+from linformer_kit.models.modeling_linformer import LinformerModel, LinformerPreTrainedModel
 
 SourceFamily = Literal["roberta", "bert"]
 

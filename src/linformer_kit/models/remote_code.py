@@ -6,7 +6,8 @@
 
 `modeling_linformer.py` is generated at save time from this package's own sources, never edited
 by hand, so there is still one model definition: `linformer_kit/nn` (options, backends,
-projection, short inputs, local window, attention) and `linformer_kit/models` (folder checks, config rules, loading, configuration, modeling, and this module, which is how a
+projection, short inputs, local window, attention) and `linformer_kit/models` (folder checks, config
+rules, loading, configuration, the model's layers, base and heads, and this module, which is how a
 re-saved copy writes itself again) are concatenated in import order, their imports of each other
 removed and `from __future__ import annotations` put once at the top. Every other line is the
 source's line, byte for byte. With `linformer_kit.models` imported (it registers the installed classes),
@@ -46,7 +47,9 @@ SOURCES = (
     "models/config_rules.py",  # the rules a config gives: longest input, the tokenizer's limit, the task head
     "models/loading.py",  # from_pretrained's checks (safetensors only, no silent re-initialisation)
     "models/configuration_linformer.py",
-    "models/modeling_linformer.py",
+    "models/linformer_layers.py",  # the embeddings, one encoder layer and its parts, the encoder, the pooler
+    "models/modeling_linformer.py",  # the pretrained-model base and the base model
+    "models/linformer_heads.py",  # the heads and the models that carry them (ForMaskedLM, ...)
     "models/remote_code.py",
 )
 AUTO_MAP = {
