@@ -33,8 +33,8 @@ Parts, in the order given (the first ones are the cheap, decisive ones):
               and unpadded (CUDA only: elsewhere the record says so)
     long      the long-layers student (`with_long_layers`, distill's recommended long student) on a padded
               batch mixing rows of n and of 400 tokens, against the same rows in two calls (the long rows,
-              the short rows unpadded): what running both stacks on a padded batch costs (issue "The
-              attention core as one plan a forward")
+              the short rows unpadded): what the plan's one read and the split by row cost on a padded
+              batch in eager mode (issue "The attention core as one plan a forward")
 Seconds a call: CUDA-synchronised wall time, the median of 5 samples, each repeating the call until it lasts
 `--min-time` s. Memory: torch.cuda.max_memory_allocated during one call minus what was allocated before it.
 
