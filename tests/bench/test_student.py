@@ -14,7 +14,6 @@ import torch
 import linformer_kit.bench.student as student
 import linformer_kit.bench.student_runtimes as student_runtimes
 from linformer_kit.bench import BenchmarkConfig, preset
-from linformer_kit.bench.config import named_students
 from linformer_kit.bench.flops import least_encoder_flops
 from linformer_kit.bench.student import StudentRecord, StudentResult, run_student_benchmark
 from linformer_kit.bench.student_inputs import (
@@ -26,6 +25,7 @@ from linformer_kit.bench.student_inputs import (
     token_rows,
     whole,
 )
+from linformer_kit.bench.student_options import named_students
 from linformer_kit.bench.student_report import (
     RESULT_FILES,
     format_student_report,

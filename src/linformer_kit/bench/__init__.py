@@ -21,17 +21,15 @@ from linformer_kit import lazy_attributes
 from linformer_kit.bench.config import (
     METHODS,
     PASS_TYPES,
-    PRESETS,
     RUNTIMES,
     SCOPES,
     BenchmarkConfig,
     Method,
     PassType,
-    Preset,
     Runtime,
     Scope,
-    preset,
 )
+from linformer_kit.bench.presets import PRESETS, Preset, preset
 
 __all__ = [
     "METHODS",

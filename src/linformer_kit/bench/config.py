@@ -1,4 +1,4 @@
-"""What a benchmark sweep measures: one typed config, validated once, and the named presets.
+"""What a benchmark sweep measures: one typed config, validated once (its named presets: bench/presets.py).
 
 A sweep is the product  n x k x w x method x scope x pass.  Full-attention methods do not depend on k
 or w and are measured once per n; the local window w (`local_windows`, None: none) multiplies the
@@ -16,9 +16,10 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from pathlib import PurePath
 from typing import Any, Literal, get_args
 
+from linformer_kit.bench.option_checks import check_choices, check_local_windows, is_int, parse_local_window
+from linformer_kit.bench.student_options import STUDENT_FIELDS, check_student
 from linformer_kit.output_dir import check_output_dir
 
 Method = Literal[
@@ -56,8 +57,6 @@ Runtime = Literal[
     "torch", "torch-compile", "onnxruntime"
 ]  # scope student: eager PyTorch, torch.compile, ONNX Runtime
 RUNTIMES: tuple[str, ...] = get_args(Runtime)
-Preset = Literal["quick", "full", "training", "window", "student"]
-PRESETS: tuple[Preset, ...] = get_args(Preset)
 
 
 @dataclass(frozen=True)
@@ -189,78 +188,16 @@ class BenchmarkConfig:
         return dataclasses.replace(self, **changes)
 
 
-def preset(name: Preset) -> BenchmarkConfig:
-    """The named sweeps of `linformer benchmark --preset NAME` (see docs/benchmarks.md)."""
-    if name == "quick":  # about two minutes on a 2-core CPU
-        return BenchmarkConfig(
-            seq_lens=(512, 1024, 2048, 4096),
-            projected_lengths=(256,),
-            methods=("linformer-headwise", "full-sdpa", "full-eager"),
-            rounds=3,
-            time_cap_s=10.0,
-        )
-    if name == "full":  # the docs/benchmarks.md sweep (one dtype per run: add --dtype bfloat16 for bf16)
-        return BenchmarkConfig(
-            seq_lens=(512, 1024, 2048, 4096, 8192, 16384),
-            projected_lengths=(128, 256),
-            methods=("linformer-headwise", "linformer-kv", "full-sdpa", "full-eager", "peer-linformer"),
-            scopes=("layer",),
-            passes=("forward",),
-            rounds=3,
-            time_cap_s=45.0,
-        )
-    if name == "training":  # encoder training steps at the `linformer pretrain --preset small` shape
-        from linformer_kit.models.presets import PRESETS as SHAPES  # here: `import bench` stays light
-
-        small = SHAPES["small"]
-        return BenchmarkConfig(
-            seq_lens=(512, 1024, 2048, 4096),
-            projected_lengths=(128,),
-            methods=("linformer-headwise", "full-sdpa"),
-            scopes=("encoder",),
-            passes=("train_step",),
-            batch_size=2,
-            hidden_size=small["hidden_size"],
-            num_heads=small["num_attention_heads"],
-            num_layers=small["num_hidden_layers"],
-            intermediate_size=small["intermediate_size"],
-            rounds=3,
-            time_cap_s=45.0,
-        )
-    if name == "window":  # the local window's targets (scripts/cpu/targets.py): about 10 minutes on 2 cores
-        return BenchmarkConfig(
-            seq_lens=(512, 1024, 2048, 4096, 8192, 16384),
-            projected_lengths=(128,),
-            local_windows=(None, 0, 16, 64),
-            methods=("linformer-headwise", "full-sdpa"),
-            scopes=("layer",),
-            passes=("forward", "forward+backward"),
-            rounds=3,
-            time_cap_s=10.0,  # a call over 10 s is skipped: full-sdpa's largest n; each w runs at every n
-        )
-    if name == "student":  # saved students against their original: give --original DIR and --student DIR
-        return BenchmarkConfig(
-            seq_lens=(128, 256, 512, 4096),
-            scopes=("student",),
-            runtimes=("torch", "onnxruntime"),
-            batch_size=1,
-            tokens_per_batch=4096,  # 32 texts at n = 128, 16 at 256, 8 at 512, and batch 1 beside
-            rounds=5,
-            time_cap_s=60.0,
-        )
-    raise ValueError(f"preset must be one of {PRESETS}, got {name!r}")
-
-
 def _validate(c: BenchmarkConfig) -> None:
     if c.output_dir is not None:  # first: a report that cannot be written must not cost a sweep
         check_output_dir(c.output_dir)
-    _check_choices("methods", c.methods, METHODS)
-    _check_choices("scopes", c.scopes, SCOPES)
-    _check_choices("passes", c.passes, PASS_TYPES)
-    _check_choices("runtimes", c.runtimes, RUNTIMES)
+    check_choices("methods", c.methods, METHODS)
+    check_choices("scopes", c.scopes, SCOPES)
+    check_choices("passes", c.passes, PASS_TYPES)
+    check_choices("runtimes", c.runtimes, RUNTIMES)
     student = "student" in c.scopes
     if student:
-        _check_student(c)
+        check_student(c)
     else:
         given = [name for name in STUDENT_FIELDS if getattr(c, name) not in (None, ())]
         given += ["runtimes"] if c.runtimes != ("torch",) else []
@@ -275,17 +212,17 @@ def _validate(c: BenchmarkConfig) -> None:
         raise ValueError(f"device must be one of {DEVICES}, got {c.device!r}")
     if c.dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {DTYPES}, got {c.dtype!r}")
-    if not c.seq_lens or not all(_is_int(n) and n >= 1 for n in c.seq_lens):
+    if not c.seq_lens or not all(is_int(n) and n >= 1 for n in c.seq_lens):
         raise ValueError(f"seq_lens must be a non-empty list of lengths >= 1, got {c.seq_lens}")
     needs_k = not student and any(m.startswith(("linformer-", "peer-")) for m in c.methods)
-    if needs_k and (not c.projected_lengths or not all(_is_int(k) and k >= 1 for k in c.projected_lengths)):
+    if needs_k and (not c.projected_lengths or not all(is_int(k) and k >= 1 for k in c.projected_lengths)):
         raise ValueError(f"projected_lengths must be a non-empty list of k >= 1, got {c.projected_lengths}")
     if needs_k and min(c.projected_lengths) > max(c.seq_lens):
         raise ValueError(
             f"projected_lengths {c.projected_lengths} are all above the longest seq_len {max(c.seq_lens)}: "
             "no Linformer case could run (k must be <= n)"
         )
-    _check_local_windows(c.local_windows)
+    check_local_windows(c.local_windows)
     for name in (
         "hidden_size",
         "num_heads",
@@ -295,13 +232,13 @@ def _validate(c: BenchmarkConfig) -> None:
         "rounds",
         "matmul_size",
     ):
-        if not _is_int(getattr(c, name)) or getattr(c, name) < 1:
+        if not is_int(getattr(c, name)) or getattr(c, name) < 1:
             raise ValueError(f"{name} must be an int >= 1, got {getattr(c, name)!r}")
     if c.hidden_size % c.num_heads:
         raise ValueError(f"hidden_size={c.hidden_size} must be divisible by num_heads={c.num_heads}")
-    if not _is_int(c.warmup) or c.warmup < 0:
+    if not is_int(c.warmup) or c.warmup < 0:
         raise ValueError(f"warmup must be an int >= 0, got {c.warmup!r}")
-    if c.threads is not None and (not _is_int(c.threads) or c.threads < 1):
+    if c.threads is not None and (not is_int(c.threads) or c.threads < 1):
         raise ValueError(f"threads must be >= 1 or None, got {c.threads!r}")
     if not (math.isfinite(c.time_cap_s) and c.time_cap_s > 0):
         raise ValueError(f"time_cap_s must be a finite number of seconds > 0, got {c.time_cap_s}")
@@ -311,98 +248,7 @@ def _validate(c: BenchmarkConfig) -> None:
         raise ValueError("device='cuda' was requested but torch.cuda.is_available() is False")
 
 
-# the fields only scope "student" reads (chunk_length has a default, so it is not among them)
-STUDENT_FIELDS = ("students", "original", "tokens_per_batch", "text_file")
-
-
-def _check_student(c: BenchmarkConfig) -> None:
-    """The values of scope "student" (its folders and files are checked when it runs: bench/student_config.py)."""
-    if c.scopes != ("student",):
-        raise ValueError(
-            f"scopes 'student' measures saved models, not the synthetic layer / encoder: give it alone, "
-            f"got scopes {c.scopes}"
-        )
-    if c.passes != ("forward",):
-        raise ValueError(
-            f"scopes ('student',) times encoding (passes ('forward',)) only, got passes {c.passes}"
-        )
-    if c.device != "cpu":
-        raise ValueError(f"scopes ('student',) measures on the CPU (device 'cpu'), got device {c.device!r}")
-    if "onnxruntime" in c.runtimes and c.dtype != "float32":
-        raise ValueError(f"runtimes 'onnxruntime' runs the float32 export: dtype 'float32', got {c.dtype!r}")
-    if len(set(c.runtimes)) != len(c.runtimes):
-        raise ValueError(f"runtimes must not repeat, got {c.runtimes}")
-    short = [n for n in c.seq_lens if _is_int(n) and n < 2]
-    if short:
-        raise ValueError(f"seq_lens of scope 'student' must be >= 2 ([CLS] and [SEP] at least), got {short}")
-    if not _is_int(c.chunk_length) or c.chunk_length < 2:
-        raise ValueError(
-            f"chunk_length must be an int >= 2 ([CLS] and [SEP] at least), got {c.chunk_length!r}"
-        )
-    if c.tokens_per_batch is not None and (not _is_int(c.tokens_per_batch) or c.tokens_per_batch < 1):
-        raise ValueError(f"tokens_per_batch must be an int >= 1 or None, got {c.tokens_per_batch!r}")
-    if c.original is not None and not c.original:
-        raise ValueError("original: an empty path; give the encoder the students replace (--original DIR)")
-    named_students(c.students)  # names unique, none empty
-
-
-def named_students(students: tuple[str, ...]) -> dict[str, str]:
-    """name -> folder of `--student` values: `NAME=DIR` (NAME without a `/`), or `DIR` named by its last part.
-
-    ValueError names an empty value, a name used twice (give NAME=DIR) and the reserved name 'original'.
-    """
-    named: dict[str, str] = {}
-    for spec in students:
-        name, sep, path = str(spec).partition("=")
-        if not sep or not name or "/" in name or "\\" in name:
-            name, path = PurePath(str(spec)).name, str(spec)
-        if not path or not name:
-            raise ValueError(f"students: {spec!r} names no folder; give DIR or NAME=DIR")
-        if name == "original":
-            raise ValueError(f"students: {spec!r}: the name 'original' is the original's; give NAME=DIR")
-        if name in named:
-            raise ValueError(
-                f"students: two are named {name!r} ({named[name]!r} and {path!r}); give each NAME=DIR"
-            )
-        named[name] = path
-    return named
-
-
-def _check_local_windows(windows: tuple[int | None, ...]) -> None:
-    if not isinstance(windows, (tuple, list)) or not windows:
-        raise ValueError(
-            f"local_windows must be a non-empty list of windows (None: no window), got {windows!r}"
-        )
-    for w in windows:
-        if w is not None and not (_is_int(w) and w >= 0):
-            raise ValueError(
-                f"local_windows must hold windows w >= 0 (an int) or None (no window), got {w!r} in {windows}"
-            )
-
-
-def parse_local_window(text: str) -> int | None:
-    """One word of `--local-windows none 0 16`: 'none' (any case) is None, else an int (the config checks it)."""
-    if text.strip().lower() == "none":
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"local_windows: {text!r} is not a window (an int >= 0, or none)") from None
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def torch_cuda_available() -> bool:
     import torch  # here, not at the top: `linformer benchmark --help` stays fast
 
     return torch.cuda.is_available()
-
-
-def _check_choices(name: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> None:
-    if not values:
-        raise ValueError(f"{name} must not be empty; choose from {allowed}")
-    bad = [v for v in values if v not in allowed]
-    if bad:
-        raise ValueError(f"unknown {name} {bad}; choose from {allowed}")

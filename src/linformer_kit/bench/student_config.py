@@ -8,7 +8,8 @@
     tokens_needed        token ids the inputs take (the largest batch of the largest n)
     max_rows             sequences the largest call holds (the batch an ONNX export must allow)
 
-The options themselves (their names, presets and values) are BenchmarkConfig's, bench/config.py.
+The options themselves (their names, presets and values) are BenchmarkConfig's: bench/config.py, its
+presets bench/presets.py, the checks of scope student's values bench/student_options.py.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from linformer_kit.bench.config import BenchmarkConfig, named_students
+from linformer_kit.bench.config import BenchmarkConfig
 from linformer_kit.bench.student_inputs import pieces
+from linformer_kit.bench.student_options import named_students
 
 
 @dataclass(frozen=True)

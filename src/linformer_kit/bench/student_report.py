@@ -188,7 +188,7 @@ def load_student_result(path: str | Path) -> StudentResult:
 
 
 def _students(result: StudentResult) -> dict[str, str]:
-    from linformer_kit.bench.config import named_students
+    from linformer_kit.bench.student_options import named_students
 
     return named_students(tuple(result.config["students"]))
 

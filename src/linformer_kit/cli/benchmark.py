@@ -26,7 +26,7 @@ from transformers import HfArgumentParser
 from linformer_kit.config_parser import config_parser, parse_config
 
 if TYPE_CHECKING:
-    from linformer_kit.bench.config import Preset
+    from linformer_kit.bench.presets import Preset
 
 
 class _AddStudent(argparse.Action):
@@ -48,7 +48,8 @@ ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 
 def build_parser(preset_name: Preset = "full") -> HfArgumentParser:
     """The flags of `BenchmarkConfig`, with the values of the preset `preset_name` as their defaults."""
-    from linformer_kit.bench.config import PRESETS, BenchmarkConfig, preset
+    from linformer_kit.bench.config import BenchmarkConfig
+    from linformer_kit.bench.presets import PRESETS, preset
 
     parser = config_parser(
         BenchmarkConfig,
@@ -76,7 +77,7 @@ def build_parser(preset_name: Preset = "full") -> HfArgumentParser:
 
 def _local_window(text: str) -> int | None:
     """One word of `--local-windows`; argparse reports a word that is neither an int nor `none`."""
-    from linformer_kit.bench.config import parse_local_window
+    from linformer_kit.bench.option_checks import parse_local_window
 
     try:
         return parse_local_window(text)
@@ -106,7 +107,7 @@ def _run_options(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str]) -> int:
-    from linformer_kit.bench.config import PRESETS
+    from linformer_kit.bench.presets import PRESETS
 
     run = _run_options(argv)
     config = parse_config(build_parser(run.preset if run.preset in PRESETS else "full"), argv)
