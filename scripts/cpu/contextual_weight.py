@@ -91,7 +91,7 @@ def main() -> None:
     parser.add_argument("--length", type=int, default=4096)
     parser.add_argument("--pairs", type=int, default=50)
     args = parser.parse_args()
-    config = LongDocsConfig(model=args.student, original=args.original, data=args.data, documents=args.held,
+    config = LongDocsConfig(model=args.student, original=args.original, data=args.data, documents=[args.held],
                             output_dir="/tmp/contextual-weight", lengths=[args.length], pairs=args.pairs)  # fmt: skip
     suite = Suite(config, encoder_at)
     result: dict[str, dict] = {"student": args.student, "length": args.length, "pairs": args.pairs,

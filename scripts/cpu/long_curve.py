@@ -49,7 +49,7 @@ def points(folder: Path) -> dict[str, list[dict]]:
 
 
 def _steps(point: str) -> tuple[int, int]:
-    """"80 (schedule 160)" -> (160, 80): by schedule, then steps."""
+    """ "80 (schedule 160)" -> (160, 80): by schedule, then steps."""
     steps, schedule = point.replace(")", "").split(" (schedule ")
     return int(schedule), int(steps)
 
@@ -69,35 +69,45 @@ def summary(point: list[dict]) -> dict[str, dict]:
 
 
 def plot(curve: dict[str, dict], out: Path) -> None:
+    """Each student reading a colour, each schedule a marker (its points joined); the original's readings, the
+    same documents at every point, one dotted line each across the steps."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    colours = plt.get_cmap("tab10").colors
     schedules = sorted({_steps(p)[0] for p in curve})
-    for ax, key, methods in (
-        (axes[0], "books@4096", PLOTTED),
-        (axes[1], "passkey@4096", ("whole", "late-chunking-512", "chunks-best-512")),
-        (axes[1], "access-code@4096", ("whole", "chunks-best-512")),
-    ):
-        for i, method in enumerate(methods):
-            for schedule in schedules:
+    marker = dict(zip(schedules, "o^s", strict=False))
+    panels = (
+        (axes[0], (("books@4096", m) for m in PLOTTED)),
+        (axes[1], (("passkey@4096", m) for m in ("whole", "late-chunking-512", "chunks-best-512"))),
+        (axes[1], (("access-code@4096", m) for m in ("whole", "chunks-best-512"))),
+    )
+    colour = 0
+    for ax, lines in panels:
+        for key, method in lines:
+            name = method if ax is axes[0] else f"{key.split('@')[0]}, {method}"
+            if method.startswith("chunks"):  # the original: the same documents at every point, its most seeds
+                cells = [curve[p][key][method] for p in curve if method in curve[p].get(key, {})]
+                mean = max(cells, key=lambda cell: len(cell["seeds"]))["mean"]
+                ax.axhline(mean, color=colours[colour % 10], linestyle=":", label=f"{name} (original)")
+            for schedule in () if method.startswith("chunks") else schedules:
                 cells = [(_steps(p)[1], curve[p][key].get(method)) for p in curve
                          if _steps(p)[0] == schedule and key in curve[p]]  # fmt: skip
-                xs = [steps + (i - 2) * 1.2 for steps, cell in cells if cell]  # each beside the others
-                ys = [cell["mean"] for _, cell in cells if cell]
-                if not xs:
-                    continue
-                style = ":" if method.startswith("chunks") else "-" if schedule == max(schedules) else "--"
-                label = f"{key.split('@')[0] + ' ' if ax is axes[1] else ''}{method} (schedule {schedule})"
-                ax.plot(xs, ys, style, marker="os^vD"[i], label=label)
-    axes[0].set_title("held-out books (valid + test), 4 096 tokens, mean of 3 seeds", fontsize=9)
+                points = [(steps, cell["mean"]) for steps, cell in cells if cell]
+                if points:
+                    ax.plot(*zip(*points, strict=True), "-", marker=marker[schedule], color=colours[colour % 10],
+                            label=f"{name}, schedule {schedule}")  # fmt: skip
+            colour += 1
+    axes[0].set_title("book halves (valid + test books), 4 096 tokens, mean over seeds", fontsize=9)
     axes[1].set_title("passkey and access code, 4 096 tokens", fontsize=9)
     for ax in axes:
         ax.set_ylabel("accuracy@1 (%)")
-        ax.set_xlabel("long steps taken")
-        ax.legend(fontsize=6)
+        ax.set_xlabel("long steps taken (marker: the schedule's length)")
+        ax.set_xticks([40, 80, 120, 160])
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 
