@@ -67,9 +67,9 @@ def probe_lengths(
     stream = tokenizer("\n\n".join(texts), add_special_tokens=False, verbose=False)["input_ids"]
     captured: list[tuple[LinformerSelfAttention, torch.Tensor, torch.Tensor | None]] = []
 
-    def capture(block, args, kwargs):  # the attention block: (hidden_states, key_padding_mask, ...)
-        mask = args[1] if len(args) > 1 else kwargs.get("key_padding_mask")
-        captured.append((block.self, args[0], mask))
+    def capture(block, args, kwargs):  # the attention block: (hidden_states, the forward's plan, ...)
+        plan = args[1] if len(args) > 1 else kwargs.get("plan")
+        captured.append((block.self, args[0], None if plan is None else plan.mask))  # nn/plan.py
 
     hooks = [
         m.register_forward_pre_hook(capture, with_kwargs=True)
