@@ -224,19 +224,21 @@ class LinformerSelfAttention(ProjectedKeys):
         """
         b, n, _ = check_input(x, self.hidden_size, self.max_seq_len)
         plan = layer_plan(check_mask(mask, b, n), n, self.exact_length) if plan is None else plan
-        mask, route = plan.mask, plan.route  # the mask: None where every token is real
+        mask = plan.mask  # None where every token is real
         one_graph = not isinstance(n, int) if one_graph is None else one_graph
         query = self._split_heads(self.query(x))  # Q (b, h, n, d)
 
         projected = functools.partial(self._projected, one_graph=one_graph)  # the projected path (a `Path`)
+        route = None  # which rows are longer than exact_length (nn/exact_rows.py), where the layer asks
         if self.projected_length is None or (self.attends_exactly(n) and not one_graph):
-            out, weights, route = *self._exact(query, x, mask, need_weights), None
+            out, weights = self._exact(query, x, mask, need_weights)
         elif self.exact_length is not None:  # rows of at most T real tokens exact
+            route = plan.route
             if route is None:
                 raise ValueError(export_refusal(self.exact_length))
             out, weights = exact_up_to_length(self._exact, projected, route, query, x, mask, need_weights)
         else:
-            out, weights, route = *projected(query, x, mask, need_weights), None
+            out, weights = projected(query, x, mask, need_weights)
         out = out.transpose(1, 2).reshape(b, n, self.hidden_size)  # heads joined: (b, n, D)
         if self.long_adapters is not None and route is not None:  # the update on the long rows only
             return self.long_adapters.output(self.dense, out, route), weights

@@ -35,18 +35,20 @@ from linformer_kit.nn.exact_rows import Route, reads_on_host, tracing
 
 
 class Plan(NamedTuple):
-    """What a forward decided once (module docstring). `masks`, for a mix read on the host: each path's rows'
-    mask, or None where those rows are unpadded (short first, then long; the rows are `route.rows`)."""
+    """What a forward decided once (module docstring). `unpadded`, for a mix read on the host: whether each
+    path's rows (short, then long: `route.rows`) are all unpadded, so a part needs no mask."""
 
     mask: Tensor | None
     route: Route | None
-    masks: tuple[Tensor | None, Tensor | None] | None = None
+    unpadded: tuple[bool, bool] | None = None
 
     def part(self, long: bool) -> Plan:
         """The plan of the rows a mix read on the host sends one way, as a batch of their own."""
-        assert self.masks is not None  # (a mix read on the host)
+        assert self.unpadded is not None  # (a mix read on the host)
         assert self.route is not None
-        return Plan(self.masks[long], Route(long, False, self.route.limit))
+        assert self.route.rows is not None
+        mask = None if self.unpadded[long] or self.mask is None else self.mask[self.route.rows[long]]
+        return Plan(mask, Route(long, False, self.route.limit))
 
 
 def plan(mask: Tensor | None, n: int, limit: int | None, read: bool) -> Plan:
@@ -57,28 +59,24 @@ def plan(mask: Tensor | None, n: int, limit: int | None, read: bool) -> Plan:
         return Plan(mask, None)  # no value may choose a path: each reader refuses, naming its own way out
     if mask is None:
         return Plan(None, None if limit is None else Route(bool(n > limit), False, limit))
+    # (b,) which rows are longer than limit, where rows are to be told apart by length (n > limit)
+    longer = mask.sum(-1) > limit if limit is not None and n > limit else None
     if not read:
-        if limit is None:
-            return Plan(mask, None)
-        return Plan(mask, Route(mask.sum(-1) > limit if n > limit else False, False, limit))
-    if limit is None or n <= limit:  # one question: is every token real
-        (every_real,) = read_on_host(mask.all().view(1))  # the one host read
-        return Plan(None if every_real else mask, None if limit is None else Route(False, False, limit))
-    longer = mask.sum(-1) > limit  # (b,)
-    flags = read_on_host(torch.cat([mask.all(-1), longer]))  # the one host read: (2 b,) bools
-    b = len(longer)
+        return Plan(mask, None if limit is None else Route(False if longer is None else longer, False, limit))
+    # the one host read: each row's "every token real", and with a split its "longer than limit": (b or 2b,)
+    flags = read_on_host(mask.all(-1) if longer is None else torch.cat([mask.all(-1), longer]))
+    b = mask.shape[0]
     full, long = flags[:b], flags[b:]
     kept = None if all(full) else mask
-    if all(long) or not any(long):
-        return Plan(kept, Route(all(long), False, limit))
+    if limit is None or longer is None or all(long) or not any(long):
+        return Plan(kept, None if limit is None else Route(any(long), False, limit))  # one path, every row
     order = torch.argsort(longer.to(torch.uint8), stable=True)  # (b,) the short rows first, in order
     count = long.count(False)
     rows = (order[:count], order[count:])  # short, long: no second read (`nonzero` would be one)
-    masks = tuple(
-        None if all(f for f, is_long in zip(full, long, strict=True) if is_long == side) else mask[index]
-        for side, index in zip((False, True), rows, strict=True)
+    unpadded = tuple(
+        all(f for f, is_long in zip(full, long, strict=True) if is_long == side) for side in (False, True)
     )
-    return Plan(kept, Route(longer, True, limit, rows), masks)  # type: ignore[arg-type]
+    return Plan(kept, Route(longer, True, limit, rows), unpadded)  # type: ignore[arg-type]
 
 
 def read_on_host(flags: Tensor) -> list[bool]:
