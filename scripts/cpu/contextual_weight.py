@@ -26,19 +26,9 @@ from linformer_kit.longdocs.config import LongDocsConfig
 from linformer_kit.longdocs.suite import Suite
 from linformer_kit.models.extend import encoder_at
 from linformer_kit.models.halves import draw
-from linformer_kit.models.readings import read, retrieval_hits
+from linformer_kit.models.readings import contextual_rows, read, retrieval_hits, rows_of
 
 WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 100.0)
-
-
-def spans(whole: torch.Tensor, size: int, count: int) -> torch.Tensor:
-    """(count, D): the whole reading's text states (special tokens first and last) pooled per chunk of `size`
-    tokens, unnormalised means normalised (`readings._spans`), zero rows past what it read."""
-    text = whole[1:-1]
-    rows = [F.normalize(text[a : a + size].mean(0), dim=-1) for a in range(0, len(text), size)]
-    out = torch.zeros(count, whole.shape[-1])
-    out[: len(rows)] = torch.stack(rows)[:count]
-    return out
 
 
 def readings(
@@ -46,14 +36,14 @@ def readings(
 ) -> dict[str, list[torch.Tensor]]:
     """name -> each text's rows, for every weight."""
     out: dict[str, list[torch.Tensor]] = {}
-    pooled = [F.normalize(w.mean(0, keepdim=True), dim=-1) for w in wholes]  # the "whole" reading
+    averaged = rows_of("chunks-mean-512", {"chunks": chunks})  # the suite's own readings, one row a text
+    whole = rows_of("whole", {"whole": wholes})
     for a in WEIGHTS:
         out[f"contextual a={a:g}"] = [
-            F.normalize(c + a * spans(w, size, len(c)), dim=-1) for c, w in zip(chunks, wholes, strict=True)
+            contextual_rows(c, w, size, a) for c, w in zip(chunks, wholes, strict=True)
         ]
         out[f"mean+whole a={a:g}"] = [
-            F.normalize(F.normalize(c.mean(0, keepdim=True), dim=-1) + a * p, dim=-1)
-            for c, p in zip(chunks, pooled, strict=True)
+            F.normalize(c + a * w, dim=-1) for c, w in zip(averaged, whole, strict=True)
         ]
     return out
 

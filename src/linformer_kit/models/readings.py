@@ -140,7 +140,9 @@ def read(pass_: Pass, reader: Reader, texts: list[str], chunk: int = 512) -> lis
 def rows_of(method: Method, passes: dict[Pass, list[torch.Tensor]], chunk: int = 512) -> list[torch.Tensor]:
     """`method`'s rows from what its passes (`PASSES[method]`, each `read`) gave."""
     if method == "contextual-chunks-512":
-        return [_contextual(c, w, chunk - 2) for c, w in zip(passes["chunks"], passes["whole"], strict=True)]
+        return [
+            contextual_rows(c, w, chunk - 2) for c, w in zip(passes["chunks"], passes["whole"], strict=True)
+        ]
     (passed,) = (passes[p] for p in PASSES[method])
     if method in ("whole", "truncate-512", "full-extended"):
         return [_pooled(s) for s in passed]
@@ -214,10 +216,13 @@ def _pooled(states: torch.Tensor) -> torch.Tensor:
     return sentence_embedding(states[None], torch.ones(1, len(states), dtype=torch.long))
 
 
-def _contextual(chunk_rows: torch.Tensor, whole: torch.Tensor, size: int) -> torch.Tensor:
-    """(m, D): chunk row i plus the whole reading's text states (`whole` (n, D), its special tokens first
-    and last) pooled over chunk i's own `size` tokens, normalised; a chunk beyond what the whole reading
-    read (a text longer than the model's longest input) keeps its own row."""
+def contextual_rows(
+    chunk_rows: torch.Tensor, whole: torch.Tensor, size: int, weight: float = 1.0
+) -> torch.Tensor:
+    """(m, D): chunk row i plus `weight` times the whole reading's text states (`whole` (n, D), its special
+    tokens first and last) pooled over chunk i's own `size` tokens, normalised; a chunk beyond what the whole
+    reading read (a text longer than the model's longest input) keeps its own row. The method reads weight 1
+    (scripts/cpu/contextual_weight.py scores others)."""
     spans = _spans(whole[1:-1], size) if len(whole) > 2 else _pooled(whole)  # (m', D)
     if len(spans) > len(chunk_rows):
         raise ValueError(
@@ -225,7 +230,7 @@ def _contextual(chunk_rows: torch.Tensor, whole: torch.Tensor, size: int) -> tor
             f"{len(chunk_rows)}: the model and the original must share one tokenizer"
         )
     context = torch.cat([spans, torch.zeros_like(chunk_rows[len(spans) :])])  # (m, D)
-    return F.normalize(chunk_rows + context, dim=-1)
+    return F.normalize(chunk_rows + weight * context, dim=-1)
 
 
 def _spans(states: torch.Tensor, size: int) -> torch.Tensor:
