@@ -1,6 +1,7 @@
 """The heads on the Linformer encoder (`models/modeling_linformer.py`), and the models that carry them.
 
-RoBERTa's masked-LM head (`LinformerLMHead`) and `LinformerForMaskedLM`; the sentence head
+`LinformerForMaskedLM` (RoBERTa's masked-LM head, `LinformerLMHead`, sits with the layers:
+`models/linformer_layers.py`); the sentence head
 (`LinformerClassificationHead`: the first token or the mean over real tokens) and
 `LinformerForSequenceClassification`; `LinformerForTokenClassification`, a linear classifier at every
 position. Both classifiers share `LinformerClassifier`'s forward.
@@ -11,10 +12,10 @@ from typing import ClassVar, Literal, get_args
 import torch
 from torch import nn
 from torch.nn import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
-from transformers.activations import gelu
 from transformers.modeling_outputs import MaskedLMOutput, SequenceClassifierOutput, TokenClassifierOutput
 
 from linformer_kit.models.configuration_linformer import LinformerConfig
+from linformer_kit.models.linformer_layers import LinformerLMHead
 from linformer_kit.models.modeling_linformer import (
     LinformerModel,
     LinformerPreTrainedModel,
@@ -23,21 +24,6 @@ from linformer_kit.models.modeling_linformer import (
 from linformer_kit.nn.plan import model_plan
 
 # --- heads ----------------------------------------------------------------------------------------------
-
-
-class LinformerLMHead(nn.Module):
-    """dense -> GELU -> LayerNorm -> decoder (tied to the word embeddings) + bias: RoBERTa's MLM head."""
-
-    def __init__(self, config: LinformerConfig):
-        super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
-        self.layer_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-        self.decoder = nn.Linear(config.hidden_size, config.vocab_size)
-        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
-
-    def forward(self, features: torch.Tensor) -> torch.Tensor:
-        x = self.layer_norm(gelu(self.dense(features)))  # (b, n, D)
-        return self.decoder(x)  # (b, n, vocab)
 
 
 LogitsFor = Literal["all", "labelled"]

@@ -3,13 +3,14 @@
 The embeddings, one encoder layer (the Linformer self-attention, add & norm, feed-forward, add & norm:
 `LinformerAttention`, `LinformerSelfOutput`, `LinformerIntermediate`, `LinformerOutput`,
 `LinformerLayer`), the encoder (the stack of layers, and the long stack beside it), `_layer_norm`
-(the LayerNorm of `config.layer_norm`'s layout, or the identity) and the pooler. Parameter names
+(the LayerNorm of `config.layer_norm`'s layout, or the identity), the pooler and the masked-LM head (here,
+not with the heads, so that the pretrained base's `_init_weights` names it without importing the heads). Parameter names
 are RoBERTa's; the LayerNorm placement and the notation (b, n, k, h, D) are modeling_linformer.py's.
 """
 
 import torch
 from torch import nn
-from transformers.activations import ACT2FN
+from transformers.activations import ACT2FN, gelu
 from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.modeling_outputs import BaseModelOutput
 
@@ -247,11 +248,27 @@ class LinformerPooler(nn.Module):
         return self.activation(self.dense(hidden_states[:, 0]))  # (b, D)
 
 
+class LinformerLMHead(nn.Module):
+    """dense -> GELU -> LayerNorm -> decoder (tied to the word embeddings) + bias: RoBERTa's MLM head."""
+
+    def __init__(self, config: LinformerConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.layer_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.decoder = nn.Linear(config.hidden_size, config.vocab_size)
+        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        x = self.layer_norm(gelu(self.dense(features)))  # (b, n, D)
+        return self.decoder(x)  # (b, n, vocab)
+
+
 __all__ = [
     "LinformerAttention",
     "LinformerEmbeddings",
     "LinformerEncoder",
     "LinformerIntermediate",
+    "LinformerLMHead",
     "LinformerLayer",
     "LinformerOutput",
     "LinformerPooler",

@@ -1,6 +1,7 @@
 """Linformer encoder, written the way Hugging Face writes a model: read it top to bottom, in three rooms.
 
-    models/linformer_layers.py    the embeddings, one encoder layer and its parts, the encoder, the pooler
+    models/linformer_layers.py    the embeddings, one encoder layer and its parts, the encoder, the pooler,
+                                  the masked-LM head
     models/modeling_linformer.py  this one: the pretrained-model base (init, loading, saving) and the base
                                   model `LinformerModel` (embeddings -> encoder (-> pooler))
     models/linformer_heads.py     the heads and the models that carry them: `LinformerForMaskedLM`,
@@ -45,6 +46,7 @@ from linformer_kit.models.configuration_linformer import LinformerConfig
 from linformer_kit.models.linformer_layers import (
     LinformerEmbeddings,
     LinformerEncoder,
+    LinformerLMHead,
     LinformerPooler,
     _layer_norm,
 )
@@ -91,9 +93,6 @@ class LinformerPreTrainedModel(PreTrainedModel):
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
-        # at call time: linformer_heads.py imports this module (the remote code, one file, drops the line)
-        from linformer_kit.models.linformer_heads import LinformerLMHead
-
         super()._init_weights(module)  # Linear / Embedding: N(0, initializer_range); LayerNorm: 1, 0
         if isinstance(module, LinformerLMHead):
             init.zeros_(module.bias)
