@@ -8,7 +8,7 @@ in the same rounds:
 Run from the repository root on a quiet machine with AVX512-bf16 or AMX (elsewhere bf16 is emulated):
     python scripts/cpu/attention_core_ab.py [ROUNDS]
 
---window: the local window's fp32 cores (linformer_kit/nn/local.py, `local_attention_function`),
+--window: the local window's fp32 cores (linformer_kit/nn/local.py; "auto": nn/cores.py `choose`),
 `sdpa_local_attention` (backend "sdpa") vs `banded_attention` ("blocked"), k = 128, w = 16, one global
 token, 12 heads of 32 (all-MiniLM-L6-v2) and of 64 (RoBERTa-base): one layer (q, k, v and output
 linears included) forward at n = 4 096 and forward + backward at n = 4 096 and 512 x 8, the last also
@@ -39,25 +39,27 @@ from linformer_kit.allocator import reuse_freed_memory
 from linformer_kit.bench.cases import EncoderForBenchmark, train_step
 from linformer_kit.models import LinformerConfig, LinformerModel
 from linformer_kit.nn import LinformerSelfAttention, local
+from linformer_kit.nn.cores import CORES as CORE_TABLE
 
 CORES = ("sdpa", "blocked")
 
 
-def set_backend(module: torch.nn.Module, backend: str) -> None:
-    for layer in module.modules():
-        if isinstance(layer, LinformerSelfAttention):
-            layer.backend = backend
+def layers(cores: tuple[str, ...], *args, **kwargs) -> dict[str, LinformerSelfAttention]:
+    """One layer per core (the `backend` option, nn/cores.py), each with the same seeded weights."""
+    out = {}
+    for core in cores:
+        torch.manual_seed(0)
+        out[core] = LinformerSelfAttention(*args, backend=core, **kwargs)
+    return out
 
 
 def layer_cases(n: int, k: int | None) -> dict[str, object]:
-    torch.manual_seed(0)
-    layer = LinformerSelfAttention(768, 12, n, k).to(torch.bfloat16).eval()
+    by_core = {core: layer.to(torch.bfloat16).eval() for core, layer in layers(CORES, 768, 12, n, k).items()}
     x = torch.randn(1, n, 768, dtype=torch.bfloat16)
 
     def forward(backend: str) -> None:
-        set_backend(layer, backend)
         with torch.inference_mode():
-            layer(x)
+            by_core[backend](x)
 
     return {core: (lambda core=core: forward(core)) for core in CORES}
 
@@ -72,9 +74,9 @@ def train_cases(n: int) -> dict[str, object]:
     x = torch.randn(2, n, 256)
     cases = {}
     for core in CORES:
-        model = EncoderForBenchmark(LinformerModel(config, add_pooling_layer=False))
-        set_backend(model, core)
-        cases[core] = train_step(model, x, torch.bfloat16)
+        model = LinformerModel(config, add_pooling_layer=False)
+        model.set_attn_implementation(core)  # the core of every layer (nn/cores.py)
+        cases[core] = train_step(EncoderForBenchmark(model), x, torch.bfloat16)
     return cases
 
 
@@ -128,15 +130,12 @@ K, WINDOW, GLOBAL = 128, 16, 1
 
 def window_layer_cases(head_dim: int, n: int, batch: int, backward: bool, dropout: float = 0.0):
     """One windowed layer, 12 heads of `head_dim`, in each of the window's backends."""
-    torch.manual_seed(0)
     hidden = 12 * head_dim
-    layer = LinformerSelfAttention(
-        hidden, 12, n, K, local_window=WINDOW, global_tokens=GLOBAL, dropout=dropout
-    ).train(dropout > 0)
+    by_core = layers(CORES, hidden, 12, n, K, local_window=WINDOW, global_tokens=GLOBAL, dropout=dropout)
     x = torch.randn(batch, n, hidden)
 
     def run(backend: str) -> None:
-        layer.backend = backend
+        layer = by_core[backend].train(dropout > 0)
         if backward:
             layer.zero_grad(set_to_none=True)
             layer(x).sum().backward()
@@ -159,7 +158,7 @@ def window_core_cases(head_dim: int, n: int):
         default = getattr(local, name)
         setattr(local, name, block)
         with torch.inference_mode():
-            local.LOCAL_CORES[backend](q, k, v, keyset, scale=head_dim**-0.5)
+            CORE_TABLE[backend].window(q, k, v, keyset, scale=head_dim**-0.5)
         setattr(local, name, default)
 
     sdpa = {f"sdpa B={b}": (lambda b=b: run("sdpa", "SDPA_BLOCK", b)) for b in (64, 128, 256)}
@@ -225,7 +224,7 @@ def student_core_cases(n: int, blocks: tuple[int, ...] = ()):
         default = local.SPLIT_BLOCK
         local.SPLIT_BLOCK = block or default
         with torch.inference_mode():
-            local.LOCAL_CORES[backend](q, k, v, keyset, scale=d**-0.5)
+            CORE_TABLE[backend].window(q, k, v, keyset, scale=d**-0.5)
         local.SPLIT_BLOCK = default
 
     cases = {"sdpa": lambda: run("sdpa"), "split": lambda: run("split")}
@@ -234,17 +233,14 @@ def student_core_cases(n: int, blocks: tuple[int, ...] = ()):
 
 def student_layer_cases(n: int):
     """One windowed layer at the student's shape (D = 384, q, k, v, output linears), forward."""
-    torch.manual_seed(0)
     hidden = STUDENT_HEADS * STUDENT_HEAD_DIM
-    layer = LinformerSelfAttention(
-        hidden, STUDENT_HEADS, n, K, local_window=STUDENT_WINDOW, global_tokens=GLOBAL
-    ).eval()
+    by_core = layers(("sdpa", "split"), hidden, STUDENT_HEADS, n, K, local_window=STUDENT_WINDOW,
+                     global_tokens=GLOBAL)  # fmt: skip
     x = torch.randn(1, n, hidden)
 
     def run(backend: str) -> None:
-        layer.backend = backend
         with torch.inference_mode():
-            layer(x)
+            by_core[backend].eval()(x)
 
     return {core: (lambda core=core: run(core)) for core in ("sdpa", "split")}
 

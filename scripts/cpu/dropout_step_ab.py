@@ -1,7 +1,7 @@
 """A/B of attention dropout in a distill step: the teacher's 0.1 against 0 (`--attention-dropout`'s default),
 for one long-stage step (window and halves terms, one backward each, long layers training, as the long stage
 at its defaults) and one 512-stage end-to-end step (every weight training). On a CPU, 0 lets the window train
-on the fused SDPA core (nn/local.py `local_attention_function`: no scores written out); 0.1 takes the
+on the fused SDPA core (nn/cores.py `choose`: no scores written out); 0.1 takes the
 explicit one.
 
     time   alternating steps of the two in one process (`--rounds` each, after a warm-up of each), median

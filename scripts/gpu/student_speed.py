@@ -101,13 +101,10 @@ def build_models(args: argparse.Namespace, longest: int, dtype: torch.dtype) -> 
     return models
 
 
-def with_core(model: torch.nn.Module, core: str) -> torch.nn.Module:
-    """The model with every Linformer layer's backend set to `core` (a window core of nn/local.py)."""
-    from linformer_kit.nn import LinformerSelfAttention
-
-    for module in model.modules():
-        if isinstance(module, LinformerSelfAttention):
-            module.backend = core  # type: ignore[assignment]
+def with_core(model, core: str):
+    """The model with every Linformer layer running `core` (nn/cores.py), as transformers switches
+    `attn_implementation`."""
+    model.set_attn_implementation(core)
     return model
 
 

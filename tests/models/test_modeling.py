@@ -23,6 +23,7 @@ from linformer_kit.models import (
     LinformerForTokenClassification,
     LinformerModel,
 )
+from linformer_kit.nn import LinformerSelfAttention
 
 # --- config ------------------------------------------------------------------------------------------
 
@@ -149,18 +150,38 @@ def test_output_attentions_shapes(projected_length):
     assert model(input_ids).attentions is None
 
 
-def test_eager_and_sdpa_agree(tmp_path):
+def test_eager_and_auto_agree(tmp_path):
     torch.manual_seed(0)
     LinformerForMaskedLM(tiny_linformer_config()).save_pretrained(tmp_path)
-    sdpa = LinformerForMaskedLM.from_pretrained(tmp_path)
+    auto = LinformerForMaskedLM.from_pretrained(tmp_path)
     eager = LinformerForMaskedLM.from_pretrained(tmp_path, attn_implementation="eager")
-    assert (sdpa.config._attn_implementation, eager.config._attn_implementation) == ("sdpa", "eager")
-    input_ids, attention_mask = padded_batch(sdpa.config.pad_token_id)
+    assert (auto.config._attn_implementation, eager.config._attn_implementation) == ("auto", "eager")
+    input_ids, attention_mask = padded_batch(auto.config.pad_token_id)
     with torch.no_grad():
         expected = eager(input_ids, attention_mask=attention_mask).logits
-        assert_close(sdpa(input_ids, attention_mask=attention_mask).logits, expected)
-        sdpa.set_attn_implementation("eager")  # switching after construction takes effect
-        assert_close(sdpa(input_ids, attention_mask=attention_mask).logits, expected, rtol=0, atol=0)
+        assert_close(auto(input_ids, attention_mask=attention_mask).logits, expected)
+        auto.set_attn_implementation("eager")  # switching after construction takes effect
+        assert_close(auto(input_ids, attention_mask=attention_mask).logits, expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("core", ["sdpa", "blocked", "split", "flex", "eager"])
+def test_attn_implementation_names_the_core_of_every_layer(tmp_path, core):
+    """The config chooses the core (nn/cores.py) the way transformers' attn_implementation does: at loading,
+    at construction, and after it; a name outside the table is refused, naming the choices."""
+    LinformerModel(tiny_linformer_config(local_window=2)).save_pretrained(tmp_path)
+    cores = lambda model: {m.backend for m in model.modules() if isinstance(m, LinformerSelfAttention)}  # noqa: E731
+    assert cores(LinformerModel.from_pretrained(tmp_path, attn_implementation=core)) == {core}
+    config = tiny_linformer_config(local_window=2)
+    config._attn_implementation = core
+    assert cores(LinformerModel(config)) == {core}
+    switched = LinformerModel.from_pretrained(tmp_path)
+    assert cores(switched) == {"auto"}
+    switched.set_attn_implementation(core)
+    assert cores(switched) == {core}
+    with pytest.raises(
+        ValueError, match=r"attn_implementation must be one of .*'flex'.*got 'flash_attention_2'"
+    ):
+        LinformerModel.from_pretrained(tmp_path, attn_implementation="flash_attention_2")
 
 
 @pytest.mark.parametrize("sharing", ["headwise", "layerwise"])

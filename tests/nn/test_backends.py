@@ -1,4 +1,4 @@
-"""The blocked core (bf16 on CPU) against the eager reference, and what "auto" picks."""
+"""The blocked core (bf16 on CPU) against the eager reference; "auto" at an empty batch (what it picks: test_cores.py)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,7 @@ import torch
 from torch.testing import assert_close
 
 from linformer_kit.nn import backends
-from linformer_kit.nn.backends import (
-    BLOCKED_MAX_KEYS_WITH_GRAD,
-    attention_function,
-    blocked_attention,
-    eager_attention,
-    sdpa_attention,
-)
+from linformer_kit.nn.backends import blocked_attention, eager_attention
 
 B, H, N, D = 2, 3, 37, 8
 
@@ -110,29 +104,6 @@ def test_dropout_in_one_block_matches_eager_with_the_same_seed() -> None:
         outs.append(core(q, k, v, None, scale=0.3, dropout_p=0.5)[0])
     assert_close(outs[1], outs[0], rtol=1e-12, atol=1e-12)
     assert not torch.allclose(outs[0], eager_attention(q, k, v, None, scale=0.3)[0])  # dropout did act
-
-
-@pytest.mark.parametrize(
-    ("dtype", "want"),
-    [(torch.bfloat16, blocked_attention), (torch.float32, sdpa_attention), (torch.float16, sdpa_attention)],
-)
-def test_auto_picks_blocked_for_bf16_on_cpu_only(dtype: torch.dtype, want: object) -> None:
-    q = torch.zeros(1, 1, 4, 2, dtype=dtype)
-    assert attention_function("auto", q, q, q) is want
-    assert attention_function("eager", q, q, q) is eager_attention
-    assert attention_function("sdpa", q, q, q) is sdpa_attention
-
-
-def test_auto_trains_many_keys_in_sdpa_whose_backward_keeps_no_n_by_m_weights() -> None:
-    q = torch.zeros(1, 1, 4, 2, dtype=torch.bfloat16)
-    few = torch.zeros(1, 1, BLOCKED_MAX_KEYS_WITH_GRAD, 2, dtype=torch.bfloat16)
-    many = torch.zeros(1, 1, BLOCKED_MAX_KEYS_WITH_GRAD + 1, 2, dtype=torch.bfloat16)
-    trained_values = many.clone().requires_grad_()  # a frozen query side: the values still train
-    assert attention_function("auto", q, few, few.clone().requires_grad_()) is blocked_attention
-    assert attention_function("auto", q, many, trained_values) is sdpa_attention
-    assert attention_function("auto", q, many, many) is blocked_attention  # nothing to keep for a backward
-    with torch.no_grad():  # inference keeps nothing: the blocked core at any m
-        assert attention_function("auto", q, many, trained_values) is blocked_attention
 
 
 @pytest.mark.parametrize("shape", [(0, 20, 32), (2, 0, 32)])

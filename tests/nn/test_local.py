@@ -1,7 +1,7 @@
 """The local window and global tokens beside the projection (nn/local.py; docs/models.md, "A local window
 beside the projection").
 
-Every window core of the one table (`LOCAL_CORES`) against the dense reference ((n x (k + n)) scores with
+Every window core of the one table (nn/cores.py `CORES`) against the dense reference ((n x (k + n)) scores with
 a band mask), and the layer against a plainly written per-query loop; padding; the special cases the
 contract names (k = None is full attention whatever the window, a window over the whole input is softmax
 over [slots ; all keys], no window is the paper's layer bit for bit); readable weights; half precision;
@@ -17,30 +17,22 @@ import torch
 from torch.testing import assert_close
 
 from linformer_kit.nn import (
-    ATTENTION_BACKENDS,
     PROJECTION_KINDS,
     SHARING_MODES,
     LinformerSelfAttention,
     local,
 )
-from linformer_kit.nn.local import (
-    LOCAL_CORES,
-    KeySet,
-    Slots,
-    banded_attention,
-    dense_local_attention,
-    local_attention_function,
-    sdpa_local_attention,
-    split_local_attention,
-)
+from linformer_kit.nn.cores import CORES
+from linformer_kit.nn.local import KeySet, Slots, dense_local_attention, split_local_attention
 from tests.exported import exported, onnx_runner
 from tests.fixtures.batches import length_mask, padded_states
 
 D, H, N, K = 32, 4, 16, 4
 LENGTHS = [16, 11, 4, 1]
 # the flex core has no CPU backward and compiles its kernel: tests/nn/test_local_flex.py
+WINDOW_CORES = {name: core.window for name, core in CORES.items()}
 FAST_CORES = [
-    name for name, core in LOCAL_CORES.items() if core is not dense_local_attention and name != "flex"
+    name for name, core in WINDOW_CORES.items() if core is not dense_local_attention and name != "flex"
 ]
 
 
@@ -75,12 +67,6 @@ def _keyset(inputs, windowed: torch.Tensor | None, window: int | None, global_to
     return KeySet(Slots(slot_k, slot_v, slot_keep, windowed), real, window, global_tokens)
 
 
-def test_the_table_has_a_core_for_every_backend() -> None:
-    """ "auto" picks among them; every other backend names one, and "eager" the reference."""
-    assert set(LOCAL_CORES) == set(ATTENTION_BACKENDS) - {"auto"}
-    assert LOCAL_CORES["eager"] is dense_local_attention
-
-
 # --- every core equals the dense reference ---------------------------------------------------------
 
 
@@ -99,7 +85,7 @@ def test_every_core_equals_the_dense_reference_with_gradients(
     q, k, v, slot_k, slot_v, _, real = inputs
     windowed = torch.tensor([True, False, True])  # row 1's slots hold its own tokens (short_inputs="exact")
     keyset = _keyset(inputs, windowed, window, global_tokens)
-    fast, fast_weights = LOCAL_CORES[core](q, k, v, keyset, scale=0.3)
+    fast, fast_weights = WINDOW_CORES[core](q, k, v, keyset, scale=0.3)
     dense, weights = dense_local_attention(q, k, v, keyset, scale=0.3)
     assert fast_weights is None  # only the reference writes the weights out
     assert fast.shape == dense.shape == q.shape
@@ -160,7 +146,7 @@ def test_every_core_in_half_precision_is_close_to_float32(
     torch.manual_seed(0)
     inputs = _core_inputs(n=140, slot_keep="per-head", dtype=dtype)
     windowed = torch.tensor([True, False, True])
-    half, _ = LOCAL_CORES[core](*inputs[:3], _keyset(inputs, windowed, 5, 2), scale=0.3)
+    half, _ = WINDOW_CORES[core](*inputs[:3], _keyset(inputs, windowed, 5, 2), scale=0.3)
     wide = [t.float() if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in inputs]
     want, _ = dense_local_attention(*wide[:3], _keyset(wide, windowed, 5, 2), scale=0.3)
     assert half.dtype == dtype
@@ -379,45 +365,6 @@ def test_no_nan_for_all_pad_rows(backend: str) -> None:
     mask = torch.zeros(2, N, dtype=torch.bool)
     mask[0] = True
     assert not layer(x, mask).isnan().any()
-
-
-def test_local_attention_function_picks_what_its_docstring_says() -> None:
-    small, wide = torch.randn(1, 2, 8, 32), torch.randn(1, 2, 8, 64)
-    pick = local_attention_function
-    assert [pick(b, small) for b in ("eager", "blocked", "sdpa", "split", "auto")] == [
-        dense_local_attention,
-        banded_attention,
-        sdpa_local_attention,
-        split_local_attention,
-        split_local_attention,  # a CPU forward without gradients
-    ]
-    with torch.no_grad():  # a CPU forward, at any head dim
-        assert pick("auto", small) is pick("auto", wide.requires_grad_()) is split_local_attention
-    assert pick("auto", wide) is sdpa_local_attention  # a backward will run
-    assert pick("auto", wide, dropout_p=0.1) is banded_attention  # the fused CPU kernel has no dropout
-    assert pick("sdpa", wide, dropout_p=0.1) is sdpa_local_attention
-    assert pick("eager", wide, dropout_p=0.1) is dense_local_attention
-
-
-def test_a_symbolic_length_takes_the_banded_core_but_eager_keeps_the_reference() -> None:
-    """SDPA's block count is a Python int: under torch.export every backend but the reference is banded."""
-    seen = {}
-
-    class Pick(torch.nn.Module):
-        def forward(self, q: torch.Tensor) -> torch.Tensor:
-            for backend in ("auto", "sdpa", "blocked", "eager", "split"):
-                seen[backend] = local_attention_function(backend, q)
-            return q * 2
-
-    q = torch.randn(1, 2, 8, 32)
-    torch.export.export(Pick(), (q,), dynamic_shapes={"q": {2: torch.export.Dim("n", min=2, max=64)}})
-    assert seen == {
-        "auto": banded_attention,
-        "sdpa": banded_attention,
-        "blocked": banded_attention,
-        "eager": dense_local_attention,
-        "split": banded_attention,
-    }
 
 
 # --- readable weights --------------------------------------------------------------------------------

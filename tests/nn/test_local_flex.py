@@ -15,7 +15,7 @@ from torch.testing import assert_close
 
 from linformer_kit.nn import LinformerSelfAttention
 from linformer_kit.nn import local_flex as lf
-from linformer_kit.nn.local import KeySet, Slots, dense_local_attention, local_attention_function
+from linformer_kit.nn.local import KeySet, Slots, dense_local_attention
 from tests.fixtures.batches import length_mask
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*flex_attention.*")
@@ -121,28 +121,6 @@ def test_flex_on_cuda_equals_the_dense_reference_with_gradients(window: int, glo
     grads = [torch.autograd.grad(out[rows].square().sum(), leaves) for out in (fast, dense)]
     for fast_grad, dense_grad in zip(*grads, strict=True):
         assert_close(fast_grad, dense_grad, rtol=1e-3, atol=1e-3)
-
-
-@pytest.mark.gpu
-def test_auto_takes_flex_on_cuda_without_dropout() -> None:
-    q = torch.randn(1, 2, 8, 32, device="cuda")
-    assert local_attention_function("auto", q) is lf_core()
-    assert local_attention_function("auto", q, dropout_p=0.1) is not lf_core()
-
-
-def lf_core():
-    from linformer_kit.nn.local import flex_local_attention
-
-    return flex_local_attention
-
-
-def test_auto_keeps_the_split_core_on_a_cpu() -> None:
-    q = torch.randn(1, 2, 8, 32)
-    with torch.no_grad():
-        assert (
-            local_attention_function("auto", q) is not lf_core()
-        )  # measured slower there (module docstring)
-    assert local_attention_function("flex", q) is lf_core()
 
 
 def test_a_stack_of_layers_builds_one_block_mask(monkeypatch: pytest.MonkeyPatch) -> None:

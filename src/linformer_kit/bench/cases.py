@@ -5,7 +5,7 @@ memory, so both see the very same module. A `Case` is plain data (it travels as 
 
 Encoder scope is the project's one model definition, `linformer_kit.models.LinformerModel` (no
 pooler), called on input embeddings: `num_layers` RoBERTa blocks of `LinformerSelfAttention` + GELU FFN.
-Full attention is the same model with projected_length=None (attn_implementation "sdpa" or "eager").
+Full attention is the same model with projected_length=None (attn_implementation "auto" or "eager").
 A Linformer case with a local window w is built with `local_window=w` (layer) or
 `LinformerConfig(local_window=w)` (encoder: every layer); full and peer cases have none.
 """
@@ -134,7 +134,7 @@ def _encoder(case: Case) -> nn.Module:
         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
         projected_length=case.k, sharing=sharing, local_window=case.local_window,
         # PreTrainedConfig takes it through __post_init__'s **kwargs, which its dataclass typing leaves out
-        attn_implementation="eager" if case.method == "full-eager" else "sdpa",  # type: ignore[call-arg]
+        attn_implementation="eager" if case.method == "full-eager" else "auto",  # type: ignore[call-arg]
     )  # fmt: skip
     return EncoderForBenchmark(LinformerModel(config, add_pooling_layer=False))
 

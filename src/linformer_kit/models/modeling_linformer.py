@@ -29,11 +29,13 @@ The layer norms a layout does not use are `nn.Identity` (no parameters): one for
 Notation: b batch, n sequence length (<= config.max_seq_len), k projected length, h heads,
 D hidden size.
 
-Attention implementation (`attn_implementation=` in `from_pretrained` / the constructor):
-"sdpa" (default) runs the layer's fast cores (`backend="auto"`: PyTorch's
-`scaled_dot_product_attention`, or on a CPU in bfloat16 the query-blocked core of `nn/backends.py`);
-"eager" runs the explicit softmax in fp32. `output_attentions=True` always takes the eager path, the only one that materialises the
-(b, h, n, k) maps ((b, h, n, n) in layers with projected_length=None).
+Attention implementation (`attn_implementation=` in `from_pretrained` / the constructor, or
+`model.set_attn_implementation(name)` after it): a name of the kit's one table of attention cores
+(nn/cores.py), which every layer runs. "auto" (the default) picks per call: PyTorch's
+`scaled_dot_product_attention`, the query-blocked core for bfloat16 on a CPU, the window's split or flex
+core where each was measured faster; "sdpa", "blocked", "split", "flex" name one core; "eager" runs the
+explicit softmax in fp32, the reference. `output_attentions=True` always takes the eager path, the only one
+that materialises the (b, h, n, k) maps ((b, h, n, n) in layers with projected_length=None).
 """
 
 import torch
@@ -51,7 +53,8 @@ from linformer_kit.models.linformer_layers import (
     _layer_norm,
 )
 from linformer_kit.models.loading import share_saved_weights, strict_from_pretrained
-from linformer_kit.nn import SequenceProjection
+from linformer_kit.nn import ATTENTION_BACKENDS, LinformerSelfAttention, SequenceProjection
+from linformer_kit.nn.options import check_choice
 from linformer_kit.nn.plan import model_plan
 
 # --- the pretrained-model base: init, flags for transformers -------------------------------------------
@@ -64,9 +67,27 @@ class LinformerPreTrainedModel(PreTrainedModel):
     _supports_sdpa = True
     # transformers' instance attributes (a model collects its modules' per instance), so not ClassVar
     _no_split_modules: set[str] | list[str] | None = ["LinformerEmbeddings", "LinformerLayer"]  # noqa: RUF012
-    # The layers read config._attn_implementation at every forward, so `set_attn_implementation`
-    # works after construction (transformers otherwise guesses from the source that it would not).
+    # `set_attn_implementation` below gives every layer the new core, so it works after construction
+    # (transformers otherwise guesses from the source that it would not).
     _can_set_attn_implementation_cached_value = True
+
+    def get_correct_attn_implementation(
+        self, requested_attention: str | None, is_init_check: bool = False
+    ) -> str:
+        """transformers' check of `attn_implementation`: here a name of the kit's table of attention cores
+        (nn/cores.py, `ATTENTION_BACKENDS`), "auto" where none is asked for."""
+        core = "auto" if requested_attention is None else requested_attention
+        check_choice("attn_implementation", core, ATTENTION_BACKENDS)
+        return core
+
+    def set_attn_implementation(
+        self, attn_implementation: str | dict, allow_all_kernels: bool = False
+    ) -> None:
+        """transformers' switch after construction; then every Linformer layer runs the core it names."""
+        super().set_attn_implementation(attn_implementation, allow_all_kernels=allow_all_kernels)
+        for module in self.modules():
+            if isinstance(module, LinformerSelfAttention):
+                module.backend = self.config._attn_implementation
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *model_args, **kwargs):

@@ -37,7 +37,8 @@ SOURCES = (
     "nn/keys.py",  # the keys a window core reads, and the pieces every window core shares
     "nn/local_blocks.py",  # the window cores by query blocks
     "nn/local_flex.py",  # the FlexAttention window core
-    "nn/local.py",  # the local window and global tokens beside the projection: its cores, "auto"
+    "nn/local.py",  # the local window and global tokens beside the projection: its cores
+    "nn/cores.py",  # the one table of attention cores and the one "auto"
     "nn/long_adapters.py",  # weights only rows longer than exact_length read
     "nn/long_layers.py",  # a second stack of layers only rows longer than exact_length read
     "nn/projected_keys.py",  # a layer's keys and values: every token's K, V and the slots E K, F V

@@ -3,57 +3,22 @@
 This subpackage imports torch and nothing else.
 """
 
+from linformer_kit.nn import options
 from linformer_kit.nn.attention import LinformerSelfAttention
-from linformer_kit.nn.backends import (
-    ATTENTION_BACKENDS,
-    BACKENDS,
-    AttentionBackend,
-    eager_attention,
-    sdpa_attention,
-)
-from linformer_kit.nn.options import (
-    DEFAULT_OPTIONS,
-    PROJECTION_INITS,
-    PROJECTION_KINDS,
-    PROJECTION_ORDERS,
-    PROJECTION_SCALINGS,
-    SHARING_MODES,
-    SHORT_INPUTS,
-    LinformerOptions,
-    ProjectionInit,
-    ProjectionKind,
-    ProjectionOrder,
-    ProjectionScaling,
-    Sharing,
-    ShortInputs,
-    format_projected_length,
-    parse_projected_length,
-)
+from linformer_kit.nn.backends import ATTENTION_BACKENDS, AttentionBackend, eager_attention, sdpa_attention
+from linformer_kit.nn.cores import CORES, choose
+from linformer_kit.nn.options import *  # noqa: F403  (the options, their choices and types: options.__all__)
 from linformer_kit.nn.projection import Projected, SequenceProjection
 
 __all__ = [
+    *options.__all__,
     "ATTENTION_BACKENDS",
-    "BACKENDS",
-    "DEFAULT_OPTIONS",
-    "PROJECTION_INITS",
-    "PROJECTION_KINDS",
-    "PROJECTION_ORDERS",
-    "PROJECTION_SCALINGS",
-    "SHARING_MODES",
-    "SHORT_INPUTS",
+    "CORES",
     "AttentionBackend",
-    "LinformerOptions",
     "LinformerSelfAttention",
     "Projected",
-    "ProjectionInit",
-    "ProjectionKind",
-    "ProjectionOrder",
-    "ProjectionScaling",
     "SequenceProjection",
-    "Sharing",
-    "ShortInputs",
+    "choose",
     "eager_attention",
-    "format_projected_length",
-    "parse_projected_length",
     "sdpa_attention",
 ]

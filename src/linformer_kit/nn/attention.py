@@ -30,11 +30,11 @@ from typing import TypedDict
 import torch
 from torch import nn
 
-from linformer_kit.nn.backends import AttentionBackend, attention_function
+from linformer_kit.nn.backends import AttentionBackend
+from linformer_kit.nn.cores import CORES, choose
 from linformer_kit.nn.exact_rows import exact_outright, exact_up_to_length, export_refusal
 from linformer_kit.nn.keys import KeySet, Slots
 from linformer_kit.nn.layer_checks import check_input, check_layer_arguments, check_mask
-from linformer_kit.nn.local import local_attention_function
 from linformer_kit.nn.long_adapters import LongAdapters
 from linformer_kit.nn.options import (
     DEFAULT_LOCAL_WINDOW,
@@ -67,9 +67,10 @@ class LinformerSelfAttention(ProjectedKeys):
         projection: "linear", "mean", "max", "conv" or "random" (see `SequenceProjection`).
         dropout: dropout on the attention weights (training only).
         bias: whether query/key/value/output linears have a bias.
-        backend: "auto" (the fastest core for the input's device and dtype), "sdpa"
-            (torch.nn.functional.scaled_dot_product_attention), "blocked" (query blocks in the input
-            dtype, the bf16 CPU path) or "eager" (explicit softmax in fp32): see `nn/backends.py`.
+        backend: the attention core, a name of nn/cores.py's table: "auto" (per call, the faster core for
+            the input's device, dtype and key set), "sdpa" (torch.nn.functional.scaled_dot_product_attention),
+            "blocked" (query blocks in the input dtype, the bf16 CPU path), "split" / "flex" (window cores)
+            or "eager" (explicit softmax in fp32, the reference). A model takes it from its config.
         projection_order: "auto" (fast order when it applies) or "paper" (the reference order).
         causal: only supported with projected_length=None: E mixes every position, so masking after
             the projection would leak the future (see docs/design.md, "Causality").
@@ -269,9 +270,12 @@ class LinformerSelfAttention(ProjectedKeys):
         self, query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, attn_mask: torch.Tensor | None,
         causal: bool, need_weights: bool,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
-        """softmax(Q keysᵀ / sqrt(d)) values in the layer's backend (eager for the weights): nn/backends.py."""
-        attend = attention_function("eager" if need_weights else self.backend, query, keys, values)
-        return attend(query, keys, values, attn_mask, causal=causal, **self._softmax_options())
+        """softmax(Q keysᵀ / sqrt(d)) values in the layer's core (eager for the weights): nn/cores.py."""
+        options = self._softmax_options()
+        core = choose(
+            self._core(need_weights), query, keys, values, window=False, dropout_p=options["dropout_p"]
+        )
+        return CORES[core].plain(query, keys, values, attn_mask, causal=causal, **options)
 
     def _local_softmax(
         self, query: torch.Tensor, tokens: tuple[torch.Tensor, torch.Tensor], slots: Slots,
@@ -279,11 +283,13 @@ class LinformerSelfAttention(ProjectedKeys):
     ) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
         """Slots, window and global keys in one softmax (nn/local.py) -> (out (b, h, n, d), weights | None)."""
         options = self._softmax_options()
-        attend = local_attention_function(
-            "eager" if need_weights else self.backend, query, options["dropout_p"]
-        )
+        core = choose(self._core(need_weights), query, *tokens, window=True, dropout_p=options["dropout_p"])
         keyset = KeySet(slots, mask, self.local_window, self.global_tokens, longest=self.max_seq_len)
-        return attend(query, *tokens, keyset, **options)
+        return CORES[core].window(query, *tokens, keyset, **options)
+
+    def _core(self, need_weights: bool) -> str:
+        """The core this call asks for: the layer's `backend`, or the reference where the weights are returned."""
+        return "eager" if need_weights else self.backend
 
     def _softmax_options(self) -> SoftmaxOptions:
         return {"scale": 1.0 / math.sqrt(self.head_dim), "dropout_p": self.dropout if self.training else 0.0}

@@ -7,14 +7,8 @@
 that no row is fully masked (a fully masked softmax row is NaN in every backend): `fill_empty_rows`.
 m is k for Linformer (projected keys/values) and n for full attention.
 
-"auto" (the layer's default) picks per call: `blocked_attention` for bfloat16 on a CPU, where
-PyTorch's fused SDPA kernel reaches about a third of the bf16 GEMM rate when m is a few hundred
-keys (its per-block softmax work dominates), and `sdpa_attention` everywhere else (GPU, fp32/fp64,
-fp16), and also for a backward pass over more than 1 024 keys: autograd keeps the blocked core's
-(b, h, n, m) weights, where SDPA's backward keeps O(n) statistics, so full attention at long n
-trains in SDPA. Measured in docs/benchmarks.md ("bfloat16 on CPU"). "split" and "flex" name cores of the
-local window (nn/local.py: two partial softmaxes merged; nn/local_flex.py: one FlexAttention kernel); the
-plain softmax has one key set, and runs SDPA.
+The names a layer chooses among, with the window's cores beside these, and "auto", which picks one per
+call: nn/cores.py (the one table and the one resolver).
 """
 
 from __future__ import annotations
@@ -124,31 +118,3 @@ def fill_empty_rows(keep: torch.Tensor) -> torch.Tensor:
     none counting. Such a row (an all-pad sequence, whose keys and values the callers zero) then gives a
     finite output that nothing reads, where a softmax over no key would be NaN (and NaN gradients)."""
     return keep | ~keep.any(-1, keepdim=True)
-
-
-BACKENDS: dict[str, AttentionFn] = {
-    "eager": eager_attention,
-    "sdpa": sdpa_attention,
-    "blocked": blocked_attention,
-    "split": sdpa_attention,  # a window core (nn/local.py); one key set has nothing to split
-    "flex": sdpa_attention,  # a window core (nn/local_flex.py); one unmasked key set is SDPA's own case
-}
-
-
-BLOCKED_MAX_KEYS_WITH_GRAD = 1024  # above it, "auto" trains in SDPA: O(n) saved for backward, not (n x m)
-
-
-def attention_function(backend: str, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> AttentionFn:
-    """The core `backend` names for these queries, keys, values; "auto" resolves as the module docstring says."""
-    if backend != "auto":
-        return BACKENDS[backend]
-    if q.device.type != "cpu" or q.dtype != torch.bfloat16:
-        return sdpa_attention
-    if not isinstance(q.shape[-2], int):  # a symbolic length (export, dynamic compile): no Python blocks
-        return sdpa_attention
-    if q.numel() == 0 or k.numel() == 0:  # an empty batch or sequence: nothing to cut into blocks
-        return sdpa_attention
-    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
-    if k.shape[-2] > BLOCKED_MAX_KEYS_WITH_GRAD and grad:
-        return sdpa_attention
-    return blocked_attention

@@ -16,8 +16,8 @@ twice. A row whose k slots already hold its own real tokens (short_inputs="exact
 
 Five cores compute it, one contract (`LocalCore`): (q, k, v, keyset: KeySet, *, scale, dropout_p) ->
 (out (b, h, n, d), weights or None), `KeySet` holding the slots (`Slots`), the padding mask, w, g (nn/keys.py,
-with the pieces every core reads). The table `LOCAL_CORES` names them by backend, and
-`local_attention_function` resolves "auto" (the two block cores live in nn/local_blocks.py):
+with the pieces every core reads). The one table of cores, `CORES` in nn/cores.py, names them by backend
+beside the plain softmax's, and its `choose` resolves "auto" (the two block cores live in nn/local_blocks.py):
 
     `sdpa_local_attention`    "sdpa": query blocks, each one problem of PyTorch's fused SDPA kernel over
                               its own keys [slots ; global keys ; neighbourhood] with a bool mask, so the
@@ -69,7 +69,7 @@ from linformer_kit.nn.keys import (
     window_sizes,
 )
 from linformer_kit.nn.local_blocks import MIN_BLOCK, SDPA_BLOCK, banded_attention, sdpa_local_attention
-from linformer_kit.nn.local_flex import flex_available, flex_window_attention
+from linformer_kit.nn.local_flex import flex_window_attention
 
 SPLIT_BLOCK = 64  # `split_local_attention`'s band: B + 2w keys for B queries, the slots not copied
 
@@ -246,35 +246,6 @@ def flex_local_attention(
     return flex_window_attention(q, k, v, keyset, scale=scale, dropout_p=dropout_p)
 
 
-LOCAL_CORES: dict[str, LocalCore] = {
-    "eager": dense_local_attention,
-    "sdpa": sdpa_local_attention,
-    "blocked": banded_attention,
-    "split": split_local_attention,
-    "flex": flex_local_attention,
-}  # by backend name, as nn/backends.py's BACKENDS
-
-FLEX_MIN_HEAD_DIM = 16  # FlexAttention's Triton kernels take head dims >= 16
-
-
-def local_attention_function(backend: str, q: Tensor, dropout_p: float = 0.0) -> LocalCore:
-    """The window core `backend` names for these queries; "auto" picks by the rules below, each measured
-    in docs/benchmarks.md ("Local window": sdpa / banded and split / sdpa A/B in one process)."""
-    if backend == "eager":
-        return dense_local_attention  # the reference, and the one that returns the weights
-    if not isinstance(q.shape[-2], int):  # SDPA's block count is a Python int; banded's blocks are longest's
-        return banded_attention
-    if backend != "auto":
-        return LOCAL_CORES[backend]
-    if q.device.type == "cuda" and dropout_p == 0.0 and q.shape[-1] >= FLEX_MIN_HEAD_DIM and flex_available():
-        return flex_local_attention  # one block-sparse kernel: no slots copied per block, no launch per part
-    if q.device.type == "cpu" and dropout_p > 0.0:  # PyTorch's fused CPU kernel has no dropout: its unfused
-        return banded_attention  # fallback is slower than writing the scores out
-    if q.device.type == "cpu" and not (torch.is_grad_enabled() and q.requires_grad):  # a CPU forward: slots
-        return split_local_attention  # read once, not copied per block, fewer band keys; no backward to pay
-    return sdpa_local_attention  # one fused kernel, no scores written out: the faster core everywhere else
-
-
 def _aligned(slot_ok: Tensor, key_keep: Tensor) -> list[Tensor]:
     """The slot mask (b, 1|h, 1|n, s) and the key mask (b, 1, n, n) broadcast to one (b, h', n, ·) shape."""
     lead = torch.broadcast_shapes(slot_ok.shape[:-1], key_keep.shape[:-1])
@@ -282,7 +253,7 @@ def _aligned(slot_ok: Tensor, key_keep: Tensor) -> list[Tensor]:
 
 
 __all__ = [
-    "LOCAL_CORES", "MIN_BLOCK", "SDPA_BLOCK", "SPLIT_BLOCK", "KeySet", "LocalCore", "Slots", "banded_attention",
-    "dense_local_attention", "flex_local_attention", "local_attention_function", "sdpa_local_attention",
+    "MIN_BLOCK", "SDPA_BLOCK", "SPLIT_BLOCK", "KeySet", "LocalCore", "Slots", "banded_attention",
+    "dense_local_attention", "flex_local_attention", "sdpa_local_attention",
     "split_local_attention",
 ]  # fmt: skip

@@ -346,3 +346,23 @@ def option_field(name: str, default: object = dataclasses.MISSING, note: str = "
     metavar = {"projected_length": "K", "local_window": "W", "global_tokens": "G", "exact_length": "T"}
     metadata = {"help": help_text, **({"metavar": metavar[name]} if name in metavar else {})}
     return dataclasses.field(default=value, metadata=metadata)
+
+
+__all__ = [
+    "DEFAULT_OPTIONS",
+    "PROJECTION_INITS",
+    "PROJECTION_KINDS",
+    "PROJECTION_ORDERS",
+    "PROJECTION_SCALINGS",
+    "SHARING_MODES",
+    "SHORT_INPUTS",
+    "LinformerOptions",
+    "ProjectionInit",
+    "ProjectionKind",
+    "ProjectionOrder",
+    "ProjectionScaling",
+    "Sharing",
+    "ShortInputs",
+    "format_projected_length",
+    "parse_projected_length",
+]  # what the package re-exports (nn/__init__.py)
