@@ -249,6 +249,7 @@ README = "README.md"
 LONGDOCS = "docs/longdocs.md"
 DISTILL = "docs/distill.md"
 STUDY = "docs/reproduction.md"
+BENCHMARKS = "docs/benchmarks.md"
 
 # Evidence files (under docs/) that several figures read
 GPU_LAYER = "benchmarks/gpu/layer/benchmark.json"
@@ -318,6 +319,20 @@ def chunk_ratios(key: str) -> Many:
 
 def exact512(student: str, n: int, batch: int, baseline: str = "original") -> J:
     return J(EXACT512, "ratios", {"student": student, "runtime": "torch", "n": n, "batch": batch, "baseline": baseline}, "speed")
+
+
+AB = "benchmarks/ab-5a34af5"  # main 5a34af5 and 3876da5 side by side, two runs each (docs/benchmarks.md)
+
+
+def ab_ratio(side: str, run: int, n: int, baseline: str) -> J:
+    """The student / original texts/s of one side and run of the A/B at batch 1."""
+    return J(f"{AB}/student-{side}-{run}.json", "ratios", {"n": n, "batch": 1, "baseline": baseline}, "speed")
+
+
+def ab_gemm(side: str, run: int) -> Source:
+    """The Linformer training step's achieved FLOP/s over the GEMM rate of its own rounds, in %."""
+    record = (f"{AB}/train-{side}-{run}.json", "records", {"method": "linformer-headwise"})
+    return J(*record, "achieved_flops_per_s") / J(*record, "matmul_flops_per_s") * 100
 
 
 # w64 with exact_length 512 against the original up to 512, but the n = 128, batch 32 row (its spread baseline)
@@ -426,6 +441,10 @@ C1_BOOKS_LEAD = tuple(score(ANSWER, "books", 1024, "whole", seed) - score(ANSWER
 
 
 FIGURES: tuple[F, ...] = (
+    # docs/benchmarks.md, "The student at 5a34af5 and now": both commits side by side
+    F(BENCHMARKS, "| 8 chunks of 512 at 4 096, batch 1 | {0.93}x / {0.93}x | {0.95}x / {0.94}x |", *(ab_ratio(side, r, 4096, "chunks") for side in ("old", "new") for r in (1, 2))),
+    F(BENCHMARKS, "| full attention at 4 096 (positions copied) | {2.27}x / {2.27}x | {2.30}x / {2.29}x |", *(ab_ratio(side, r, 4096, "full") for side in ("old", "new") for r in (1, 2))),
+    F(BENCHMARKS, "% of the fp32 GEMM rate | {80} % / {77} % | {79} % / {81} % |", *(ab_gemm(side, r) for side in ("old", "new") for r in (1, 2))),
     # README, "Results in brief": one line a figure; the GPU and long-document rows follow docs/gpu.md and
     # docs/longdocs.md
     F(README, "({5.75}x flash attention at 16 384)", gpu_layer("full-sdpa", 16384) / gpu_layer("linformer-layerwise", 16384, 128)),
@@ -438,9 +457,8 @@ FIGURES: tuple[F, ...] = (
     F(README, "{220} vs {446} on an H100)", run(GPU_LEARNS, "k128-w16"), run(GPU_LEARNS, "full")),
     F(README, "finetuned IMDB trails by about {1} point", (finetuned(CPU_LOCAL, "full-s42") - finetuned(CPU_LOCAL, "k128-w16-s42-branch") + finetuned(CPU_LOCAL, "full-s43") - finetuned(CPU_LOCAL, "k128-w16-s43-branch")) * 50),
     F(README, "{18.9} vs full attention's {20.2} at n = 2 048 (seed 42)", run(CPU_LOCAL_LONG, "k128-w16-n2048-s42"), run(CPU_LOCAL_LONG, "full-n2048-s42")),
-    F(README, "passkeys to 4 096 ({70} vs best chunk's {52};", *readme_run("passkey", (4096,)), score(CHUNKS_KEYS, "passkey", 4096, "chunks-best-512")),
-    F(README, "another construction: to {2 048}", From(KEYS, lambda n: readme_lead("access-code", n, CHUNKS_ACCESS), 0.0, up_to=True)),
-    F(README, "~1 000-token passages ({+4})", readme_lead("books", 1024, CHUNKS_BOOKS)),
+    F(README, "Not yet on prose: 4 096-token book halves read whole {44.0} vs averaged chunks' {47.3} after 160 CPU steps (3 seeds);", curve("160", "books", "whole", schedule=160), curve("80", "books", "chunks-mean-512")),
+    F(README, "a passkey at 4 096 after 40 steps ({70} vs best chunk's {52}; lost by 160);", curve("40", "passkey", "whole", schedule=40), curve("80", "passkey", "chunks-best-512")),
     F(README, "the original itself to 512 tokens ({1.000}, by construction)", README_FIDELITY, construction=True),
     F(README, "at cosine {0.976} in {11} CPU minutes;", quality("k128-w64-g1-e2e150", "fidelity"), stage_minutes(MINILM_512)),
     F(README, "IMDB probe {1.0} point behind", (quality("original@512", "probe_mean") - quality("k128-w64-g1-e2e150", "probe_mean")) * 100),
@@ -545,7 +563,6 @@ FIGURES: tuple[F, ...] = (
 README_SETTINGS = (
     "with `--exact-length 512` encodes level with the original to 512",
     "k = 128 with `--local-window 16` from scratch; `--local-window 64 --global-tokens 1` for a pretrained encoder",
-    "chunking wins needles, 4 096-token matching",
     "all-MiniLM-L6-v2",
 )
 

@@ -348,21 +348,9 @@ def option_field(name: str, default: object = dataclasses.MISSING, note: str = "
     return dataclasses.field(default=value, metadata=metadata)
 
 
-__all__ = [
-    "DEFAULT_OPTIONS",
-    "PROJECTION_INITS",
-    "PROJECTION_KINDS",
-    "PROJECTION_ORDERS",
-    "PROJECTION_SCALINGS",
-    "SHARING_MODES",
-    "SHORT_INPUTS",
-    "LinformerOptions",
-    "ProjectionInit",
-    "ProjectionKind",
-    "ProjectionOrder",
-    "ProjectionScaling",
-    "Sharing",
-    "ShortInputs",
-    "format_projected_length",
+__all__ = [  # what the package re-exports (nn/__init__.py)
+    "DEFAULT_OPTIONS", "PROJECTION_INITS", "PROJECTION_KINDS", "PROJECTION_ORDERS", "PROJECTION_SCALINGS",
+    "SHARING_MODES", "SHORT_INPUTS", "LinformerOptions", "ProjectionInit", "ProjectionKind",
+    "ProjectionOrder", "ProjectionScaling", "Sharing", "ShortInputs", "format_projected_length",
     "parse_projected_length",
-]  # what the package re-exports (nn/__init__.py)
+]  # fmt: skip
