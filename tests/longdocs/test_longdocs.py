@@ -192,8 +192,24 @@ def test_the_suite_writes_every_record_table_and_plot(
     records = run_suite(config)
     body = json.loads((tmp_path / "out" / "longdocs.json").read_text())
     assert len(body["records"]) == len(records)
-    keys = {"task", "length", "method", "score", "model", "seed", "seconds_per_document", "depth", "queries"}
+    keys = {
+        "task",
+        "length",
+        "method",
+        "score",
+        "model",
+        "seed",
+        "seconds_per_document",
+        "depth",
+        "queries",
+        "hits",
+    }
     assert all(set(r) == keys for r in body["records"])
+    for r in body["records"]:  # an accuracy keeps each query's outcome, in query order (longdocs/paired.py)
+        if r["queries"] is not None:
+            assert len(r["hits"]) == r["queries"]
+            assert set(r["hits"]) <= {0, 1}
+            assert 100 * sum(r["hits"]) / r["queries"] == pytest.approx(r["score"], abs=0.01)
     overall = {(r.task, r.length, r.method, r.seed) for r in records if r.depth is None}
     for task in ("passkey", "needle", "books", "wikitext"):
         for seed in (1, 2):
@@ -208,6 +224,7 @@ def test_the_suite_writes_every_record_table_and_plot(
     paths = write_report(config.output_dir)
     assert paths["plot"].stat().st_size > 0
     assert "| passkey | 64 |" in table(body["records"])
+    assert "| books | 128 | whole | 6 |" in paths["table"].read_text()  # paired: 3 pairs a seed, two seeds
 
 
 def _fidelity(model: Path, original: Path, data: Path, out: Path) -> dict[tuple[str, str], Record]:

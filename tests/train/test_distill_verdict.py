@@ -95,6 +95,7 @@ def test_the_verdict_reads_the_held_out_halves_by_the_student_and_the_teacher(
     ]
     # 3 held-out books of 400 words: 2 pairs each at 96 tokens (2 x 94), 4 asked
     assert {r["queries"] for r in reading["records"]} == {4}
+    assert all(len(r["hits"]) == 4 and sum(r["hits"]) == r["score"] / 25 for r in reading["records"])
     assert {r["model"] for r in reading["records"]} == {"out", "word-teacher"}
     assert [(s["source"], s["length"]) for s in reading["skipped"]] == [
         (reviews_name, 96),
@@ -163,6 +164,15 @@ def test_the_model_card_labels_the_fidelity_and_shows_the_verdict(word_teacher: 
         in card
     )
     assert "- imdb/unsup.jsonl.gz at 4096: too short" in card
+    assert "Paired differences" not in card  # records without per-pair outcomes: nothing to pair
+    paired = _reading(120.0)
+    for r in paired["records"]:  # 25 pairs: the student whole hits the teacher's best chunk's and 2 more
+        r["hits"] = [1] * (13 if r["method"] == "whole" else 11) + [0] * (
+            12 if r["method"] == "whole" else 14
+        )
+    card = model_card(config, _result(read_by_original=512, long_reading=paired))
+    assert "| gutenberg/train.jsonl.gz | 4096 | whole | 25 |" in card
+    assert "+8.0 [-2.8, +18.9]" in card  # whole against the best chunk, query by query: 2 more of 25
     assert "Measured in 120 s (8 % of the long stage's 1466 s)." in card
     assert "read by the original" not in model_card(config, _result())
 

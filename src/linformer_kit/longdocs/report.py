@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from linformer_kit.longdocs.paired import paired_table
 from linformer_kit.models.halves import separation, standard_error
 from linformer_kit.models.readings import DIFFERENT_TEXTS, METHODS
 
@@ -93,8 +94,8 @@ def scores(records: list[dict]) -> str:
 
 
 def table(records: list[dict], timing: str = TIMED_TOGETHER) -> str:
-    """`scores`, their `uncertainty`, then seconds per document of every method (`timing`: how they were
-    timed)."""
+    """`scores`, their `uncertainty`, the model's readings against the original's query by query
+    (`paired_table`), then seconds per document of every method (`timing`: how they were timed)."""
     rows = summary(records)
     methods = [m for m in (*METHODS, DIFFERENT_TEXTS) if any(m in cells for cells in rows.values())]
     speed = ["| task | length | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
@@ -104,9 +105,9 @@ def table(records: list[dict], timing: str = TIMED_TOGETHER) -> str:
             + " | ".join(f"{cells[m][2]:.3f}" if m in cells else "–" for m in methods)
             + " |"
         )
-    errors = uncertainty(records)
+    errors, paired = uncertainty(records), paired_table(records)
     return (
-        scores(records) + (f"\n{errors}" if errors else "")
+        scores(records) + (f"\n{errors}" if errors else "") + (f"\n{paired}" if paired else "")
         + f"\nSeconds per document ({timing}):\n\n" + "\n".join(speed) + "\n"
     )  # fmt: skip
 

@@ -28,7 +28,8 @@ from linformer_kit.token_pieces import Spans, TooShort
 class Record:
     """One method's score on one task (for the verdict, a source) at one length, as longdocs.json and a long
     student's metrics.json keep it. `queries`: how many the accuracy is over (pairs, asked keys, test
-    reviews), its standard error's n; None for a mean cosine (the suite's fidelity)."""
+    reviews), its standard error's n; None for a mean cosine (the suite's fidelity). `hits`: each query's
+    outcome (1 a hit), in query order, so two methods of one run compare query by query (longdocs/paired.py)."""
 
     task: str
     length: int
@@ -39,6 +40,7 @@ class Record:
     seconds_per_document: float
     depth: str | None = None
     queries: int | None = None
+    hits: list[int] | None = None
 
 
 def draw(

@@ -44,6 +44,7 @@ from typing import Any
 import torch
 from transformers import AutoTokenizer
 
+from linformer_kit.longdocs.paired import paired_table
 from linformer_kit.models.embedding import encoder_of
 from linformer_kit.models.halves import Record, halves_hits, separation, standard_error
 from linformer_kit.models.readings import MODEL_METHODS, Method, Pass, Reader, encode
@@ -131,7 +132,8 @@ def _record(
     """The record (as a dict) of `method`'s accuracy on `source`'s pairs at `length`, `hits` (P,) bool."""
     model = Path(config.output_dir if method in MODEL_METHODS else str(config.teacher)).name
     score = round(100 * float(hits.float().mean()), 2)
-    record = Record(source, length, method, score, model, config.seed, round(seconds, 5), queries=len(hits))
+    record = Record(source, length, method, score, model, config.seed, round(seconds, 5), queries=len(hits),
+                    hits=hits.int().tolist())  # fmt: skip
     return dataclasses.asdict(record)
 
 
@@ -208,6 +210,8 @@ def reading_table(records: list[dict[str, Any]]) -> str:
 def reading_card(reading: dict[str, Any], long_seconds: float | None = None) -> str:
     """The model card's section: what was read and how, the scores with their uncertainty, what was skipped."""
     table = reading_table(reading["records"]) + "\n" if reading["records"] else ""
+    paired = paired_table(reading["records"])  # the same pairs read by both: tighter than `apart by`
+    table += f"{paired}\n" if paired else ""
     skipped = "".join(f"- {s['source']} at {s['length']}: {s['why']}\n" for s in reading["skipped"])
     share = (
         f" ({100 * reading['seconds'] / long_seconds:.0f} % of the long stage's {long_seconds:.0f} s)"

@@ -1,0 +1,83 @@
+"""Paired differences (longdocs/paired.py): query by query, over the seeds both readings hold, with the
+normal interval of the module docstring; the table's cells; the suite's and the verdict's records keep hits."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+
+from linformer_kit.longdocs.paired import difference, differences, paired_table
+from linformer_kit.longdocs.report import table
+
+
+def _record(method: str, outcomes: list[int], seed: int = 1, length: int = 4096, **extra) -> dict:
+    """A longdocs.json record of these per-query outcomes; `extra` replaces any field (hits=None: an older run's)."""
+    return {"task": "books", "length": length, "method": method, "score": 100 * sum(outcomes) / len(outcomes),
+            "model": "m", "seed": seed, "seconds_per_document": 0.1, "depth": None, "queries": len(outcomes),
+            "hits": outcomes, **extra}  # fmt: skip
+
+
+def test_a_difference_is_the_mean_of_query_differences_with_its_normal_interval() -> None:
+    mine = {1: [1, 1, 0, 1, 0, 1], 2: [1, 0, 0, 1]}
+    theirs = {1: [1, 0, 0, 0, 0, 1], 2: [0, 0, 1, 1], 3: [1, 1, 1, 1]}  # seed 3: no partner, left out
+    d = [0, 1, 0, 1, 0, 0, 1, 0, -1, 0]
+    diff, half, n = difference(mine, theirs)
+    assert n == 10
+    assert diff == pytest.approx(100 * statistics.mean(d))
+    assert half == pytest.approx(1.96 * 100 * statistics.stdev(d) / math.sqrt(10))
+
+
+def test_the_same_outcomes_differ_by_nothing_and_their_scores_alone_cannot_say_that() -> None:
+    """Two readings that hit and miss the same queries: difference 0 with a zero-width interval, where scores
+    taken as independent would leave a wide one."""
+    same = {1: [1, 0, 1, 1, 0, 0, 1, 0]}
+    assert difference(same, same) == (0.0, 0.0, 8)
+
+
+def test_queries_of_other_counts_are_refused() -> None:
+    with pytest.raises(
+        ValueError, match=r"seed 1: 3 and 2 queries; a paired difference needs the same queries"
+    ):
+        difference({1: [1, 0, 1]}, {1: [1, 0]})
+
+
+def test_differences_pair_each_model_reading_with_each_original_reading_of_its_task_and_length() -> None:
+    records = [
+        _record("whole", [1, 1, 1, 0]), _record("chunks-best-512", [1, 0, 0, 0]),
+        _record("truncate-512", [0, 0, 0, 0]), _record("late-chunking-512", [1, 0, 0, 0]),
+        _record("whole", [1, 1], length=1024), _record("chunks-best-512", [1, 1], length=1024),
+        _record("chunks-mean-512", [1, 1, 1, 1], hits=None),  # an older record: no hits, no pair
+        _record("whole", [1, 0, 0, 0], depth="0.00-0.25"),  # a depth subset is not a reading of its own
+    ]  # fmt: skip
+    got = {
+        (e["length"], e["method"], e["against"]): (e["difference"], e["queries"])
+        for e in differences(records)
+    }
+    assert got == {
+        (1024, "whole", "chunks-best-512"): (0.0, 2),
+        (4096, "late-chunking-512", "chunks-best-512"): (0.0, 4),
+        (4096, "late-chunking-512", "truncate-512"): (25.0, 4),
+        (4096, "whole", "chunks-best-512"): (50.0, 4),
+        (4096, "whole", "truncate-512"): (75.0, 4),
+    }
+
+
+def test_the_table_bolds_a_difference_whose_interval_leaves_out_zero() -> None:
+    many = 40
+    records = [
+        _record("whole", [1] * many), _record("chunks-best-512", [0] * many),  # +100, told apart
+        _record("whole", [1, 0] * 20, length=1024), _record("chunks-best-512", [0, 1] * 20, length=1024),  # 0
+    ]  # fmt: skip
+    text = paired_table(records)
+    assert "| books | 4096 | whole | 40 | **+100.0 [+100.0, +100.0]** |" in text
+    assert "| books | 1024 | whole | 40 | +0.0 [-31.4, +31.4] |" in text
+    assert "vs chunks-best-512" in text
+    assert "Paired differences" in table(records)  # the suite's report carries it
+
+
+def test_no_hits_no_table() -> None:
+    records = [_record("whole", [1, 0], hits=None), _record("chunks-best-512", [1, 1], hits=None)]
+    assert paired_table(records) == ""
+    assert "Paired differences" not in table(records)
