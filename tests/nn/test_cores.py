@@ -113,10 +113,11 @@ def test_a_layer_runs_the_core_its_backend_names(monkeypatch: pytest.MonkeyPatch
 
 
 @pytest.mark.gpu
-def test_window_auto_takes_flex_on_cuda_without_dropout() -> None:
+def test_window_auto_keeps_sdpa_on_cuda_until_a_gpu_times_flex() -> None:
+    """No GPU has timed flex against SDPA's window (issue "On a GPU"): "auto" takes only measured rules."""
     q = torch.randn(1, 2, 8, 32, device="cuda")
-    assert _pick("auto", q, window=True) == "flex"
-    assert _pick("auto", q, window=True, dropout_p=0.1) != "flex"
+    assert _pick("auto", q, window=True) == "sdpa"
+    assert _pick("flex", q, window=True) == "flex"
 
 
 def test_window_auto_keeps_a_cpu_off_flex_and_flex_names_its_core() -> None:

@@ -20,7 +20,8 @@ The plain softmax is the window's case with no window (a key set of slots alone)
 A layer names its core (`LinformerSelfAttention(backend=...)`); a model takes it from its config, the way
 transformers models take `attn_implementation` (models/modeling_linformer.py). "auto", the default, picks per
 call in `choose`: each rule is the faster core where it was measured (docs/benchmarks.md, "bfloat16 on CPU"
-and "Local window"), except flex on CUDA, which no GPU has timed yet (issue "On a GPU").
+and "Local window"). Flex is not among them until a GPU times it against SDPA's window (issue "On a GPU",
+scripts/gpu/student_speed.py): `attn_implementation="flex"` / `backend="flex"` runs it by name.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from linformer_kit.nn.backends import AttentionFn, blocked_attention, eager_atte
 from linformer_kit.nn.keys import LocalCore
 from linformer_kit.nn.local import dense_local_attention, flex_local_attention, split_local_attention
 from linformer_kit.nn.local_blocks import banded_attention, sdpa_local_attention
-from linformer_kit.nn.local_flex import flex_available
 
 
 class Core(NamedTuple):
@@ -51,7 +51,6 @@ CORES: dict[str, Core] = {
 }
 
 BLOCKED_MAX_KEYS_WITH_GRAD = 1024  # above it, "auto" trains in SDPA: O(n) saved for backward, not (n x m)
-FLEX_MIN_HEAD_DIM = 16  # FlexAttention's Triton kernels take head dims >= 16
 
 
 def choose(backend: str, q: Tensor, k: Tensor, v: Tensor, *, window: bool, dropout_p: float = 0.0) -> str:
@@ -64,8 +63,7 @@ def choose(backend: str, q: Tensor, k: Tensor, v: Tensor, *, window: bool, dropo
         blocked core's (b, h, n, m) weights where SDPA keeps O(n) statistics), the length is symbolic (export:
         no Python blocks) or the batch is empty.
     window: a symbolic length takes the banded core whatever the name ("sdpa" and "split" count blocks in
-        Python), the reference excepted; "auto": flex on CUDA without dropout (one block-sparse kernel),
-        banded for a CPU step with dropout (the fused CPU kernel has none, and its unfused fallback is slower
+        Python), the reference excepted; "auto": banded for a CPU step with dropout (the fused CPU kernel has none, and its unfused fallback is slower
         than writing the scores out), split for a CPU forward without a backward (the slots read once, not
         copied per block), SDPA by query blocks everywhere else.
     """
@@ -76,13 +74,6 @@ def choose(backend: str, q: Tensor, k: Tensor, v: Tensor, *, window: bool, dropo
     if backend != "auto":
         return backend
     if window:
-        if (
-            q.device.type == "cuda"
-            and dropout_p == 0.0
-            and q.shape[-1] >= FLEX_MIN_HEAD_DIM
-            and flex_available()
-        ):
-            return "flex"
         if q.device.type == "cpu" and dropout_p > 0.0:
             return "blocked"
         return "split" if q.device.type == "cpu" and not grad else "sdpa"
@@ -91,4 +82,4 @@ def choose(backend: str, q: Tensor, k: Tensor, v: Tensor, *, window: bool, dropo
     return "sdpa" if grad and k.shape[-2] > BLOCKED_MAX_KEYS_WITH_GRAD else "blocked"
 
 
-__all__ = ["BLOCKED_MAX_KEYS_WITH_GRAD", "CORES", "FLEX_MIN_HEAD_DIM", "Core", "choose"]
+__all__ = ["BLOCKED_MAX_KEYS_WITH_GRAD", "CORES", "Core", "choose"]
