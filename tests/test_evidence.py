@@ -483,6 +483,7 @@ FIGURES: tuple[F, ...] = (
     F(f"docs/{LONG}/README.md", "| 2 048: contextual chunks | 237 | **{+8.9} [{+2.7}, {+15.0}]** | **{+7.2} [{+2.1}, {+12.3}]** |", *paired(2048, "contextual-chunks-512", "chunks-mean-512"), *paired(2048, "contextual-chunks-512", "chunks-best-512")),
     F(f"docs/{LONG}/README.md", "| 4 096: whole | 115 | {-3.5} [{-10.3}, {+3.3}] | {-5.2} [{-14.2}, {+3.8}] |", *paired(4096, "whole", "chunks-mean-512"), *paired(4096, "whole", "chunks-best-512")),
     F(f"docs/{LONG}/README.md", "| 4 096: contextual chunks | 115 | {+6.1} [{-2.4}, {+14.6}] | {+4.3} [{-3.1}, {+11.8}] |", *paired(4096, "contextual-chunks-512", "chunks-mean-512"), *paired(4096, "contextual-chunks-512", "chunks-best-512")),
+    F(f"docs/{LONG}/README.md", "late-mean {45.3}, contextual-mean {48.7}, whole centred {44.7}, against averaged chunks' {47.3} (centred {50.0}:", *(J(f"{LONG}/curve/one-row-readings-160.json", "books mean", k) for k in ("late-mean", "contextual-mean", "whole-centred", "chunks-mean", "chunks-mean-centred"))),
     # README, "Results in brief": one line a figure; the GPU and long-document rows follow docs/gpu.md and
     # docs/longdocs.md
     F(README, "({5.75}x flash attention at 16 384)", gpu_layer("full-sdpa", 16384) / gpu_layer("linformer-layerwise", 16384, 128)),
