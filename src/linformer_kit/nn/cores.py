@@ -54,8 +54,9 @@ BLOCKED_MAX_KEYS_WITH_GRAD = 1024  # above it, "auto" trains in SDPA: O(n) saved
 
 
 def choose(backend: str, q: Tensor, k: Tensor, v: Tensor, *, window: bool, dropout_p: float = 0.0) -> str:
-    """The core (a name of `CORES`) that `backend` means for these queries, keys and values; `window`: the
-    key set has a window (the slots beside it are in `k`'s layer, not in `k`). "auto" picks by the rules below.
+    """The core (a name of `CORES`) that `backend` means for this call: q (b, h, n, d) and, with `window`, every
+    token's k and v (the slots ride in the window core's KeySet), else the one key set's k and v (m keys).
+    "auto" picks by the rules below.
 
     plain, "auto": PyTorch SDPA, except for bfloat16 on a CPU, where its fused kernel reaches about a third
         of the bf16 GEMM rate when the keys are a few hundred (its per-block softmax dominates): the blocked
@@ -63,9 +64,9 @@ def choose(backend: str, q: Tensor, k: Tensor, v: Tensor, *, window: bool, dropo
         blocked core's (b, h, n, m) weights where SDPA keeps O(n) statistics), the length is symbolic (export:
         no Python blocks) or the batch is empty.
     window: a symbolic length takes the banded core whatever the name ("sdpa" and "split" count blocks in
-        Python), the reference excepted; "auto": banded for a CPU step with dropout (the fused CPU kernel has none, and its unfused fallback is slower
-        than writing the scores out), split for a CPU forward without a backward (the slots read once, not
-        copied per block), SDPA by query blocks everywhere else.
+        Python), the reference excepted; "auto": banded for a CPU step with dropout (the fused CPU kernel has
+        none, and its unfused fallback is slower than writing the scores out), split for a CPU forward without
+        a backward (the slots read once, not copied per block), SDPA by query blocks everywhere else.
     """
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
     symbolic = not isinstance(q.shape[-2], int)
