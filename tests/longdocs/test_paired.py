@@ -4,7 +4,6 @@ normal interval of the module docstring; the table's cells; the suite's and the 
 from __future__ import annotations
 
 import math
-import statistics
 
 import pytest
 
@@ -19,28 +18,33 @@ def _record(method: str, outcomes: list[int], seed: int = 1, length: int = 4096,
             "hits": outcomes, **extra}  # fmt: skip
 
 
-def test_a_difference_is_the_mean_of_query_differences_with_its_normal_interval() -> None:
+def test_a_difference_is_b_minus_c_over_n_with_agresti_and_min_s_interval() -> None:
     mine = {1: [1, 1, 0, 1, 0, 1], 2: [1, 0, 0, 1]}
     theirs = {1: [1, 0, 0, 0, 0, 1], 2: [0, 0, 1, 1], 3: [1, 1, 1, 1]}  # seed 3: no partner, left out
-    d = [0, 1, 0, 1, 0, 0, 1, 0, -1, 0]
-    diff, half, n = difference(mine, theirs)
-    assert n == 10
-    assert diff == pytest.approx(100 * statistics.mean(d))
-    assert half == pytest.approx(1.96 * 100 * statistics.stdev(d) / math.sqrt(10))
+    b, c, n = 3, 1, 10  # queries only mine hits, only theirs hits, every shared seed's queries
+    diff, low, high, count = difference(mine, theirs)
+    assert (diff, count) == (100 * (b - c) / n, n)
+    b2, c2, n2 = b + 0.5, c + 0.5, n + 2  # a half in each of the four cells
+    half = 1.96 * math.sqrt((b2 + c2) - (b2 - c2) ** 2 / n2) / n2
+    assert (low, high) == pytest.approx((100 * ((b2 - c2) / n2 - half), 100 * ((b2 - c2) / n2 + half)))
 
 
-def test_the_same_outcomes_differ_by_nothing_and_their_scores_alone_cannot_say_that() -> None:
-    """Two readings that hit and miss the same queries: difference 0 with a zero-width interval, where scores
-    taken as independent would leave a wide one."""
-    same = {1: [1, 0, 1, 1, 0, 0, 1, 0]}
-    assert difference(same, same) == (0.0, 0.0, 8)
+def test_few_differing_queries_are_not_told_apart() -> None:
+    """4 of 25 one way, none the other: the exact McNemar p is 0.125, and the interval holds 0 (a Wald
+    interval would leave it out); one query, or outcomes all equal, never give a zero-width interval."""
+    assert difference({1: [1] * 4 + [0] * 21}, {1: [0] * 25})[1] < 0
+    one = difference({1: [1]}, {1: [0]})
+    assert one[0] == 100.0
+    assert one[1] < 0
+    same = difference({1: [1, 0, 1, 1, 0, 0, 1, 0]}, {1: [1, 0, 1, 1, 0, 0, 1, 0]})
+    assert same[0] == 0.0
+    assert same[1] < 0 < same[2]
 
 
-def test_queries_of_other_counts_are_refused() -> None:
-    with pytest.raises(
-        ValueError, match=r"seed 1: 3 and 2 queries; a paired difference needs the same queries"
-    ):
-        difference({1: [1, 0, 1]}, {1: [1, 0]})
+def test_a_seed_of_other_query_counts_is_left_out() -> None:
+    """Runs of other settings gathered into one report: their seeds are not one run's methods."""
+    assert difference({1: [1, 0, 1], 2: [1, 1]}, {1: [1, 0], 2: [0, 1]})[3] == 2
+    assert difference({1: [1, 0, 1]}, {1: [1, 0]})[3] == 0
 
 
 def test_differences_pair_each_model_reading_with_each_original_reading_of_its_task_and_length() -> None:
@@ -71,8 +75,8 @@ def test_the_table_bolds_a_difference_whose_interval_leaves_out_zero() -> None:
         _record("whole", [1, 0] * 20, length=1024), _record("chunks-best-512", [0, 1] * 20, length=1024),  # 0
     ]  # fmt: skip
     text = paired_table(records)
-    assert "| books | 4096 | whole | 40 | **+100.0 [+100.0, +100.0]** |" in text
-    assert "| books | 1024 | whole | 40 | +0.0 [-31.4, +31.4] |" in text
+    assert "| books | 4096 | whole | 40 | **+100.0 [+87.3, +100.0]** |" in text
+    assert "| books | 1024 | whole | 40 | +0.0 [-29.9, +29.9] |" in text
     assert "vs chunks-best-512" in text
     assert "Paired differences" in table(records)  # the suite's report carries it
 

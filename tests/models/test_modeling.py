@@ -23,7 +23,7 @@ from linformer_kit.models import (
     LinformerForTokenClassification,
     LinformerModel,
 )
-from linformer_kit.nn import LinformerSelfAttention
+from linformer_kit.nn import CORES
 
 # --- config ------------------------------------------------------------------------------------------
 
@@ -164,23 +164,42 @@ def test_eager_and_auto_agree(tmp_path):
         assert_close(auto(input_ids, attention_mask=attention_mask).logits, expected, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("core", ["sdpa", "blocked", "split", "flex", "eager"])
-def test_attn_implementation_names_the_core_of_every_layer(tmp_path, core):
+@pytest.mark.parametrize("core", ["sdpa", "blocked", "split", "eager"])
+def test_attn_implementation_names_the_core_every_layer_runs(tmp_path, core, monkeypatch):
     """The config chooses the core (nn/cores.py) the way transformers' attn_implementation does: at loading,
-    at construction, and after it; a name outside the table is refused, naming the choices."""
+    in the constructor's config, after construction, and set on the config directly; the layers read it at
+    every forward. A name outside the table is refused, naming the choices."""
+    calls: list[str] = []
+
+    def counted(name, fn):
+        def run(*args, **kwargs):
+            calls.append(name)
+            return fn(*args, **kwargs)
+
+        return run
+
+    table = {name: type(c)(counted(name, c.plain), counted(name, c.window)) for name, c in CORES.items()}
+    monkeypatch.setattr("linformer_kit.nn.attention.CORES", table)
     LinformerModel(tiny_linformer_config(local_window=2)).save_pretrained(tmp_path)
-    cores = lambda model: {m.backend for m in model.modules() if isinstance(m, LinformerSelfAttention)}  # noqa: E731
-    assert cores(LinformerModel.from_pretrained(tmp_path, attn_implementation=core)) == {core}
+    ids = torch.randint(5, VOCAB_SIZE, (2, N))
+
+    def cores_run(model) -> set[str]:
+        calls.clear()
+        with torch.no_grad():
+            model(ids)
+        return set(calls)
+
+    assert cores_run(LinformerModel.from_pretrained(tmp_path, attn_implementation=core)) == {core}
     config = tiny_linformer_config(local_window=2)
     config._attn_implementation = core
-    assert cores(LinformerModel(config)) == {core}
-    switched = LinformerModel.from_pretrained(tmp_path)
-    assert cores(switched) == {"auto"}
-    switched.set_attn_implementation(core)
-    assert cores(switched) == {core}
-    with pytest.raises(
-        ValueError, match=r"attn_implementation must be one of .*'flex'.*got 'flash_attention_2'"
-    ):
+    assert cores_run(LinformerModel(config)) == {core}
+    model = LinformerModel.from_pretrained(tmp_path)
+    assert cores_run(model) == {"split"}  # "auto": the window's CPU forward without gradients
+    model.set_attn_implementation(core)
+    assert cores_run(model) == {core}
+    model.config._attn_implementation = "auto"  # set directly: the next forward reads it
+    assert cores_run(model) == {"split"}
+    with pytest.raises(ValueError, match=r"attn_implementation must be one of .*'flex'.*got 'flash_attention_2'"):
         LinformerModel.from_pretrained(tmp_path, attn_implementation="flash_attention_2")
 
 

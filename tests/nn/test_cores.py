@@ -70,6 +70,14 @@ def test_window_auto_picks_what_its_docstring_says_on_a_cpu() -> None:
     assert _pick("eager", wide, window=True, dropout_p=0.1) == "eager"
 
 
+def test_window_auto_counts_a_backward_through_keys_or_values_alone() -> None:
+    """Frozen queries with trained values (LoRA on the value linear) still run a backward: SDPA's core, not
+    split, which has none to save for."""
+    q, kv = torch.randn(1, 2, 8, 32), torch.randn(1, 2, 8, 32)
+    assert choose("auto", q, kv, kv.clone().requires_grad_(), window=True) == "sdpa"
+    assert choose("auto", q, kv, kv, window=True) == "split"
+
+
 def test_a_symbolic_length_takes_the_banded_window_core_but_eager_keeps_the_reference() -> None:
     """SDPA's block count is a Python int: under torch.export every window core but the reference is banded;
     the plain softmax takes SDPA (no Python blocks) where "auto" would have taken the blocked core."""

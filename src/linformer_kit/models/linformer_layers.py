@@ -91,7 +91,6 @@ class LinformerAttention(nn.Module):
             dropout=config.attention_probs_dropout_prob,
             shared_projection=shared_projection,
             long_adapter_rank=config.long_adapter_rank if config.projected_lengths()[layer_idx] else None,
-            backend=config._attn_implementation,  # the model's core (nn/cores.py): `set_attn_implementation`
             **config.layer_options(layer_idx),
         )
         self.LayerNorm = _layer_norm(config, "pre")  # before the attention (pre-LN only)
@@ -104,10 +103,9 @@ class LinformerAttention(nn.Module):
         normed = self.LayerNorm(hidden_states)  # (b, n, D); the identity under post-LN
         mask = None if plan is None else plan.mask
         if output_attentions:
-            attended, weights = self.self.forward_with_weights(normed, mask, plan)  # (b, n, D)
-            weights = weights if output_attentions else None  # (b, h, n, k)
+            attended, weights = self.self.forward_with_weights(normed, mask, plan)  # (b, n, D), (b, h, n, k)
         else:
-            attended = self.self(normed, mask, plan)  # (b, n, D)
+            attended = self.self(normed, mask, plan, backend=self.config._attn_implementation)  # (b, n, D)
         return self.output(attended, hidden_states), weights
 
 

@@ -53,7 +53,7 @@ from linformer_kit.models.linformer_layers import (
     _layer_norm,
 )
 from linformer_kit.models.loading import share_saved_weights, strict_from_pretrained
-from linformer_kit.nn import ATTENTION_BACKENDS, LinformerSelfAttention, SequenceProjection
+from linformer_kit.nn import ATTENTION_BACKENDS, SequenceProjection
 from linformer_kit.nn.options import check_choice
 from linformer_kit.nn.plan import model_plan
 
@@ -67,8 +67,8 @@ class LinformerPreTrainedModel(PreTrainedModel):
     _supports_sdpa = True
     # transformers' instance attributes (a model collects its modules' per instance), so not ClassVar
     _no_split_modules: set[str] | list[str] | None = ["LinformerEmbeddings", "LinformerLayer"]  # noqa: RUF012
-    # `set_attn_implementation` below gives every layer the new core, so it works after construction
-    # (transformers otherwise guesses from the source that it would not).
+    # The layers read config._attn_implementation at every forward, so `set_attn_implementation` (or any
+    # change of it) works after construction (transformers otherwise guesses from the source that it would not).
     _can_set_attn_implementation_cached_value = True
 
     def get_correct_attn_implementation(
@@ -79,15 +79,6 @@ class LinformerPreTrainedModel(PreTrainedModel):
         core = "auto" if requested_attention is None else requested_attention
         check_choice("attn_implementation", core, ATTENTION_BACKENDS)
         return core
-
-    def set_attn_implementation(
-        self, attn_implementation: str | dict, allow_all_kernels: bool = False
-    ) -> None:
-        """transformers' switch after construction; then every Linformer layer runs the core it names."""
-        super().set_attn_implementation(attn_implementation, allow_all_kernels=allow_all_kernels)
-        for module in self.modules():
-            if isinstance(module, LinformerSelfAttention):
-                module.backend = self.config._attn_implementation
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *model_args, **kwargs):

@@ -186,11 +186,13 @@ class LinformerSelfAttention(ProjectedKeys):
     # --- forward ---------------------------------------------------------------------------------
 
     def forward(
-        self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None, plan: Plan | None = None
-    ) -> torch.Tensor:
+        self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None, plan: Plan | None = None,
+        backend: str | None = None,
+    ) -> torch.Tensor:  # fmt: skip
         """x (b, n, D), key_padding_mask (b, n) bool with True = real token -> (b, n, D). `plan`: the model's
-        plan of this forward (nn/plan.py), whose mask is `key_padding_mask` or None; a bare layer makes its own."""
-        return self._attend(x, key_padding_mask, plan, need_weights=False)[0]
+        plan of this forward (nn/plan.py), whose mask is `key_padding_mask` or None; a bare layer makes its own.
+        `backend`: the core of this call (nn/cores.py), the model's `attn_implementation`; None: the layer's."""
+        return self._attend(x, key_padding_mask, plan, need_weights=False, backend=backend)[0]
 
     def forward_with_weights(
         self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None, plan: Plan | None = None
@@ -201,13 +203,15 @@ class LinformerSelfAttention(ProjectedKeys):
         window or global tokens they are (b, h, n, k + n): [:, :, i, :k] the slots, [:, :, i, k + j]
         the weight on token j (nn/local.py, `dense_local_attention`).
         """
-        out, weights = self._attend(x, key_padding_mask, plan, need_weights=True)
+        out, weights = self._attend(
+            x, key_padding_mask, plan, need_weights=True
+        )  # the reference, whatever the core
         assert weights is not None
         return out, weights
 
     def _attend(
         self, x: torch.Tensor, mask: torch.Tensor | None, plan: Plan | None = None, *, need_weights: bool,
-        one_graph: bool | None = None,
+        one_graph: bool | None = None, backend: str | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
         """The forward -> (out (b, n, D), weights | None). Per head, then the output linear:
 
@@ -229,15 +233,18 @@ class LinformerSelfAttention(ProjectedKeys):
         one_graph = not isinstance(n, int) if one_graph is None else one_graph
         query = self._split_heads(self.query(x))  # Q (b, h, n, d)
 
-        projected = functools.partial(self._projected, one_graph=one_graph)  # the projected path (a `Path`)
+        # the core (nn/cores.py): the reference where the weights are returned, else the call's or the layer's
+        core = "eager" if need_weights else (self.backend if backend is None else backend)
+        exact = functools.partial(self._exact, core=core)  # the two paths (`Path`s of nn/exact_rows.py)
+        projected = functools.partial(self._projected, one_graph=one_graph, core=core)
         route = None  # which rows are longer than exact_length (nn/exact_rows.py), where the layer asks
         if self.projected_length is None or (self.attends_exactly(n) and not one_graph):
-            out, weights = self._exact(query, x, mask, need_weights)
+            out, weights = exact(query, x, mask, need_weights)
         elif self.exact_length is not None:  # rows of at most T real tokens exact
             route = plan.route
             if route is None:
                 raise ValueError(export_refusal(self.exact_length))
-            out, weights = exact_up_to_length(self._exact, projected, route, query, x, mask, need_weights)
+            out, weights = exact_up_to_length(exact, projected, route, query, x, mask, need_weights)
         else:
             out, weights = projected(query, x, mask, need_weights)
         out = out.transpose(1, 2).reshape(b, n, self.hidden_size)  # heads joined: (b, n, D)
@@ -246,15 +253,21 @@ class LinformerSelfAttention(ProjectedKeys):
         return self.dense(out), weights
 
     def _exact(
-        self, query: torch.Tensor, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
+        self,
+        query: torch.Tensor,
+        x: torch.Tensor,
+        mask: torch.Tensor | None,
+        need_weights: bool,
+        *,
+        core: str,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """softmax(Q Kᵀ / sqrt(d)) V over the real keys -> (out (b, h, n, d), weights (b, h, n, n) | None)."""
         keys, values, attn_mask, causal = self._full_keys_values(x, mask)  # K, V (b, h, n, d)
-        return self._softmax(query, keys, values, attn_mask, causal, need_weights)
+        return self._softmax(query, keys, values, attn_mask, causal, core)
 
     def _projected(
         self, query: torch.Tensor, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool, *,
-        one_graph: bool,
+        one_graph: bool, core: str,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
         """The k slots (and the window and global keys with `is_local`) -> (out (b, h, n, d), weights | None)."""
         # every token's K, V (b, h, n, d), where the slots are projected from them or the window reads them
@@ -263,33 +276,27 @@ class LinformerSelfAttention(ProjectedKeys):
             query = query + self._split_heads(self.long_adapters.query(x))
         slots = self._slots(x, tokens, mask, one_graph)  # E K, F V (b, h, k, d)
         if self.is_local and tokens is not None:  # (is_local: tokens are computed)
-            return self._local_softmax(query, tokens, slots, mask, need_weights)
-        return self._softmax(query, slots.keys, slots.values, slots.keep, False, need_weights)
+            return self._local_softmax(query, tokens, slots, mask, core)
+        return self._softmax(query, slots.keys, slots.values, slots.keep, False, core)
 
     def _softmax(
         self, query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, attn_mask: torch.Tensor | None,
-        causal: bool, need_weights: bool,
+        causal: bool, core: str,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
-        """softmax(Q keysᵀ / sqrt(d)) values in the layer's core (eager for the weights): nn/cores.py."""
+        """softmax(Q keysᵀ / sqrt(d)) values in `core` (a name of nn/cores.py's table, or "auto")."""
         options = self._softmax_options()
-        core = choose(
-            self._core(need_weights), query, keys, values, window=False, dropout_p=options["dropout_p"]
-        )
-        return CORES[core].plain(query, keys, values, attn_mask, causal=causal, **options)
+        name = choose(core, query, keys, values, window=False, dropout_p=options["dropout_p"])
+        return CORES[name].plain(query, keys, values, attn_mask, causal=causal, **options)
 
     def _local_softmax(
         self, query: torch.Tensor, tokens: tuple[torch.Tensor, torch.Tensor], slots: Slots,
-        mask: torch.Tensor | None, need_weights: bool,
+        mask: torch.Tensor | None, core: str,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
         """Slots, window and global keys in one softmax (nn/local.py) -> (out (b, h, n, d), weights | None)."""
         options = self._softmax_options()
-        core = choose(self._core(need_weights), query, *tokens, window=True, dropout_p=options["dropout_p"])
+        name = choose(core, query, *tokens, window=True, dropout_p=options["dropout_p"])
         keyset = KeySet(slots, mask, self.local_window, self.global_tokens, longest=self.max_seq_len)
-        return CORES[core].window(query, *tokens, keyset, **options)
-
-    def _core(self, need_weights: bool) -> str:
-        """The core this call asks for: the layer's `backend`, or the reference where the weights are returned."""
-        return "eager" if need_weights else self.backend
+        return CORES[name].window(query, *tokens, keyset, **options)
 
     def _softmax_options(self) -> SoftmaxOptions:
         return {"scale": 1.0 / math.sqrt(self.head_dim), "dropout_p": self.dropout if self.training else 0.0}
