@@ -440,6 +440,15 @@ def paired(n: int, method: str, against: str) -> tuple[Paired, Paired, Paired]:
     return tuple(Paired(file, n, method, against, part) for part in ("difference", "low", "high"))  # type: ignore[return-value]
 
 
+S43 = f"{LONG}/curve/c160-s43"  # the 160-step stage's second training seed
+
+
+def s43_paired(method: str, against: str) -> tuple[Paired, Paired, Paired]:
+    """Seed 43's paired difference over every pair at 4 096, with its interval's ends."""
+    file = f"{S43}/allpairs-4096/longdocs.json"
+    return tuple(Paired(file, 4096, method, against, part) for part in ("difference", "low", "high"))  # type: ignore[return-value]
+
+
 def readme_lead(task: str, n: int, chunks: str) -> Source:
     """The default long student's score over the original's best chunk."""
     return readme_run(task, (n,))[0] - score(chunks, task, n, "chunks-best-512")
@@ -483,6 +492,14 @@ FIGURES: tuple[F, ...] = (
     F(f"docs/{LONG}/README.md", "| 4 096: whole | 115 | {-3.5} [{-10.3}, {+3.5}] | {-5.2} [{-14.1}, {+3.8}] |", *paired(4096, "whole", "chunks-mean-512"), *paired(4096, "whole", "chunks-best-512")),
     F(f"docs/{LONG}/README.md", "| 4 096: contextual chunks | 115 | {+6.1} [{-2.5}, {+14.5}] | {+4.3} [{-3.2}, {+11.7}] |", *paired(4096, "contextual-chunks-512", "chunks-mean-512"), *paired(4096, "contextual-chunks-512", "chunks-best-512")),
     F(f"docs/{LONG}/README.md", "late-mean {45.3}, contextual-mean {48.7}, whole centred {44.7}, against averaged chunks' {47.3} (centred {50.0}:", *(J(f"{LONG}/curve/one-row-readings-160.json", "books mean", k) for k in ("late-mean", "contextual-mean", "whole-centred", "chunks-mean", "chunks-mean-centred"))),
+    # docs/reproduction/long-minilm/README.md, "A second training seed of the 160-step stage"
+    F(f"docs/{LONG}/README.md", "| book halves, 3 data seeds: whole | {44.0} | {46.0} | {47.3} / {52.0} |", curve("160", "books", "whole", schedule=160), seeds_mean(f"{S43}/160-books/longdocs.json", "books", 4096, "whole"), *(seeds_mean(f"{S43}/160-books/longdocs.json", "books", 4096, m) for m in ("chunks-mean-512", "chunks-best-512"))),
+    F(f"docs/{LONG}/README.md", "| book halves, 3 data seeds: contextual chunks | {54.7} | {52.7} |", curve("160", "books", "contextual-chunks-512", schedule=160), seeds_mean(f"{S43}/160-books/longdocs.json", "books", 4096, "contextual-chunks-512")),
+    F(f"docs/{LONG}/README.md", "| every pair (115): whole − averaged chunks | {-3.5} [{-10.3}, {+3.5}] | {+1.7} [{-4.8}, {+8.2}] |", *paired(4096, "whole", "chunks-mean-512"), *s43_paired("whole", "chunks-mean-512")),
+    F(f"docs/{LONG}/README.md", "| every pair (115): contextual chunks − best chunk | {+4.3} [{-3.2}, {+11.7}] | {+0.9} [{-6.3}, {+8.0}] |", *paired(4096, "contextual-chunks-512", "chunks-best-512"), *s43_paired("contextual-chunks-512", "chunks-best-512")),
+    F(f"docs/{LONG}/README.md", "| passkey (data seed 1): whole | {40} | {50} | {20} / {52} |", curve("160", "passkey", "whole", schedule=160), *(score(f"{S43}/160-passkey/longdocs.json", "passkey", 4096, m) for m in ("whole", "chunks-mean-512", "chunks-best-512"))),
+    F(f"docs/{LONG}/README.md", "| access code (data seed 1): whole | {26} | {34} | {30} / {60} |", curve("160", "access-code", "whole", schedule=160), *(score(f"{S43}/160-passkey/longdocs.json", "access-code", 4096, m) for m in ("whole", "chunks-mean-512", "chunks-best-512"))),
+    F(f"docs/{LONG}/README.md", "long stage {3 694} s, peak {9.5} GB (`/usr/bin/time -v`), its verdict {72} s", J(f"{S43}/metrics.json", "stage_seconds", "long"), J(f"{S43}/memory.json", "peak_rss_kb") * KB_TO_GB, J(f"{S43}/metrics.json", "long_reading", "seconds")),
     # README, "Results in brief": one line a figure; the GPU and long-document rows follow docs/gpu.md and
     # docs/longdocs.md
     F(README, "({5.75}x flash attention at 16 384)", gpu_layer("full-sdpa", 16384) / gpu_layer("linformer-layerwise", 16384, 128)),
