@@ -199,7 +199,9 @@ def test_attn_implementation_names_the_core_every_layer_runs(tmp_path, core, mon
     assert cores_run(model) == {core}
     model.config._attn_implementation = "auto"  # set directly: the next forward reads it
     assert cores_run(model) == {"split"}
-    with pytest.raises(ValueError, match=r"attn_implementation must be one of .*'flex'.*got 'flash_attention_2'"):
+    with pytest.raises(
+        ValueError, match=r"attn_implementation must be one of .*'flex'.*got 'flash_attention_2'"
+    ):
         LinformerModel.from_pretrained(tmp_path, attn_implementation="flash_attention_2")
 
 
