@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from linformer_kit.longdocs.paired import differences
+from linformer_kit.models.paired import differences
 from tests.test_readme import results_section
 
 ROOT = Path(__file__).parents[1]
@@ -109,7 +109,7 @@ class J(Source):
 
 
 class Paired(Source):
-    """A paired difference of a run's records (longdocs/paired.py, from each record's per-query hits): the
+    """A paired difference of a run's records (models/paired.py, from each record's per-query hits): the
     difference in points, or the low or high end of its 95 % interval."""
 
     def __init__(self, file: str, length: int, method: str, against: str, part: str = "difference") -> None:

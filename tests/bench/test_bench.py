@@ -17,6 +17,7 @@ from linformer_kit.bench.cases import Case, build_module, train_step
 from linformer_kit.bench.measure import BenchmarkRecord, BenchmarkResult
 from linformer_kit.bench.report import format_records_table, format_report, load_result, matmul_share
 from linformer_kit.cli.main import main
+from tests.fixtures.models import with_core
 
 TINY = BenchmarkConfig(
     seq_lens=(32, 64),
@@ -75,10 +76,7 @@ def test_flops_match_torch_flop_counter(method: str, scope: str) -> None:
     if scope == "encoder" and method.startswith("peer"):
         pytest.skip("peers are benchmarked as layers only")
     case = _case(method, scope)
-    module = build_module(case).eval()
-    for layer in module.modules():
-        if hasattr(layer, "backend"):
-            layer.backend = "eager"  # torch's counter does not see the CPU SDPA kernel; eager uses matmuls
+    module = with_core(build_module(case).eval(), "eager")  # the counter does not see the CPU SDPA kernel
     with FlopCounterMode(display=False) as counter:
         module(torch.randn(case.batch_size, case.n, case.hidden_size))
     assert counter.get_total_flops() == case.flops
@@ -367,17 +365,13 @@ def test_a_window_on_a_full_or_peer_method_is_refused() -> None:
 def test_window_flops_match_torch_flop_counter(method: str, n: int, window: int, scope: str) -> None:
     # the formula is banded_attention's (nn/local.py), whose matmuls the counter sees: backend "blocked"
     # selects it (local_attention_function); the SDPA core does the same slot products and a wider band in one kernel
-    from linformer_kit.nn import LinformerSelfAttention
 
     case = dataclasses.replace(_case(method, scope, n=n), local_window=window)
     if scope == "encoder" and window >= n:  # a model refuses a window over every input: full attention
         with pytest.raises(ValueError, match=f"local_window={window} must be below max_seq_len={n}"):
             build_module(case)
         return
-    module = build_module(case).eval()
-    for layer in module.modules():
-        if isinstance(layer, LinformerSelfAttention):
-            layer.backend = "blocked"
+    module = with_core(build_module(case).eval(), "blocked")  # matmuls the counter sees
     with FlopCounterMode(display=False) as counter:
         module(torch.randn(case.batch_size, case.n, case.hidden_size))
     assert counter.get_total_flops() == case.flops

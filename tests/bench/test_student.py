@@ -36,6 +36,7 @@ from linformer_kit.bench.student_report import (
 from linformer_kit.bench.timing import predicted_seconds
 from linformer_kit.cli.main import main
 from tests.bad_input_checks import WorkStarted, check_cli, check_raises
+from tests.fixtures.models import with_core
 
 LONGEST = 64  # the tiny original's longest input
 ENDS = Ends(first=2, last=3, pad=0)
@@ -253,10 +254,9 @@ def test_least_flops_are_below_what_the_banded_core_does() -> None:
         "max_position_embeddings": 66,
     }
     config = LinformerConfig(**{k: v for k, v in fields.items() if k != "model_type"})
-    model = LinformerModel(config, add_pooling_layer=False).eval()
-    for layer in model.modules():
-        if hasattr(layer, "backend"):
-            layer.backend = "blocked"  # matmuls the counter sees
+    model = with_core(
+        LinformerModel(config, add_pooling_layer=False).eval(), "blocked"
+    )  # matmuls the counter sees
     with FlopCounterMode(display=False) as counter, torch.no_grad():
         model(input_ids=torch.randint(5, 50, (2, 64)))
     # per layer, in units of 4 b n D: 8 of E K and F V, then the least 8 slots + 9 window + 2 global keys

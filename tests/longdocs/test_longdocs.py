@@ -205,7 +205,7 @@ def test_the_suite_writes_every_record_table_and_plot(
         "hits",
     }
     assert all(set(r) == keys for r in body["records"])
-    for r in body["records"]:  # an accuracy keeps each query's outcome, in query order (longdocs/paired.py)
+    for r in body["records"]:  # an accuracy keeps each query's outcome, in query order (models/paired.py)
         if r["queries"] is not None:
             assert len(r["hits"]) == r["queries"]
             assert set(r["hits"]) <= {0, 1}

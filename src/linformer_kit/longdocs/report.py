@@ -16,8 +16,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from linformer_kit.longdocs.paired import paired_table
 from linformer_kit.models.halves import separation, standard_error
+from linformer_kit.models.paired import paired_table
 from linformer_kit.models.readings import DIFFERENT_TEXTS, METHODS
 
 TIMED_TOGETHER = "A/B in one process"  # how one run of the suite times its methods (`table`)

@@ -29,7 +29,7 @@ class Record:
     """One method's score on one task (for the verdict, a source) at one length, as longdocs.json and a long
     student's metrics.json keep it. `queries`: how many the accuracy is over (pairs, asked keys, test
     reviews), its standard error's n; None for a mean cosine (the suite's fidelity). `hits`: each query's
-    outcome (1 a hit), in query order, so two methods of one run compare query by query (longdocs/paired.py)."""
+    outcome (1 a hit), in query order, so two methods of one run compare query by query (models/paired.py)."""
 
     task: str
     length: int

@@ -44,9 +44,9 @@ from typing import Any
 import torch
 from transformers import AutoTokenizer
 
-from linformer_kit.longdocs.paired import paired_table
 from linformer_kit.models.embedding import encoder_of
 from linformer_kit.models.halves import Record, halves_hits, separation, standard_error
+from linformer_kit.models.paired import paired_table
 from linformer_kit.models.readings import MODEL_METHODS, Method, Pass, Reader, encode
 from linformer_kit.token_pieces import TooShort
 from linformer_kit.train.distill.config import DistillConfig

@@ -1,4 +1,4 @@
-"""Paired differences (longdocs/paired.py): query by query, over the seeds both readings hold, with the
+"""Paired differences (models/paired.py): query by query, over the seeds both readings hold, with the
 normal interval of the module docstring; the table's cells; the suite's and the verdict's records keep hits."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from linformer_kit.longdocs.paired import difference, differences, paired_table
 from linformer_kit.longdocs.report import table
+from linformer_kit.models.paired import difference, differences, paired_table
 
 
 def _record(method: str, outcomes: list[int], seed: int = 1, length: int = 4096, **extra) -> dict:
