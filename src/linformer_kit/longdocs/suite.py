@@ -97,14 +97,11 @@ class Suite:
         depth=None,
     ) -> None:  # fmt: skip
         """A record of `result`: a score, or hits ((Q,) bool) whose accuracy in % is the score, over Q queries."""
-        hits = result.int().tolist() if isinstance(result, torch.Tensor) else None
-        score = 100 * float(result.float().mean()) if isinstance(result, torch.Tensor) else result
         model = Path(self.config.model if method in MODEL_METHODS else self.config.original_dir).name
-        queries = None if hits is None else len(hits)
         self.records.append(
-            Record(
-                task, length, method, round(score, 2), model, seed, round(seconds, 5), depth, queries, hits
-            )
+            Record.of_hits(task, length, method, result, model, seed, seconds, depth)
+            if isinstance(result, torch.Tensor)
+            else Record(task, length, method, round(result, 2), model, seed, round(seconds, 5), depth)
         )
 
     def write(self) -> Path:

@@ -42,6 +42,19 @@ class Record:
     queries: int | None = None
     hits: list[int] | None = None
 
+    @classmethod
+    def of_hits(
+        cls, task: str, length: int, method: str, hits: torch.Tensor, model: str, seed: int, seconds: float,
+        depth: str | None = None,
+    ) -> Record:  # fmt: skip
+        """The record of an accuracy: `hits` (Q,) bool, whether each query was answered; the score their mean
+        in %, kept with each outcome (the suite and the verdict build their records here)."""
+        score = round(100 * float(hits.float().mean()), 2)
+        outcomes = hits.int().tolist()
+        return cls(
+            task, length, method, score, model, seed, round(seconds, 5), depth, len(outcomes), outcomes
+        )
+
 
 def draw(
     tokenizer, length: int, count: int, texts: list[str], rng: random.Random

@@ -203,9 +203,8 @@ class LinformerSelfAttention(ProjectedKeys):
         window or global tokens they are (b, h, n, k + n): [:, :, i, :k] the slots, [:, :, i, k + j]
         the weight on token j (nn/local.py, `dense_local_attention`).
         """
-        out, weights = self._attend(
-            x, key_padding_mask, plan, need_weights=True
-        )  # the reference, whatever the core
+        # the reference core, whatever the layer's or the model's: the only one that returns the weights
+        out, weights = self._attend(x, key_padding_mask, plan, need_weights=True)
         assert weights is not None
         return out, weights
 

@@ -131,10 +131,7 @@ def _record(
 ) -> dict[str, Any]:
     """The record (as a dict) of `method`'s accuracy on `source`'s pairs at `length`, `hits` (P,) bool."""
     model = Path(config.output_dir if method in MODEL_METHODS else str(config.teacher)).name
-    score = round(100 * float(hits.float().mean()), 2)
-    record = Record(source, length, method, score, model, config.seed, round(seconds, 5), queries=len(hits),
-                    hits=hits.int().tolist())  # fmt: skip
-    return dataclasses.asdict(record)
+    return dataclasses.asdict(Record.of_hits(source, length, method, hits, model, config.seed, seconds))
 
 
 @contextlib.contextmanager
