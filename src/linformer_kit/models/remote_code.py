@@ -35,6 +35,7 @@ SOURCES = (
     "nn/exact_rows.py",  # exact_length: the row rule and its router (rows of at most T real tokens exact)
     "nn/plan.py",  # one plan a forward: the mask state and which rows take which path, decided once
     "nn/keys.py",  # the keys a window core reads, and the pieces every window core shares
+    "nn/local_band.py",  # the split core's band: keys read in place, the batch flat
     "nn/local_blocks.py",  # the window cores by query blocks
     "nn/local_flex.py",  # the FlexAttention window core
     "nn/local.py",  # the local window and global tokens beside the projection: its cores

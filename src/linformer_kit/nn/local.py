@@ -52,6 +52,8 @@ which is faster where: docs/benchmarks.md, "Local window". Torch-only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor
 from torch.nn import functional as F
@@ -61,17 +63,20 @@ from linformer_kit.nn.keys import (
     KeySet,
     LocalCore,
     Slots,
-    band_mask,
     global_rows,
     real_tokens,
     window_keys,
     window_or_global,
     window_sizes,
 )
+from linformer_kit.nn.local_band import band_keep, flat_blocks, flat_neighbourhoods, segments
 from linformer_kit.nn.local_blocks import MIN_BLOCK, SDPA_BLOCK, banded_attention, sdpa_local_attention
 from linformer_kit.nn.local_flex import flex_window_attention
 
 SPLIT_BLOCK = 64  # `split_local_attention`'s band: B + 2w keys for B queries, the slots not copied
+
+# a part of the split core: (q, k, v, keep, scale, dropout_p) -> (out (..., L, d), lse (..., L))
+Part = Callable[[Tensor, Tensor, Tensor, "Tensor | None", float, float], tuple[Tensor, Tensor]]
 
 
 def split_local_attention(
@@ -89,9 +94,8 @@ def split_local_attention(
         out = (o_1 exp(l_1 - m) + o_2 exp(l_2 - m)) / (exp(l_1 - m) + exp(l_2 - m)),
 
     the one softmax over both key sets. The slots are read once for all queries (the SDPA core copies them
-    into every block), and the band's keys are a strided view: K is copied once into a zero-padded
-    (h, w + b nB + w, d) buffer, the batch rows end to end, and `unfold` cuts the (h, b nb, B + 2w, d)
-    neighbourhoods out of it (keys of a neighbouring batch row fall in the padding the mask drops).
+    into every block), and the band's keys are strided views of K and V themselves, the batch read flat
+    (nn/local_band.py: at most three calls, no key copied; keys of a neighbouring row are masked).
 
     Each part is PyTorch's fused CPU flash kernel (`_fused_part`: out and log-sum-exp, scores never
     written out) for a CPU forward without gradients or dropout, and an explicit one (`_explicit_part`:
@@ -100,7 +104,7 @@ def split_local_attention(
     elementwise). A query with no key in either part (a pad query of a row that keeps no slot) gets 0,
     finite, gradients too. Needs a concrete n (the block count is a Python int).
     """
-    b, h, n, d = q.shape
+    b, n = q.shape[0], q.shape[2]
     slots = keyset.slots
     if keyset.real is None:  # nothing to zero: skip `_real_tokens`' copies of K and V
         real = torch.ones(b, n, dtype=torch.bool, device=q.device)
@@ -124,34 +128,11 @@ def split_local_attention(
             keep = torch.cat([slot_ok, global_ok], dim=-1)  # (b, 1|h, 1, s + g)
     out, lse = part(q, keys, values, keep, scale, dropout_p)  # (b, h, n, d), (b, h, n)
 
-    if keyset.window is not None:  # part 2: the band
-        block = SPLIT_BLOCK
-        blocks = -(-n // block)
-        span = blocks * block  # each batch row padded to whole blocks
-        near = block + 2 * w
-
-        def rows(t: Tensor, ends: int) -> Tensor:  # (b, h, n, d) -> (h, ends + b span + ends, d), one copy
-            buffer = t.new_zeros(h, ends + b * span + ends, d)
-            buffer[:, ends : ends + b * span].view(h, b, span, d)[:, :, :n] = t.transpose(0, 1)
-            return buffer
-
-        def neighbourhoods(t: Tensor) -> Tensor:  # (b, h, n, d) -> (h, b nb, B + 2w, d), a view
-            return rows(t, w).unfold(1, near, block).transpose(-1, -2)
-
-        position = torch.arange(n, device=q.device)
-        near_ok = F.pad(key_ok & (position >= g), (w, span - n + w))  # (b, w + span + w): own row only
-        near_ok = near_ok.unfold(1, near, block).reshape(b * blocks, 1, near)  # (b nb, 1, B + 2w)
-        band_keep = (band_mask(block, w, q.device) & near_ok)[None]  # (1, b nb, B, B + 2w)
-        by_block = (  # (h, b nb, B, d): a view of q where no row needs padding
-            q.transpose(0, 1).reshape(h, b * blocks, block, d)
-            if span == n
-            else rows(q, 0).view(h, b * blocks, block, d)
-        )
-        near_out, near_lse = part(by_block, neighbourhoods(k), neighbourhoods(v), band_keep, scale, dropout_p)
-        near_out = near_out.reshape(h, b, span, d)[:, :, :n].transpose(0, 1)  # (b, h, n, d)
-        near_lse = near_lse.reshape(h, b, span)[:, :, :n].transpose(0, 1)  # (b, h, n)
-        out = _merge(out, lse, near_out, near_lse)
-    out = out.to(v.dtype)  # (a new tensor that no backward reads: the global rows may overwrite it)
+    if keyset.window is not None:  # part 2: the band, merged into part 1's rows (nn/local_band.py)
+        every_key = keyset.real is None and slots.windowed is None  # no key_ok to AND into the band's mask
+        band_ok = None if every_key else key_ok
+        out = _with_band(q, k, v, out, lse, band_ok, w, g, scale, dropout_p, part, in_place=fused)
+    out = out.to(v.dtype)  # (a tensor that no backward reads: the global rows may overwrite it)
     if g:
         out[:, :, :g] = global_rows(q, k, v, real, g, scale, dropout_p)
     return (
@@ -201,16 +182,45 @@ def _fused_part(
     return out, lse
 
 
-def _merge(out_1: Tensor, lse_1: Tensor, out_2: Tensor, lse_2: Tensor) -> Tensor:
+def _with_band(
+    q: Tensor, k: Tensor, v: Tensor, out: Tensor, lse: Tensor, key_ok: Tensor | None, w: int, g: int,
+    scale: float, dropout_p: float, part: Part, *, in_place: bool,
+) -> Tensor:  # fmt: skip
+    """Part 1's out (b, h, n, d) and lse (b, h, n) merged with the band's, a segment at a time
+    (nn/local_band.py) -> (b, h, n, d). The batch is read flat, (b n, h, d): views where a tensor holds
+    (b, n, h, d), the linears' layout and the fused kernel's. `in_place`: part 1's out takes the merge (no
+    gradient runs through it); else the merged segments are joined."""
+    b, h, n, d = q.shape
+    flat_q, flat_k, flat_v, flat_out = (t.transpose(1, 2).reshape(b * n, h, d) for t in (q, k, v, out))
+    flat_lse = lse.transpose(1, 2).reshape(b * n, h)
+    flat_ok = None if key_ok is None else key_ok.reshape(b * n)
+    merged = []
+    for segment in segments(b * n, SPLIT_BLOCK, w):
+        keep = band_keep(segment, n, w, g, flat_ok, q.device)
+        keys, values = flat_neighbourhoods(flat_k, segment), flat_neighbourhoods(flat_v, segment)
+        near_out, near_lse = part(flat_blocks(flat_q, segment), keys, values, keep, scale, dropout_p)
+        rows = slice(segment.start, segment.stop)
+        near_out = near_out.transpose(1, 2).reshape(-1, h, d)  # (blocks size, h, d)
+        near_lse = near_lse.transpose(1, 2).reshape(-1, h)
+        merged.append(_merge(flat_out[rows], flat_lse[rows], near_out, near_lse, in_place=in_place))
+    flat = flat_out if in_place or not merged else torch.cat(merged)  # (none: an empty batch)
+    return flat.view(b, n, h, d).transpose(1, 2)
+
+
+def _merge(out_1: Tensor, lse_1: Tensor, out_2: Tensor, lse_2: Tensor, *, in_place: bool = False) -> Tensor:
     """Two partial softmax outputs (..., L, d) over disjoint key sets, with their log-sum-exps (..., L),
-    -> the softmax over both, in the wider dtype of the lse. A row with no key in either part -> 0."""
-    dtype = torch.promote_types(lse_1.dtype, lse_2.dtype)
+    -> the softmax over both, out_1 + t (out_2 - out_1) with t = exp(lse_2) / (exp(lse_1) + exp(lse_2)), in the
+    wider dtype of out_1 and the lse (`in_place`: in out_1's, into out_1). A row with no key in either part -> 0
+    (each part's out is 0 there)."""
     top = torch.maximum(lse_1, lse_2).detach()  # a shift, as in `_explicit_part`
     top = torch.where(top.isfinite(), top, 0.0)
     share_1, share_2 = (lse_1 - top).exp(), (lse_2 - top).exp()  # exp(-inf) = 0 for an empty part
     total = share_1 + share_2
-    total = torch.where(total > 0, total, 1.0)
-    return out_1.to(dtype) * (share_1 / total)[..., None] + out_2.to(dtype) * (share_2 / total)[..., None]
+    t = (share_2 / torch.where(total > 0, total, 1.0))[..., None]
+    if in_place:
+        return out_1.lerp_(out_2.to(out_1.dtype), t.to(out_1.dtype))
+    dtype = torch.promote_types(out_1.dtype, t.dtype)
+    return torch.lerp(out_1.to(dtype), out_2.to(dtype), t.to(dtype))
 
 
 def dense_local_attention(
