@@ -171,7 +171,7 @@ def fused_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-@pytest.mark.parametrize("n", [5, 50, 130])  # below one block (B = 64), and blocks with the last one cut
+@pytest.mark.parametrize("n", [5, 50, 130])  # below one block (B = 32), and blocks with the last one cut
 @pytest.mark.parametrize("window", [None, 0, 5, 100])
 @pytest.mark.parametrize("global_tokens", [0, 1])
 @pytest.mark.parametrize("slot_keep", ["rows", "per-head"])

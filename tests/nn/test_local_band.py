@@ -65,7 +65,7 @@ def test_band_keep_is_the_window_predicate_of_flat_positions(w: int) -> None:
 
 @pytest.mark.parametrize("grad", [False, True])
 def test_one_long_row_equals_the_dense_reference(grad: bool) -> None:
-    """A row long enough for the lattice at the kit's block (B = 64), the head and a cut tail: the band's three
+    """A row long enough for the lattice at the kit's block (`SPLIT_BLOCK`), the head and a cut tail: the band's three
     calls together equal the reference."""
     torch.manual_seed(0)
     b, h, n, d, s = 1, 2, 300, 8, 5

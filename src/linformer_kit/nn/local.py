@@ -73,7 +73,7 @@ from linformer_kit.nn.local_band import band_keep, flat_blocks, flat_neighbourho
 from linformer_kit.nn.local_blocks import MIN_BLOCK, SDPA_BLOCK, banded_attention, sdpa_local_attention
 from linformer_kit.nn.local_flex import flex_window_attention
 
-SPLIT_BLOCK = 64  # `split_local_attention`'s band: B + 2w keys for B queries, the slots not copied
+SPLIT_BLOCK = 32  # `split_local_attention`'s band: B + 2w keys for B queries, the slots not copied
 
 # a part of the split core: (q, k, v, keep, scale, dropout_p) -> (out (..., L, d), lse (..., L))
 Part = Callable[[Tensor, Tensor, Tensor, "Tensor | None", float, float], tuple[Tensor, Tensor]]
@@ -172,8 +172,8 @@ def _fused_part(
     """`_explicit_part` through PyTorch's fused CPU flash kernel (4-d q, k, v; any strides, last one 1):
     out in q's dtype, lse in fp32 or wider. No gradient through lse, no dropout (callers check)."""
     mask = None
-    if keep is not None:  # the kernel takes an additive mask in q's dtype
-        mask = torch.zeros(keep.shape, dtype=q.dtype, device=q.device).masked_fill(~keep, float("-inf"))
+    if keep is not None:  # the kernel takes an additive mask in q's dtype (one pass over keep)
+        mask = torch.where(keep, torch.zeros((), dtype=q.dtype, device=q.device), float("-inf"))
     out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
         q, k, v, 0.0, False, attn_mask=mask, scale=scale
     )
