@@ -4,7 +4,9 @@
     python scripts/cpu/encoder_profile.py runs/models/all-MiniLM-L6-v2 --length 4096
 
 The batch is `encoder_speed.py`'s (IMDB test text cut to exactly n tokens, about 4 096 tokens a call) and
-the model is read at n as there (`encoder_at`). One warm-up call, one timed call, one profiled call.
+the model is read at n as there (`encoder_at`), under the malloc settings every `linformer` verb runs under
+(allocator.py: freed memory reused, so no call pays page faults the benchmark does not). One warm-up call,
+one timed call, then `--calls` profiled calls, whose totals it prints (divide by the calls for one forward).
 Run it with the CPU to itself; docs/reproduction/distill-minilm/profile.txt holds what it printed.
 """
 
@@ -20,6 +22,7 @@ from torch.profiler import ProfilerActivity, profile
 from transformers import AutoTokenizer
 
 import linformer_kit.models  # noqa: F401  (registers model_type "linformer" with the Auto classes)
+from linformer_kit.allocator import reuse_freed_memory
 from linformer_kit.models.extend import encoder_at
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -35,7 +38,9 @@ def main() -> None:
     parser.add_argument("--tokenizer", default="runs/models/all-MiniLM-L6-v2")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--rows", type=int, default=12)
+    parser.add_argument("--calls", type=int, default=1)
     args = parser.parse_args()
+    reuse_freed_memory()  # what the CLI does first (cli/main.py)
     torch.set_num_threads(args.threads)
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
     batch = batch_of(tokenizer, Path(args.data), args.length, BATCH[args.length])
@@ -47,7 +52,9 @@ def main() -> None:
         f"{args.model} n = {args.length} x {BATCH[args.length]}: {time.perf_counter() - start:.3f} s a forward"
     )
     with profile(activities=[ProfilerActivity.CPU]) as prof:
-        model(**batch)
+        for _ in range(args.calls):
+            model(**batch)
+    print(f"{args.calls} profiled call(s)")
     print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=args.rows))
 
 
