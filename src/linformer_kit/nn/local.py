@@ -31,7 +31,7 @@ beside the plain softmax's, and its `choose` resolves "auto" (the two block core
     `split_local_attention`   "split": two partial softmaxes merged by their log-sum-exp (split-KV
                               decoding's merge): every query against [slots ; global keys] in one call,
                               and query blocks of B = `SPLIT_BLOCK` against only their B + 2w band keys,
-                              strided views of K padded once; no key copied per block. PyTorch's fused
+                              strided views of K and V themselves (nn/local_band.py). PyTorch's fused
                               CPU flash kernel (it returns the log-sum-exp) for a CPU forward without
                               gradients or dropout, explicit scores otherwise.
     `flex_local_attention`    "flex": one `flex_attention` call over [slots ; K] with a block mask of the
