@@ -164,3 +164,19 @@ def test_the_lower_layers_import_no_study() -> None:
                     names = [node.module]
                 found += [f"{path.relative_to(root)}:{node.lineno} {n}" for n in names if n.startswith(TOP)]
     assert not found
+
+
+# The option tables: one definition, default and check per option, kept together (issue "The attention core as
+# one plan a forward", item 8)
+LONG_BY_DESIGN = {"train/distill/config.py", "nn/options.py"}
+MOST_LINES = 300
+
+
+def test_every_module_is_a_room_of_at_most_300_lines() -> None:
+    root = Path(linformer_kit.__file__).parent
+    sizes = {
+        path.relative_to(root).as_posix(): len(path.read_text().splitlines()) for path in root.rglob("*.py")
+    }
+    assert set(LONG_BY_DESIGN) <= set(sizes)
+    over = {name: lines for name, lines in sizes.items() if lines > MOST_LINES and name not in LONG_BY_DESIGN}
+    assert not over, f"modules over {MOST_LINES} lines: {over}"

@@ -12,13 +12,11 @@ Short inputs (nn/short_inputs.py). With short_inputs="exact", a sequence of at m
 takes exact softmax attention with the same weights: at n <= k outright, and in a longer (or, with a
 symbolic n, any) batch through its k slots, which then hold its own tokens. Default "project" (the paper).
 
-Local window and global tokens (`local_window=w`, `global_tokens=g`, nn/local.py): beside the k slots,
-each query attends in the same softmax to the real keys within w positions and to the first g tokens,
-and the first g queries attend to every real key. The window needs every token's key and value, so
-the slots are projected from them in the paper order (E K, F V: that costs n·k·D, where the fast order's
-E X then the key linear costs n·k·D + k·D², so it is the cheaper order once K exists). Inputs that
-take exact attention (k = None, or n <= k with short_inputs="exact") are unchanged: the window and the
-global keys are inside what they attend to already.
+Local window and global tokens (`local_window=w`, `global_tokens=g`, nn/local.py): beside the k slots, each
+query attends in the same softmax to the real keys within w positions and to the first g tokens, whose
+queries attend to every real key. The window needs every token's K and V, so the slots are projected from
+them in the paper order (n·k·D, where the fast order's E X then the key linear costs n·k·D + k·D²). Exact
+inputs (k = None, or n <= k with short_inputs="exact") are unchanged: they attend to those keys already.
 """
 
 from __future__ import annotations
@@ -74,20 +72,18 @@ class LinformerSelfAttention(ProjectedKeys):
         projection_order: "auto" (fast order when it applies) or "paper" (the reference order).
         causal: only supported with projected_length=None: E mixes every position, so masking after
             the projection would leak the future (see docs/design.md, "Causality").
-        shared_projection: with sharing="layerwise", a `SequenceProjection` owned by the caller
-            (for example by the encoder) and used by every layer. It is *not* registered in this
-            module, so it has one entry in the owner's state dict and one gradient. Without it, the
-            layer creates and registers its own, available as `layer.kv_projection`.
+        shared_projection: with sharing="layerwise", a `SequenceProjection` owned by the caller (the encoder)
+            and used by every layer, not registered here (one state-dict entry, one gradient); without
+            it the layer registers its own, `layer.kv_projection`.
         projection_scaling: "none", or "length": scale E (m X) by sqrt(max_seq_len / real tokens)
             so short inputs keep the key/value norms of full-length ones (see `SequenceProjection`).
-        short_inputs: "project" (always k slots, the paper) or "exact" (n <= k: exact softmax
-            attention, see nn/short_inputs.py; attention weights are then (b, h, n, n)).
+        short_inputs: "project" (always k slots, the paper) or "exact" (n <= k: exact softmax attention,
+            nn/short_inputs.py; attention weights are then (b, h, n, n)).
         projection_init: how learned E, F start: "window" (local means, the default) or "random"
             (zero-mean Gaussian, the paper's); see `SequenceProjection`.
-        local_window: w, or None (the paper's layer): each query also attends exactly to the real
-            keys within w positions, in one softmax with the k slots (module docstring, nn/local.py).
-        global_tokens: g >= 0: the first g tokens are exact keys of every query, and their queries
-            attend to every real key (nn/local.py).
+        local_window: w, or None (the paper's layer): each query also attends to the real keys within w
+            positions, in one softmax with the k slots; global_tokens: g >= 0, the first g tokens are
+            keys of every query, and their queries attend to every real key (nn/local.py).
         exact_length: T >= k, or None: a sequence of at most T real tokens takes exact softmax attention
             with the same weights, whatever it is padded to (nn/exact_rows.py); None: short_inputs decides.
         long_adapter_rank: r, or None: rank-r updates of the four linears that only rows of more than
@@ -219,12 +215,10 @@ class LinformerSelfAttention(ProjectedKeys):
                                                              same softmax, the window and the global keys
                                                              (nn/local.py)
 
-        With short_inputs="exact" the slots of a row of at most k real tokens hold its own K, V
-        (nn/short_inputs.py); `one_graph` (default: whether n is symbolic) projects at every n, which is
-        that module's one-graph form.
-        With exact_length = T, a row of at most T real tokens takes the exact path whatever its padding, and
-        a longer one the projected path and the long adapters. Which rows those are, and whether the mask
-        is needed at all, the plan says (nn/plan.py): the model's, made once a forward, or the layer's own.
+        With short_inputs="exact" a row of at most k real tokens holds its own K, V in its slots (nn/short_inputs.py;
+        `one_graph`, default: whether n is symbolic, projects at every n). With exact_length = T, a row of at
+        most T real tokens takes the exact path whatever its padding, a longer one the projected path and the
+        long adapters; which rows those are the plan says (nn/plan.py: the model's, once a forward, or the layer's).
         """
         b, n, _ = check_input(x, self.hidden_size, self.max_seq_len)
         plan = layer_plan(check_mask(mask, b, n), n, self.exact_length) if plan is None else plan
