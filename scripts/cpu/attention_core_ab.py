@@ -38,7 +38,7 @@ import torch
 from linformer_kit.allocator import reuse_freed_memory
 from linformer_kit.bench.cases import EncoderForBenchmark, train_step
 from linformer_kit.models import LinformerConfig, LinformerModel
-from linformer_kit.nn import LinformerSelfAttention, local
+from linformer_kit.nn import LinformerSelfAttention, local, local_split
 from linformer_kit.nn.cores import CORES as CORE_TABLE
 
 CORES = ("sdpa", "blocked")
@@ -213,7 +213,7 @@ STUDENT_HEADS, STUDENT_HEAD_DIM, STUDENT_WINDOW = 12, 32, 64
 
 def student_core_cases(n: int, blocks: tuple[int, ...] = ()):
     """The cores alone, forward (inference mode), on random q, k, v (views of (1, n, 12, 32), as the
-    layer's heads are) and slots; the split core at `local.SPLIT_BLOCK` and at each of `blocks`."""
+    layer's heads are) and slots; the split core at `local_split.SPLIT_BLOCK` and at each of `blocks`."""
     torch.manual_seed(0)
     d = STUDENT_HEAD_DIM
     q, k, v = (torch.randn(1, n, STUDENT_HEADS, d).transpose(1, 2) for _ in range(3))
@@ -221,11 +221,11 @@ def student_core_cases(n: int, blocks: tuple[int, ...] = ()):
     keyset = local.KeySet(slots, None, STUDENT_WINDOW, GLOBAL)
 
     def run(backend: str, block: int | None = None) -> None:
-        default = local.SPLIT_BLOCK
-        local.SPLIT_BLOCK = block or default
+        default = local_split.SPLIT_BLOCK
+        local_split.SPLIT_BLOCK = block or default
         with torch.inference_mode():
             CORE_TABLE[backend].window(q, k, v, keyset, scale=d**-0.5)
-        local.SPLIT_BLOCK = default
+        local_split.SPLIT_BLOCK = default
 
     cases = {"sdpa": lambda: run("sdpa"), "split": lambda: run("split")}
     return {**cases, **{f"split B={b}": (lambda b=b: run("split", b)) for b in blocks}}
@@ -249,7 +249,7 @@ def split_main(rounds: int) -> None:
     reuse_freed_memory()
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {rounds} rounds, fp32, forward")
     print(
-        f"12 heads of 32, k = {K}, w = {STUDENT_WINDOW}, g = {GLOBAL}, batch 1; split B = {local.SPLIT_BLOCK}"
+        f"12 heads of 32, k = {K}, w = {STUDENT_WINDOW}, g = {GLOBAL}, batch 1; split B = {local_split.SPLIT_BLOCK}"
     )
     print(
         "| case | sdpa ms, median / min | split ms, median / min | split / sdpa, per round: median (range) |"

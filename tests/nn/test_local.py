@@ -20,7 +20,7 @@ from linformer_kit.nn import (
     PROJECTION_KINDS,
     SHARING_MODES,
     LinformerSelfAttention,
-    local,
+    local_split,
 )
 from linformer_kit.nn.cores import CORES
 from linformer_kit.nn.local import KeySet, Slots, dense_local_attention, split_local_attention
@@ -161,13 +161,13 @@ def test_every_core_in_half_precision_is_close_to_float32(
 def fused_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the split core's calls of PyTorch's fused CPU kernel (`_fused_part`)."""
     calls: list[int] = []
-    fused = local._fused_part
+    fused = local_split._fused_part
 
     def counted(*args):
         calls.append(1)
         return fused(*args)
 
-    monkeypatch.setattr(local, "_fused_part", counted)
+    monkeypatch.setattr(local_split, "_fused_part", counted)
     return calls
 
 
@@ -175,20 +175,24 @@ def fused_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 @pytest.mark.parametrize("window", [None, 0, 5, 100])
 @pytest.mark.parametrize("global_tokens", [0, 1])
 @pytest.mark.parametrize("slot_keep", ["rows", "per-head"])
-@pytest.mark.parametrize("grad", [False, True])
-def test_split_core_on_both_paths_equals_the_dense_reference(
-    n: int, window: int | None, global_tokens: int, slot_keep: str, grad: bool, fused_calls: list[int]
-) -> None:
-    """Without gradients the parts run in the fused kernel (its log-sum-exp has no gradient); with them,
-    explicitly. Both equal the reference to float64 round-off, the explicit one in gradients too."""
+@pytest.mark.parametrize("path", ["fused", "fused+backward", "explicit"])
+def test_split_core_on_every_path_equals_the_dense_reference(
+    n: int, window: int | None, global_tokens: int, slot_keep: str, path: str, fused_calls: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """The fused kernel without gradients, the fused kernel with its backward per part against the merged
+    softmax (`FusedWindow`), and explicit scores (dropout, off the CPU: forced here): each equals the reference
+    to float64 round-off, the last two in gradients too."""
     torch.manual_seed(0)
+    monkeypatch.setattr(local_split, "_path", lambda *_: path)
     inputs = _core_inputs(n, slot_keep=slot_keep)
     q, k, v, slot_k, slot_v, _, real = inputs
     keyset = _keyset(inputs, torch.tensor([True, False, True]), window, global_tokens)
+    grad = path != "fused"
     with torch.set_grad_enabled(grad):
         split, _ = split_local_attention(q, k, v, keyset, scale=0.3)
         dense, _ = dense_local_attention(q, k, v, keyset, scale=0.3)
-    assert bool(fused_calls) is not grad
+    assert bool(fused_calls) is (path != "explicit")
     rows = real[:, None, :, None].expand_as(split)
     assert_close(split[rows], dense[rows], rtol=0, atol=1e-12)
     if grad:

@@ -38,6 +38,7 @@ SOURCES = (
     "nn/local_band.py",  # the split core's band: keys read in place, the batch flat
     "nn/local_blocks.py",  # the window cores by query blocks
     "nn/local_flex.py",  # the FlexAttention window core
+    "nn/local_split.py",  # the split window core: two partial softmaxes merged, and their fused backward
     "nn/local.py",  # the local window and global tokens beside the projection: its cores
     "nn/cores.py",  # the one table of attention cores and the one "auto"
     "nn/long_adapters.py",  # weights only rows longer than exact_length read

@@ -65,8 +65,9 @@ def choose(backend: str, q: Tensor, k: Tensor, v: Tensor, *, window: bool, dropo
         no Python blocks) or the batch is empty.
     window: a symbolic length takes the banded core whatever the name ("sdpa" and "split" count blocks in
         Python), the reference excepted; "auto": banded for a CPU step with dropout (the fused CPU kernel has
-        none, and its unfused fallback is slower than writing the scores out), split for a CPU forward without
-        a backward (the slots read once, not copied per block), SDPA by query blocks everywhere else.
+        none, and its unfused fallback is slower than writing the scores out), split for any other CPU call
+        (the slots read once, not copied per block; with gradients the fused kernel's backward per part,
+        nn/local_split.py), SDPA by query blocks everywhere else.
     """
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
     symbolic = not isinstance(q.shape[-2], int)
@@ -77,7 +78,7 @@ def choose(backend: str, q: Tensor, k: Tensor, v: Tensor, *, window: bool, dropo
     if window:
         if q.device.type == "cpu" and dropout_p > 0.0:
             return "blocked"
-        return "split" if q.device.type == "cpu" and not grad else "sdpa"
+        return "split" if q.device.type == "cpu" else "sdpa"
     if q.device.type != "cpu" or q.dtype != torch.bfloat16 or symbolic or q.numel() == 0 or k.numel() == 0:
         return "sdpa"
     return "sdpa" if grad and k.shape[-2] > BLOCKED_MAX_KEYS_WITH_GRAD else "blocked"
