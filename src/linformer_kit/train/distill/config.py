@@ -130,7 +130,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                   "documents left out: the short reading learned on the long stage's domains too; with "
                   "--long-length); default: 'train+long' with --long-length, else 'train'"},
     )  # fmt: skip
-    # 0, not the teacher's 0.1: with it a CPU trains the window on the fused SDPA core (nn/local.py, scores never
+    # 0, not the teacher's 0.1: with it a CPU trains the window on a fused kernel (nn/cores.py, scores never
     # written out): a long step at 0.58x the time and 0.61x the peak memory, a 512 step at 0.67x and 0.58x
     # (docs/distill.md, "Time and memory"); the targets are the teacher's, so the noise buys nothing
     attention_dropout: float = field(
