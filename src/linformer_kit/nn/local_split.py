@@ -202,7 +202,7 @@ class FusedWindow(torch.autograd.Function):
     merged out (b, h, n, d), a tensor of its own (the caller may overwrite its global rows)."""
 
     @staticmethod
-    def forward(ctx, q, k, v, slot_k, slot_v, shared_ok, band, g, scale):  # type: ignore[override]
+    def forward(ctx, q, k, v, slot_k, slot_v, shared_ok, band, g, scale):
         out, lse = _parts(q, k, v, slot_k, slot_v, shared_ok, band, g, scale, 0.0, _fused_part)
         ctx.save_for_backward(q, k, v, slot_k, slot_v, out, lse)
         ctx.shared_ok, ctx.band, ctx.g, ctx.scale = shared_ok, band, g, scale
@@ -210,7 +210,7 @@ class FusedWindow(torch.autograd.Function):
 
     @staticmethod
     @torch.autograd.function.once_differentiable
-    def backward(ctx, grad):  # type: ignore[override]
+    def backward(ctx, grad):
         q, k, v, slot_k, slot_v, out, lse = ctx.saved_tensors
         g, scale, (b, h, n, d) = ctx.g, ctx.scale, q.shape
         grad = grad.to(q.dtype)
