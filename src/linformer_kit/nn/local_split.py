@@ -72,10 +72,8 @@ def split_local_attention(
     out = out.to(v.dtype)  # (a tensor that no backward reads: the global rows may overwrite it)
     if g:
         out[:, :, :g] = global_rows(q, k, v, real, g, scale, dropout_p)
-    return (
-        out,
-        None,
-    )  # (b, h, n, d); a view of (b, n, h, d) where the kernel gave that (merging heads is free)
+    # (b, h, n, d): a view of (b, n, h, d) where the kernel gave that, so merging the heads is free
+    return out, None
 
 
 def _path(q: Tensor, dropout_p: float, grad: bool) -> str:
