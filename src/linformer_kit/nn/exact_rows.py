@@ -64,6 +64,12 @@ def tracing() -> bool:
     return torch.compiler.is_compiling() or torch.compiler.is_exporting() or torch.jit.is_tracing()
 
 
+def uncached() -> bool:
+    """Whether tensors made now must stay out of a Python cache: while tracing, or under a fake-tensor mode
+    (shapes without values: a cache filled there would hand later real calls fake tensors)."""
+    return tracing() or torch._guards.detect_fake_mode() is not None
+
+
 def reads_on_host(mask: Tensor) -> bool:
     """Whether a bare layer may branch on the mask's values: on a CPU in eager mode only. On another device each
     read waits for it (a sync a layer), and a trace would keep its example input's branch. A model reads

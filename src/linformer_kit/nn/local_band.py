@@ -28,6 +28,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from linformer_kit.nn.exact_rows import uncached
 from linformer_kit.nn.keys import near
 
 
@@ -75,7 +76,11 @@ def band_keep(
 ) -> Tensor:
     """(blocks, 1, size, keys) bool, the module docstring's `keep` of the segment's queries and keys; key_ok
     (b n,) flat or None (every key may be read)."""
-    keep = _positions(segment, n, w, g, str(device))
+    keep = (
+        _build_positions(segment, n, w, g, device)
+        if uncached()
+        else _positions(segment, n, w, g, str(device))
+    )
     if key_ok is None:
         return keep
     s = segment
@@ -83,19 +88,24 @@ def band_keep(
     return keep & key_rows[:, None, None, :]
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=8)  # (a shape holds at most three segments; an entry is b n (B + 2w) bools)
 def _positions(segment: Segment, n: int, w: int, g: int, device: str) -> Tensor:
-    """The positions' part of `band_keep`: same row, `near`, not a global key. Built outside inference mode,
-    as nn/local_flex.py's block masks are: a mask first built under `torch.inference_mode()` would hold an
-    inference tensor that a later forward with gradients cannot save (the explicit part's masked_fill)."""
-    s = segment
+    """`_build_positions`, kept. Built outside inference mode, as nn/local_flex.py's block masks are: a mask
+    first built under `torch.inference_mode()` would hold an inference tensor that a later forward with
+    gradients cannot save (the explicit part's masked_fill). Never filled while tracing (`uncached`)."""
     with torch.inference_mode(False), torch.no_grad():
-        query = torch.arange(s.start, s.stop, device=device).view(s.blocks, s.size, 1)
-        key = s.first_key + torch.arange(s.blocks, device=device)[:, None] * s.size
-        key = (key + torch.arange(s.keys, device=device))[:, None, :]  # (blocks, 1, keys)
-        same_row = torch.div(query, n, rounding_mode="floor") == torch.div(key, n, rounding_mode="floor")
-        i, j = query % n, key % n
-        return (same_row & near(i, j, w) & (j >= g))[:, None]  # (blocks, 1, size, keys)
+        return _build_positions(segment, n, w, g, torch.device(device))
+
+
+def _build_positions(segment: Segment, n: int, w: int, g: int, device: torch.device) -> Tensor:
+    """The positions' part of `band_keep`: same row, `near`, not a global key -> (blocks, 1, size, keys)."""
+    s = segment
+    query = torch.arange(s.start, s.stop, device=device).view(s.blocks, s.size, 1)
+    key = s.first_key + torch.arange(s.blocks, device=device)[:, None] * s.size
+    key = (key + torch.arange(s.keys, device=device))[:, None, :]  # (blocks, 1, keys)
+    same_row = torch.div(query, n, rounding_mode="floor") == torch.div(key, n, rounding_mode="floor")
+    i, j = query % n, key % n
+    return (same_row & near(i, j, w) & (j >= g))[:, None]
 
 
 __all__ = ["Segment", "band_keep", "flat_blocks", "flat_neighbourhoods", "segments"]

@@ -42,7 +42,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from linformer_kit.nn.exact_rows import tracing
+from linformer_kit.nn.exact_rows import tracing, uncached
 from linformer_kit.nn.keys import (
     KeySet,
     global_rows,
@@ -130,7 +130,7 @@ def window_block_mask(n: int, s: int, w: int | None, g: int, device: torch.devic
     """The structure of the module docstring as a `BlockMask` over n queries and s' + n keys, cached by every
     value that shapes it, (n, s, w, g, FLEX_BLOCK, device), in eager mode; while tracing, built in the graph
     (no Python cache there)."""
-    if tracing():
+    if uncached():
         return _structure_mask(n, s, w, g, device)
     return _cached_block_mask(n, s, w, g, FLEX_BLOCK, str(device))
 

@@ -65,7 +65,8 @@ def split_local_attention(
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, slots.keys, slots.values))
     path = _path(q, dropout_p, grad)
     if path == "fused+backward":
-        out = FusedWindow.apply(q, k, v, slots.keys, slots.values, shared_ok, band, g, scale)
+        w_or_none, band_ok = (None, None) if band is None else band
+        out = FusedWindow.apply(q, k, v, slots.keys, slots.values, shared_ok, band_ok, w_or_none, g, scale)[0]
     else:
         part = _fused_part if path == "fused" else _explicit_part
         out, _ = _parts(q, k, v, slots.keys, slots.values, shared_ok, band, g, scale, dropout_p, part)
@@ -135,7 +136,7 @@ def _merge(
 ) -> tuple[Tensor, Tensor]:
     """Two partial softmax outputs (..., L, d) over disjoint key sets, with their log-sum-exps (..., L), -> the
     softmax over both and its lse: out_1 + t (out_2 - out_1) with t = e_2 / (e_1 + e_2), in the wider dtype of
-    out_1 and the lse (`in_place`: in out_1's, into out_1 and lse_1). A row with no key in either part -> 0
+    out_1 and the lse (`in_place`: written into out_1 and lse_1). A row with no key in either part -> 0
     (each part's out is 0 there), lse -inf."""
     top = torch.maximum(lse_1, lse_2).detach()  # a shift, as in `_explicit_part`
     top = torch.where(top.isfinite(), top, 0.0)
@@ -144,8 +145,10 @@ def _merge(
     some = total > 0
     t = (share_2 / torch.where(some, total, 1.0))[..., None]
     lse = torch.where(some, top + torch.where(some, total, 1.0).log(), float("-inf"))
-    if in_place:
-        return out_1.lerp_(out_2.to(out_1.dtype), t.to(out_1.dtype)), lse_1.copy_(lse)
+    if in_place and out_1.dtype == t.dtype:
+        return out_1.lerp_(out_2, t), lse_1.copy_(lse)
+    if in_place:  # half precision: merged in the lse's dtype, then written back (one rounding, as before)
+        return out_1.copy_(torch.lerp(out_1.to(t.dtype), out_2.to(t.dtype), t)), lse_1.copy_(lse)
     dtype = torch.promote_types(out_1.dtype, t.dtype)
     return torch.lerp(out_1.to(dtype), out_2.to(dtype), t.to(dtype)), lse
 
@@ -196,41 +199,50 @@ def _fused_part(
 
 
 class FusedWindow(torch.autograd.Function):
-    """The fused parts with gradients (module docstring): q, k, v (b, h, n, d), the slots (b, h, s, d) -> the
-    merged out (b, h, n, d), a tensor of its own (the caller may overwrite its global rows)."""
+    """The fused parts with gradients (module docstring): q, k, v (b, h, n, d), the slots (b, h, s, d), part 1's
+    mask, the band's key_ok (b, n) (None: every key) and w (None: no band) -> (out, and for the backward alone
+    the merged out and lse). `out` is a tensor of its own: the caller may overwrite its global rows. The masks
+    are saved as tensors, so a caller that changes one in place before the backward gets an error, not other
+    gradients. First derivatives only (`once_differentiable`: the reference, backend "eager", has more)."""
 
     @staticmethod
-    def forward(ctx, q, k, v, slot_k, slot_v, shared_ok, band, g, scale):
+    def forward(q, k, v, slot_k, slot_v, shared_ok, key_ok, w, g, scale):
+        band = None if w is None else (w, key_ok)
         out, lse = _parts(q, k, v, slot_k, slot_v, shared_ok, band, g, scale, 0.0, _fused_part)
-        ctx.save_for_backward(q, k, v, slot_k, slot_v, out, lse)
-        ctx.shared_ok, ctx.band, ctx.g, ctx.scale = shared_ok, band, g, scale
-        return out.clone()
+        return out.clone(), out, lse
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):  # (this form is what torch.func's transforms take)
+        q, k, v, slot_k, slot_v, shared_ok, key_ok, w, g, scale = inputs
+        _, out, lse = output
+        ctx.save_for_backward(q, k, v, slot_k, slot_v, out, lse, shared_ok, key_ok)
+        ctx.w, ctx.g, ctx.scale = w, g, scale
+        ctx.mark_non_differentiable(out, lse)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
-    def backward(ctx, grad):
-        q, k, v, slot_k, slot_v, out, lse = ctx.saved_tensors
-        g, scale, (b, h, n, d) = ctx.g, ctx.scale, q.shape
+    def backward(ctx, grad, _out, _lse):
+        q, k, v, slot_k, slot_v, out, lse, shared_ok, key_ok = ctx.saved_tensors
+        w, g, scale, (b, h, n, d) = ctx.w, ctx.g, ctx.scale, q.shape
         grad = grad.to(q.dtype)
         lse = lse.masked_fill(lse == float("-inf"), float("inf"))  # a row with no key: no weight anywhere
         keys = torch.cat([slot_k, k[:, :, :g]], dim=-2) if g else slot_k
         values = torch.cat([slot_v, v[:, :, :g]], dim=-2) if g else slot_v
-        mask = _additive(ctx.shared_ok, q.dtype)
+        mask = _additive(shared_ok, q.dtype)
         dq, dkeys, dvalues = _FLASH_BACKWARD(
             grad, q, keys, values, out, lse, 0.0, False, attn_mask=mask, scale=scale
         )
         dk, dv = torch.zeros_like(k), torch.zeros_like(v)
-        if ctx.band is not None:
+        if w is not None:
             flat = [t.transpose(1, 2).reshape(b * n, h, d) for t in (grad, q, k, v, out)]
             flat_dq, flat_dk, flat_dv = (t.transpose(1, 2).reshape(b * n, h, d) for t in (dq, dk, dv))
-            _band_backward(
-                flat, lse.transpose(1, 2).reshape(b * n, h), flat_dq, flat_dk, flat_dv, ctx.band, n, g, scale
-            )
+            flat_lse = lse.transpose(1, 2).reshape(b * n, h)
+            _band_backward(flat, flat_lse, flat_dq, flat_dk, flat_dv, (w, key_ok), n, g, scale)
             dq, dk, dv = (t.view(b, n, h, d).transpose(1, 2) for t in (flat_dq, flat_dk, flat_dv))
         s = slot_k.shape[-2]
         dk[:, :, :g] += dkeys[:, :, s:]
         dv[:, :, :g] += dvalues[:, :, s:]
-        return dq, dk, dv, dkeys[:, :, :s], dvalues[:, :, :s], None, None, None, None
+        return dq, dk, dv, dkeys[:, :, :s], dvalues[:, :, :s], None, None, None, None, None
 
 
 def _band_backward(
