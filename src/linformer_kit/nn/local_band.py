@@ -61,9 +61,20 @@ def segments(total: int, block: int, w: int) -> list[Segment]:
 
 def flat_neighbourhoods(t: Tensor, segment: Segment) -> Tensor:
     """Flat keys t (b n, h, d) -> (blocks, h, keys, d): each block's keys, a strided view of t."""
+    return _windows(t, segment).permute(0, 1, 3, 2)
+
+
+def neighbourhood_keys(segment: Segment, device: torch.device | str) -> Tensor:
+    """(blocks, keys): the flat position of each block's keys, what `flat_neighbourhoods` reads."""
     s = segment
-    span = t[s.first_key : s.first_key + (s.blocks - 1) * s.size + s.keys]
-    return span.unfold(0, s.keys, s.size).permute(0, 1, 3, 2)
+    first = s.first_key + torch.arange(s.blocks, device=device)[:, None] * s.size
+    return first + torch.arange(s.keys, device=device)
+
+
+def _windows(t: Tensor, segment: Segment) -> Tensor:
+    """Flat t (b n, ...) -> (blocks, ..., keys): each block's keys along a last axis, a strided view of t."""
+    s = segment
+    return t[s.first_key : s.first_key + (s.blocks - 1) * s.size + s.keys].unfold(0, s.keys, s.size)
 
 
 def flat_blocks(t: Tensor, segment: Segment) -> Tensor:
@@ -83,9 +94,7 @@ def band_keep(
     )
     if key_ok is None:
         return keep
-    s = segment
-    key_rows = key_ok[s.first_key : s.first_key + (s.blocks - 1) * s.size + s.keys].unfold(0, s.keys, s.size)
-    return keep & key_rows[:, None, None, :]
+    return keep & _windows(key_ok, segment)[:, None, None, :]
 
 
 @functools.lru_cache(maxsize=8)  # (a shape holds at most three segments; an entry is b n (B + 2w) bools)
@@ -101,11 +110,10 @@ def _build_positions(segment: Segment, n: int, w: int, g: int, device: torch.dev
     """The positions' part of `band_keep`: same row, `near`, not a global key -> (blocks, 1, size, keys)."""
     s = segment
     query = torch.arange(s.start, s.stop, device=device).view(s.blocks, s.size, 1)
-    key = s.first_key + torch.arange(s.blocks, device=device)[:, None] * s.size
-    key = (key + torch.arange(s.keys, device=device))[:, None, :]  # (blocks, 1, keys)
+    key = neighbourhood_keys(s, device)[:, None, :]  # (blocks, 1, keys)
     same_row = torch.div(query, n, rounding_mode="floor") == torch.div(key, n, rounding_mode="floor")
     i, j = query % n, key % n
     return (same_row & near(i, j, w) & (j >= g))[:, None]
 
 
-__all__ = ["Segment", "band_keep", "flat_blocks", "flat_neighbourhoods", "segments"]
+__all__ = ["Segment", "band_keep", "flat_blocks", "flat_neighbourhoods", "neighbourhood_keys", "segments"]

@@ -37,7 +37,13 @@ from torch import Tensor
 from torch.nn import functional as F
 
 from linformer_kit.nn.keys import KeySet, Slots, global_rows, real_tokens, window_keys, window_sizes
-from linformer_kit.nn.local_band import band_keep, flat_blocks, flat_neighbourhoods, segments
+from linformer_kit.nn.local_band import (
+    band_keep,
+    flat_blocks,
+    flat_neighbourhoods,
+    neighbourhood_keys,
+    segments,
+)
 
 SPLIT_BLOCK = 32  # the band's query block: B + 2w keys for B queries, the slots not copied
 
@@ -61,15 +67,17 @@ def split_local_attention(
     key_ok = window_keys(real, slots.windowed)  # which keys a window or global may hold
     shared_ok = _shared_keep(slots, key_ok, b, g, keyset.real is not None)  # part 1's mask
     every_key = keyset.real is None and slots.windowed is None  # no key_ok to AND into the band's mask
-    band = None if keyset.window is None else (w, None if every_key else key_ok)
+    band_w = None if keyset.window is None else w  # None: no band
+    band_ok = None if every_key else key_ok
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, slots.keys, slots.values))
     path = _path(q, dropout_p, grad)
     if path == "fused+backward":
-        w_or_none, band_ok = (None, None) if band is None else band
-        out = FusedWindow.apply(q, k, v, slots.keys, slots.values, shared_ok, band_ok, w_or_none, g, scale)[0]
+        out = FusedWindow.apply(q, k, v, slots.keys, slots.values, shared_ok, band_ok, band_w, g, scale)[0]
     else:
         part = _fused_part if path == "fused" else _explicit_part
-        out, _ = _parts(q, k, v, slots.keys, slots.values, shared_ok, band, g, scale, dropout_p, part)
+        out, _ = _parts(
+            q, k, v, slots.keys, slots.values, shared_ok, band_ok, band_w, g, scale, dropout_p, part
+        )
     out = out.to(v.dtype)  # (a tensor that no backward reads: the global rows may overwrite it)
     if g:
         out[:, :, :g] = global_rows(q, k, v, real, g, scale, dropout_p)
@@ -83,9 +91,6 @@ def _path(q: Tensor, dropout_p: float, grad: bool) -> str:
     if q.device.type != "cpu" or dropout_p > 0.0:
         return "explicit"
     return "fused+backward" if grad else "fused"
-
-
-Band = tuple[int, "Tensor | None"]  # (w, key_ok (b, n) or None: every key), or None without a window
 
 
 def _shared_keep(slots: Slots, key_ok: Tensor, b: int, g: int, padded: bool) -> Tensor | None:
@@ -102,16 +107,15 @@ def _shared_keep(slots: Slots, key_ok: Tensor, b: int, g: int, padded: bool) -> 
 
 def _parts(
     q: Tensor, k: Tensor, v: Tensor, slot_k: Tensor, slot_v: Tensor, shared_ok: Tensor | None,
-    band: Band | None, g: int, scale: float, dropout_p: float, part: Part,
+    key_ok: Tensor | None, w: int | None, g: int, scale: float, dropout_p: float, part: Part,
 ) -> tuple[Tensor, Tensor]:  # fmt: skip
     """Part 1, then the band merged into it -> (out (b, h, n, d), lse (b, h, n)). With the fused part the merge
     is in place (no gradient runs through it); else the merged segments are joined."""
     keys = torch.cat([slot_k, k[:, :, :g]], dim=-2) if g else slot_k  # [slots ; global keys]
     values = torch.cat([slot_v, v[:, :, :g]], dim=-2) if g else slot_v
     out, lse = part(q, keys, values, shared_ok, scale, dropout_p)  # (b, h, n, d), (b, h, n)
-    if band is None:
+    if w is None:  # no band
         return out, lse
-    w, key_ok = band
     b, h, n, d = q.shape
     flat_q, flat_k, flat_v, flat_out = (t.transpose(1, 2).reshape(b * n, h, d) for t in (q, k, v, out))
     flat_lse = lse.transpose(1, 2).reshape(b * n, h)
@@ -207,8 +211,7 @@ class FusedWindow(torch.autograd.Function):
 
     @staticmethod
     def forward(q, k, v, slot_k, slot_v, shared_ok, key_ok, w, g, scale):
-        band = None if w is None else (w, key_ok)
-        out, lse = _parts(q, k, v, slot_k, slot_v, shared_ok, band, g, scale, 0.0, _fused_part)
+        out, lse = _parts(q, k, v, slot_k, slot_v, shared_ok, key_ok, w, g, scale, 0.0, _fused_part)
         return out.clone(), out, lse
 
     @staticmethod
@@ -237,7 +240,7 @@ class FusedWindow(torch.autograd.Function):
             flat = [t.transpose(1, 2).reshape(b * n, h, d) for t in (grad, q, k, v, out)]
             flat_dq, flat_dk, flat_dv = (t.transpose(1, 2).reshape(b * n, h, d) for t in (dq, dk, dv))
             flat_lse = lse.transpose(1, 2).reshape(b * n, h)
-            _band_backward(flat, flat_lse, flat_dq, flat_dk, flat_dv, (w, key_ok), n, g, scale)
+            _band_backward(flat, flat_lse, flat_dq, flat_dk, flat_dv, key_ok, w, n, g, scale)
             dq, dk, dv = (t.view(b, n, h, d).transpose(1, 2) for t in (flat_dq, flat_dk, flat_dv))
         s = slot_k.shape[-2]
         dk[:, :, :g] += dkeys[:, :, s:]
@@ -246,13 +249,12 @@ class FusedWindow(torch.autograd.Function):
 
 
 def _band_backward(
-    flat: list[Tensor], flat_lse: Tensor, dq: Tensor, dk: Tensor, dv: Tensor, band: Band, n: int, g: int,
-    scale: float,
+    flat: list[Tensor], flat_lse: Tensor, dq: Tensor, dk: Tensor, dv: Tensor, key_ok: Tensor | None, w: int,
+    n: int, g: int, scale: float,
 ) -> None:  # fmt: skip
     """The band's share of dq, dk, dv (b n, h, d), added in place: each segment's kernel backward against the
     merged out and lse, its neighbourhoods' key gradients summed where they overlap."""
     grad, q, k, v, out = flat
-    w, key_ok = band
     h, d = q.shape[1:]
     flat_ok = None if key_ok is None else key_ok.reshape(-1)
     for s in segments(q.shape[0], SPLIT_BLOCK, w):
@@ -263,8 +265,7 @@ def _band_backward(
             flat_blocks(out, s), lse, 0.0, False, attn_mask=mask, scale=scale,
         )  # fmt: skip
         dq[s.start : s.stop] += dq_s.transpose(1, 2).reshape(-1, h, d)
-        key = s.first_key + torch.arange(s.blocks, device=q.device)[:, None] * s.size
-        key = (key + torch.arange(s.keys, device=q.device)).reshape(-1)  # each neighbourhood's flat keys
+        key = neighbourhood_keys(s, q.device).reshape(-1)  # each neighbourhood's flat keys
         dk.index_add_(0, key, dk_s.transpose(1, 2).reshape(-1, h, d))
         dv.index_add_(0, key, dv_s.transpose(1, 2).reshape(-1, h, d))
 
