@@ -1,10 +1,12 @@
 """The window cores on this CPU: one windowed layer (D = 384, 12 heads, k = 128, w = 64, g = 1, batch 1, fp32,
-inference), `split` against `flex` (its compiled kernel, the layer eager), rounds alternating which runs first.
+inference), each core against `split`, rounds rotating which runs first.
 
-    python scripts/cpu/window_cores.py [--lengths 1024 4096] [--rounds 7]
+    python scripts/cpu/window_cores.py [--cores split native flex] [--lengths 1024 4096] [--rounds 7]
 
-Prints one JSON line per length: median ms of each core and flex / split (> 1: flex is slower). The basis of
-`auto`'s CPU rule (nn/local.py, docs/benchmarks.md "Local window").
+"native" is the kernel of our own (nn/local_native.py, built on its first call), "flex" PyTorch's compiled
+FlexAttention kernel (the layer eager). Prints one JSON line per length: the median ms of each core, each
+core / split (> 1: slower than split) and each core's largest difference from split. The basis of `auto`'s CPU
+rule (nn/cores.py; docs/benchmarks.md, "Local window" and "The native window kernel").
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lengths", type=int, nargs="+", default=[1024, 4096])
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument(
+        "--cores", nargs="+", default=["split", "native", "flex"], choices=["split", "native", "flex"]
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     torch.manual_seed(0)
@@ -32,9 +37,10 @@ def main() -> None:
         backend: LinformerSelfAttention(
             384, 12, longest, 128, sharing="headwise", local_window=64, global_tokens=1, backend=backend
         ).eval()
-        for backend in ("split", "flex")
+        for backend in dict.fromkeys(["split", *args.cores])
     }
-    layers["flex"].load_state_dict(layers["split"].state_dict())
+    for layer in layers.values():
+        layer.load_state_dict(layers["split"].state_dict())
     for n in args.lengths:
         x = torch.randn(1, n, 384)
         times: dict[str, list[float]] = {name: [] for name in layers}
@@ -42,16 +48,18 @@ def main() -> None:
             start = time.perf_counter()
             first = {name: layer(x) for name, layer in layers.items()}  # warm-up (flex compiles here)
             warm = time.perf_counter() - start
-            error = (first["flex"] - first["split"]).abs().max().item()
+            error = {name: (out - first["split"]).abs().max().item() for name, out in first.items()}
+            names = list(layers)
             for round_ in range(args.rounds):
-                order = list(layers) if round_ % 2 == 0 else list(reversed(layers))
+                order = names[round_ % len(names) :] + names[: round_ % len(names)]
                 for name in order:
                     start = time.perf_counter()
                     layers[name](x)
                     times[name].append(time.perf_counter() - start)
         ms = {name: statistics.median(t) * 1e3 for name, t in times.items()}
-        print(json.dumps({"n": n, "ms": ms, "flex_over_split": ms["flex"] / ms["split"],
-                          "max_abs_difference": error, "warm_up_s": warm, "threads": torch.get_num_threads()}),
+        over = {f"{name}_over_split": ms[name] / ms["split"] for name in ms if name != "split"}
+        print(json.dumps({"n": n, "ms": ms, **over, "max_abs_difference": error, "warm_up_s": warm,
+                          "threads": torch.get_num_threads(), "capability": torch.backends.cpu.get_cpu_capability()}),
               flush=True)  # fmt: skip
 
 

@@ -11,6 +11,7 @@ from linformer_kit.nn.backends import blocked_attention, eager_attention, sdpa_a
 from linformer_kit.nn.cores import BLOCKED_MAX_KEYS_WITH_GRAD, CORES, choose
 from linformer_kit.nn.local import dense_local_attention, flex_local_attention, split_local_attention
 from linformer_kit.nn.local_blocks import banded_attention, sdpa_local_attention
+from linformer_kit.nn.local_native import native_local_attention, native_ready
 
 
 def test_the_table_names_every_backend_but_auto_with_the_reference_at_eager() -> None:
@@ -19,7 +20,8 @@ def test_the_table_names_every_backend_but_auto_with_the_reference_at_eager() ->
     assert CORES["blocked"] == (blocked_attention, banded_attention)
     assert CORES["sdpa"] == (sdpa_attention, sdpa_local_attention)
     # the window cores change the window alone: one unmasked key set is SDPA's own case
-    assert CORES["split"].plain is CORES["flex"].plain is sdpa_attention
+    assert CORES["split"].plain is CORES["flex"].plain is CORES["native"].plain is sdpa_attention
+    assert CORES["native"].window is native_local_attention
 
 
 def _pick(backend: str, q: torch.Tensor, k: torch.Tensor | None = None, **kwargs) -> str:
@@ -54,26 +56,29 @@ def test_plain_auto_takes_sdpa_for_an_empty_batch_or_sequence(shape: tuple[int, 
     assert _pick("auto", torch.zeros(*shape, dtype=torch.bfloat16), window=False) == "sdpa"
 
 
-def test_window_auto_picks_what_its_docstring_says_on_a_cpu() -> None:
+@pytest.mark.parametrize("capability", ["AVX512", "AVX2"])
+def test_window_auto_picks_what_its_docstring_says_on_a_cpu(capability: str, monkeypatch) -> None:
+    """A CPU forward in float32 takes the native kernel where PyTorch runs AVX-512 (and the kernel builds:
+    tests/nn/test_local_native.py), the split core elsewhere and with gradients."""
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: capability)
+    forward = (
+        "native" if capability == "AVX512" and native_ready(*[torch.zeros(1, 1, 1, 32)] * 3) else "split"
+    )
     small, wide = torch.randn(1, 2, 8, 32), torch.randn(1, 2, 8, 64)
-    assert [_pick(b, small, window=True) for b in ("eager", "blocked", "sdpa", "split", "flex", "auto")] == [
-        "eager", "blocked", "sdpa", "split", "flex",
-        "split",  # a CPU call without dropout
-    ]  # fmt: skip
-    with torch.no_grad():  # a CPU forward, at any head dim
-        assert _pick("auto", small, window=True) == _pick("auto", wide, window=True) == "split"
-    assert _pick("auto", wide.requires_grad_(), window=True) == "split"  # a backward too: the fused one
+    names = ("eager", "blocked", "sdpa", "split", "native", "flex", "auto")
+    assert [_pick(b, small, window=True) for b in names] == [*names[:-1], forward]  # a CPU call, no dropout
+    assert _pick("auto", small.double(), window=True) == "split"  # float64: not the kernel's
+    assert _pick("auto", wide.requires_grad_(), window=True) == "split"  # a backward: the fused one
     assert _pick("auto", wide, window=True, dropout_p=0.1) == "blocked"  # the fused CPU kernel has no dropout
     assert _pick("sdpa", wide, window=True, dropout_p=0.1) == "sdpa"
     assert _pick("eager", wide, window=True, dropout_p=0.1) == "eager"
 
 
-def test_window_auto_takes_split_on_a_cpu_with_or_without_a_backward() -> None:
+def test_window_auto_takes_split_on_a_cpu_with_a_backward() -> None:
     """Frozen queries with trained values (LoRA on the value linear) still run a backward: the split core's
     fused one (nn/local_split.py, `FusedWindow`); SDPA's query blocks off the CPU."""
     q, kv = torch.randn(1, 2, 8, 32), torch.randn(1, 2, 8, 32)
     assert choose("auto", q, kv, kv.clone().requires_grad_(), window=True) == "split"
-    assert choose("auto", q, kv, kv, window=True) == "split"
 
 
 def test_a_symbolic_length_takes_the_banded_window_core_but_eager_keeps_the_reference() -> None:
@@ -83,7 +88,7 @@ def test_a_symbolic_length_takes_the_banded_window_core_but_eager_keeps_the_refe
 
     class Pick(torch.nn.Module):
         def forward(self, q: torch.Tensor) -> torch.Tensor:
-            for backend in ("auto", "sdpa", "blocked", "eager", "split", "flex"):
+            for backend in ("auto", "sdpa", "blocked", "eager", "split", "native", "flex"):
                 for window in (True, False):
                     seen[backend, window] = _pick(backend, q, window=window)
             return q * 2
@@ -92,7 +97,7 @@ def test_a_symbolic_length_takes_the_banded_window_core_but_eager_keeps_the_refe
     torch.export.export(Pick(), (q,), dynamic_shapes={"q": {2: torch.export.Dim("n", min=2, max=64)}})
     assert {b: name for (b, window), name in seen.items() if window} == {
         "auto": "blocked", "sdpa": "blocked", "blocked": "blocked", "eager": "eager", "split": "blocked",
-        "flex": "blocked",
+        "native": "blocked", "flex": "blocked",
     }  # fmt: skip
     assert seen["auto", False] == "sdpa"
 

@@ -32,8 +32,8 @@ D hidden size.
 Attention implementation (`attn_implementation=` in `from_pretrained` / the constructor, or
 `model.set_attn_implementation(name)` after it): a name of the kit's one table of attention cores
 (nn/cores.py), which every layer runs. "auto" (the default) picks per call: PyTorch's
-`scaled_dot_product_attention`, the query-blocked core for bfloat16 on a CPU, the window's split or flex
-core where each was measured faster; "sdpa", "blocked", "split", "flex" name one core; "eager" runs the
+`scaled_dot_product_attention`, the query-blocked core for bfloat16 on a CPU, the window's split or native
+core where each was measured faster; "sdpa", "blocked", "split", "native", "flex" name one core; "eager" runs the
 explicit softmax in fp32, the reference. `output_attentions=True` always takes the eager path, the only one
 that materialises the (b, h, n, k) maps ((b, h, n, n) in layers with projected_length=None).
 """

@@ -67,8 +67,8 @@ class LinformerSelfAttention(ProjectedKeys):
         bias: whether query/key/value/output linears have a bias.
         backend: the attention core, a name of nn/cores.py's table: "auto" (per call, the faster core for
             the input's device, dtype and key set), "sdpa" (torch.nn.functional.scaled_dot_product_attention),
-            "blocked" (query blocks in the input dtype, the bf16 CPU path), "split" / "flex" (window cores)
-            or "eager" (explicit softmax in fp32, the reference). A model takes it from its config.
+            "blocked" (query blocks in the input dtype, the bf16 CPU path), "split" / "native" / "flex" (window
+            cores) or "eager" (explicit softmax in fp32, the reference). A model takes it from its config.
         projection_order: "auto" (fast order when it applies) or "paper" (the reference order).
         causal: only supported with projected_length=None: E mixes every position, so masking after
             the projection would leak the future (see docs/design.md, "Causality").

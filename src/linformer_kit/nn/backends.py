@@ -19,7 +19,7 @@ from typing import Literal, get_args
 import torch
 from torch.nn import functional as F
 
-AttentionBackend = Literal["auto", "sdpa", "blocked", "eager", "split", "flex"]
+AttentionBackend = Literal["auto", "sdpa", "blocked", "eager", "split", "native", "flex"]
 ATTENTION_BACKENDS: tuple[str, ...] = get_args(AttentionBackend)
 
 AttentionFn = Callable[..., tuple[torch.Tensor, torch.Tensor | None]]

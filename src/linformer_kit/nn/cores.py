@@ -14,9 +14,10 @@ The plain softmax is the window's case with no window (a key set of slots alone)
     sdpa      sdpa_attention         sdpa_local_attention     PyTorch's fused kernel (the window by query blocks)
     blocked   blocked_attention      banded_attention         explicit scores a block of queries at a time
     split     sdpa_attention         split_local_attention    the window as two partial softmaxes merged
+    native    sdpa_attention         native_local_attention   the window's CPU forward in one kernel of ours
     flex      sdpa_attention         flex_local_attention     the window in one FlexAttention kernel
 
-"split" and "flex" only change the window (one unmasked key set has nothing to split: SDPA is its own case).
+"split", "native" and "flex" only change the window (one unmasked key set has nothing to split: SDPA is its own case).
 A layer names its core (`LinformerSelfAttention(backend=...)`); a model takes it from its config, the way
 transformers models take `attn_implementation` (models/modeling_linformer.py). "auto", the default, picks per
 call in `choose`: each rule is the faster core where it was measured (docs/benchmarks.md, "bfloat16 on CPU"
@@ -35,6 +36,7 @@ from linformer_kit.nn.backends import AttentionFn, blocked_attention, eager_atte
 from linformer_kit.nn.keys import LocalCore
 from linformer_kit.nn.local import dense_local_attention, flex_local_attention, split_local_attention
 from linformer_kit.nn.local_blocks import banded_attention, sdpa_local_attention
+from linformer_kit.nn.local_native import native_local_attention, native_preferred
 
 
 class Core(NamedTuple):
@@ -47,6 +49,7 @@ CORES: dict[str, Core] = {
     "sdpa": Core(sdpa_attention, sdpa_local_attention),
     "blocked": Core(blocked_attention, banded_attention),
     "split": Core(sdpa_attention, split_local_attention),
+    "native": Core(sdpa_attention, native_local_attention),
     "flex": Core(sdpa_attention, flex_local_attention),
 }
 
@@ -65,9 +68,10 @@ def choose(backend: str, q: Tensor, k: Tensor, v: Tensor, *, window: bool, dropo
         no Python blocks) or the batch is empty.
     window: a symbolic length takes the banded core whatever the name ("sdpa" and "split" count blocks in
         Python), the reference excepted; "auto": banded for a CPU step with dropout (the fused CPU kernel has
-        none, and its unfused fallback is slower than writing the scores out), split for any other CPU call
-        (the slots read once, not copied per block; with gradients the fused kernel's backward per part,
-        nn/local_split.py), SDPA by query blocks everywhere else.
+        none, and its unfused fallback is slower than writing the scores out), native for a CPU call the
+        kernel takes where PyTorch's kernels run AVX-512 (float32 without gradients, nn/local_native.py:
+        about 0.75x the split core's time at the student's shape; slower than it built for AVX2), split for any other CPU call (the slots read once, not copied per block; with
+        gradients the fused kernel's backward per part, nn/local_split.py), SDPA by query blocks elsewhere.
     """
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
     symbolic = not isinstance(q.shape[-2], int)
@@ -78,7 +82,9 @@ def choose(backend: str, q: Tensor, k: Tensor, v: Tensor, *, window: bool, dropo
     if window:
         if q.device.type == "cpu" and dropout_p > 0.0:
             return "blocked"
-        return "split" if q.device.type == "cpu" else "sdpa"
+        if q.device.type != "cpu":
+            return "sdpa"
+        return "native" if native_preferred(q, k, v) else "split"
     if q.device.type != "cpu" or q.dtype != torch.bfloat16 or symbolic or q.numel() == 0 or k.numel() == 0:
         return "sdpa"
     return "sdpa" if grad and k.shape[-2] > BLOCKED_MAX_KEYS_WITH_GRAD else "blocked"

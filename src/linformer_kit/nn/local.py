@@ -14,7 +14,7 @@ of its attention within ±16 tokens, docs/reproduction/distill-minilm/spectrum.t
 twice. A row whose k slots already hold its own real tokens (short_inputs="exact" in a mixed batch,
 `windowed` False) takes no window and no global key: its slots are exact attention.
 
-Five cores compute it, one contract (`LocalCore`): (q, k, v, keyset: KeySet, *, scale, dropout_p) ->
+Six cores compute it, one contract (`LocalCore`): (q, k, v, keyset: KeySet, *, scale, dropout_p) ->
 (out (b, h, n, d), weights or None), `KeySet` holding the slots (`Slots`), the padding mask, w, g (nn/keys.py,
 with the pieces every core reads). The one table of cores, `CORES` in nn/cores.py, names them by backend
 beside the plain softmax's, and its `choose` resolves "auto" (the two block cores live in nn/local_blocks.py):
@@ -35,6 +35,10 @@ beside the plain softmax's, and its `choose` resolves "auto" (the two block core
                               CPU flash kernel (it returns the log-sum-exp) on a CPU without dropout, its
                               backward per part against the merged softmax; explicit scores otherwise
                               (nn/local_split.py).
+    `native_local_attention`  "native": the window's CPU forward in one pass of a kernel of our own
+                              (nn/local_native.py, csrc/local_window.cpp): per tile of queries and per key
+                              one score vector, the mask, one softmax and the output, K and V read in
+                              place; float32 without gradients, every other call the split core's.
     `flex_local_attention`    "flex": one `flex_attention` call over [slots ; K] with a block mask of the
                               band, the global keys and the slots, built once per (n, s, w, g) and shared
                               by every layer; compiled into one block-sparse kernel (nn/local_flex.py).
@@ -46,8 +50,9 @@ beside the plain softmax's, and its `choose` resolves "auto" (the two block core
 
 The global rows (i < g) are `eager_attention` in every core. The explicit ones take scores and softmax in
 fp32 or wider (half precision promoted, as `eager_attention`; SDPA accumulates half precision in fp32
-inside its kernel). All five agree to float64 round-off, values and gradients (tests/nn/test_local.py; the
-flex core: tests/nn/test_local_flex.py, gradients on CUDA);
+inside its kernel). All six agree to float64 round-off, values and gradients (tests/nn/test_local.py; the
+flex core: tests/nn/test_local_flex.py, gradients on CUDA; the native kernel, float32 only: to float32
+round-off, tests/nn/test_local_native.py);
 which is faster where: docs/benchmarks.md, "Local window". Torch-only.
 """
 

@@ -65,7 +65,7 @@ def split_local_attention(
         real, k, v = real_tokens(keyset.real, k, v)
     w, g = window_sizes(keyset, n)
     key_ok = window_keys(real, slots.windowed)  # which keys a window or global may hold
-    shared_ok = _shared_keep(slots, key_ok, b, g, keyset.real is not None)  # part 1's mask
+    shared_ok = shared_keep(slots, key_ok, b, g, keyset.real is not None)  # part 1's mask
     every_key = keyset.real is None and slots.windowed is None  # no key_ok to AND into the band's mask
     band_w = None if keyset.window is None else w  # None: no band
     band_ok = None if every_key else key_ok
@@ -93,7 +93,7 @@ def _path(q: Tensor, dropout_p: float, grad: bool) -> str:
     return "fused+backward" if grad else "fused"
 
 
-def _shared_keep(slots: Slots, key_ok: Tensor, b: int, g: int, padded: bool) -> Tensor | None:
+def shared_keep(slots: Slots, key_ok: Tensor, b: int, g: int, padded: bool) -> Tensor | None:
     """Part 1's mask (b, 1|h, 1, s + g): the slots' `keep` beside the global keys' key_ok; None: every key."""
     keep = slots.keep
     if not g or (keep is None and not padded and slots.windowed is None):

@@ -1,0 +1,120 @@
+"""The native core ("native", nn/cores.py): the window's forward on a CPU in one pass of a kernel of our own
+(csrc/local_window.cpp), the split core (nn/local_split.py) for every call it does not take.
+
+Notation of nn/local.py. A task is one row, one head and `NATIVE_BLOCK` queries; its queries go in tiles of
+one vector (16 with AVX-512, 8 with AVX2), a query a lane. For tile [a, a + T) and each key, one score
+vector (the T queries against the key) over the S = s + g shared keys [E K ; K_j, j < g] and the T + 2w band
+keys at positions [a - w, a + T + w), read in place from K (the linears' (b, n, h, d) output, no copy);
+then, per key, its mask (the slots' `keep`; key_ok: real, in a row that takes the window; the band's
+|i - j| <= w a lane; no band key before g or past n), the running max, exp (Cephes' expf polynomial, about
+1 ulp), the sum and out = p [F V ; V_band], all lane by lane: the reference's one softmax, with no partial
+outputs to merge and no score written past the cache.
+
+Why: at the recommended student's shape (d = 32, s = 128, w = 64, g = 1) PyTorch's fused kernel, which the
+split core calls for each part and band segment, pays a fixed cost per block of queries that short key sets
+do not repay (about 1.6 ns a band score against 1.0 on 512-token chunks, docs/benchmarks.md, "The native
+window kernel"). Here a query costs its S + T + 2w scores (T - 1 more band keys than its 2w + 1: 12 % at
+w = 64 with AVX-512), two fused multiply-adds a head dimension each, and their exps.
+
+Scope: float32, no gradient, no dropout, a window (w given), d a multiple of 16 up to 128, a concrete n, not
+while tracing or under a fake-tensor mode (`native_ready`); any other call is the split core's, values and
+gradients. The kernel is compiled on the first call it can take (`torch.utils.cpp_extension.load`, 10-20 s,
+cached under TORCH_EXTENSIONS_DIR apart for each instruction set, so a cache shared by two CPUs never runs
+a build made for the other); where it cannot be built (no compiler, a saved model's own code, which carries
+no C++ source) the split core runs, with one warning when a build failed. "auto" takes it only where it was
+measured faster (`NATIVE_AUTO`). Output within float32 round-off of the float64 reference
+(tests/nn/test_local_native.py). Torch-only.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from linformer_kit.nn.exact_rows import tracing
+from linformer_kit.nn.keys import KeySet, global_rows, real_tokens, window_keys, window_sizes
+from linformer_kit.nn.local_split import shared_keep, split_local_attention
+
+NATIVE_BLOCK = 256  # queries a task (one row and head): consecutive tiles share most of their band keys
+NATIVE_AUTO = (
+    "AVX512",
+)  # the instruction sets where "auto" takes the kernel: faster than the split core there
+_NATIVE_SOURCE = Path(__file__).parent / "csrc" / "local_window.cpp"
+_NATIVE_FLAGS = {  # the instruction set PyTorch's own kernels run at, so a cached build fits this CPU
+    "AVX512": ["-mavx512f", "-mavx512dq", "-mavx512bw", "-mavx512vl", "-mavx2", "-mfma"],
+    "AVX2": ["-mavx2", "-mfma"],
+}
+
+
+def native_local_attention(
+    q: Tensor, k: Tensor, v: Tensor, keyset: KeySet, *, scale: float, dropout_p: float = 0.0
+) -> tuple[Tensor, None]:
+    """The module docstring's attention -> (out (b, h, n, d), None); the split core where the kernel does not
+    run."""
+    if keyset.window is None or dropout_p > 0.0 or not native_ready(q, k, v):
+        return split_local_attention(q, k, v, keyset, scale=scale, dropout_p=dropout_p)
+    b, n = q.shape[0], q.shape[2]
+    slots = keyset.slots
+    if keyset.real is None:
+        real = torch.ones(b, n, dtype=torch.bool, device=q.device)
+    else:
+        real, k, v = real_tokens(keyset.real, k, v)
+    w, g = window_sizes(keyset, n)
+    key_ok = window_keys(real, slots.windowed)
+    shared_ok = shared_keep(slots, key_ok, b, g, keyset.real is not None)
+    every_key = keyset.real is None and slots.windowed is None
+    keys = torch.cat([slots.keys, k[:, :, :g]], dim=-2) if g else slots.keys.contiguous()  # [slots ; global]
+    values = torch.cat([slots.values, v[:, :, :g]], dim=-2) if g else slots.values.contiguous()
+    out = torch.ops.linformer_kit_native.local_window(
+        q, k, v, keys.expand(b, -1, -1, -1), values.expand(b, -1, -1, -1), shared_ok,
+        None if every_key else key_ok, w, g, NATIVE_BLOCK, scale,
+    )  # fmt: skip
+    if g:
+        out[:, :, :g] = global_rows(q, k, v, real, g, scale, 0.0)
+    return out, None  # (b, h, n, d), a view of (b, n, h, d)
+
+
+def native_ready(q: Tensor, k: Tensor, v: Tensor) -> bool:
+    """Whether the kernel runs this call (the module docstring's scope), building it on the first that can."""
+    if tracing() or torch._guards.detect_fake_mode() is not None:  # (first: nothing below is traced)
+        return False
+    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
+    d = q.shape[-1]
+    fits = q.device.type == "cpu" and q.dtype == k.dtype == v.dtype == torch.float32 and not grad
+    return fits and d % 16 == 0 and d <= 128 and isinstance(q.shape[-2], int) and _native_library()
+
+
+@functools.cache
+def _native_library() -> bool:
+    """Build (or load the cached build of) the kernel once a process; False, with one warning, where it fails."""
+    if not _NATIVE_SOURCE.is_file():  # a saved model's own code: the kernel's source is not beside it
+        return False
+    capability = torch.backends.cpu.get_cpu_capability()
+    try:
+        from torch.utils import cpp_extension  # (imports setuptools: only when a build is asked for)
+
+        cpp_extension.load(
+            name=f"linformer_kit_local_window_{capability.lower()}",
+            sources=[str(_NATIVE_SOURCE)],
+            extra_cflags=["-O3", "-ffp-contract=fast", *_NATIVE_FLAGS.get(capability, [])],
+            is_python_module=False,
+        )
+    except Exception as error:  # no compiler, no ninja, a read-only cache: the split core is always there
+        warnings.warn(
+            f"the native window kernel did not build ({error}); the split core runs instead", stacklevel=2
+        )
+        return False
+    return True
+
+
+def native_preferred(q: Tensor, k: Tensor, v: Tensor) -> bool:
+    """Whether "auto" takes the kernel for this call: where it runs, on a CPU whose PyTorch kernels run AVX-512,
+    the one instruction set it was measured faster on (docs/benchmarks.md, "The native window kernel")."""
+    return native_ready(q, k, v) and torch.backends.cpu.get_cpu_capability() in NATIVE_AUTO
+
+
+__all__ = ["NATIVE_AUTO", "NATIVE_BLOCK", "native_local_attention", "native_preferred", "native_ready"]

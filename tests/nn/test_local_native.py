@@ -1,0 +1,209 @@
+"""The native core (nn/local_native.py, csrc/local_window.cpp): its kernel against the float64 reference over
+every case a key set names (padding with NaN behind it, slot masks per row and per head, rows without a
+window, global tokens, w from 0 past n, head sizes 16 to 128, blocks and tiles cut anywhere, a query with no
+key); every call the kernel does not take is the split core's; "auto" takes it where its docstring says; a
+build that fails warns once and leaves the split core."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import warnings
+from collections.abc import Iterator
+
+import pytest
+import torch
+from torch.testing import assert_close
+
+from linformer_kit.nn import LinformerSelfAttention, local_native
+from linformer_kit.nn.cores import choose
+from linformer_kit.nn.keys import KeySet, Slots
+from linformer_kit.nn.local import dense_local_attention, split_local_attention
+from linformer_kit.nn.local_native import native_local_attention, native_ready
+from tests.fixtures.batches import length_mask
+
+
+@pytest.fixture(scope="module", autouse=True)
+def kernel() -> None:
+    """The kernel built (or loaded from the cache); a machine without a C++ compiler skips, one with it fails."""
+    q = torch.zeros(1, 1, 1, 32)
+    if not native_ready(q, q, q):
+        if shutil.which(os.environ.get("CXX", "c++")) is None:
+            pytest.skip("no C++ compiler: the native core runs the split core")
+        pytest.fail("a C++ compiler is here, yet the native window kernel did not build")
+
+
+def _case(b: int, n: int, d: int, s: int, w: int, g: int, *, lengths=None, keep=None, windowed=None):
+    """float32 q, k, v (b, h, n, d) as views of (b, n, h, d) (the linears' layout), and their KeySet; NaN in
+    K and V behind the padding (it must not reach any output)."""
+    h = 2
+    q, k, v = (torch.randn(b, n, h, d).transpose(1, 2) for _ in range(3))
+    slot_k, slot_v = torch.randn(b, h, s, d), torch.randn(b, h, s, d)
+    real = None if lengths is None else length_mask(lengths, n)
+    if real is not None:
+        k.masked_fill_(~real[:, None, :, None], float("nan"))
+        v.masked_fill_(~real[:, None, :, None], float("nan"))
+    slot_keep = None
+    if keep is not None:
+        slot_keep = torch.rand(b, h if keep == "per-head" else 1, 1, s) > 0.4
+        slot_keep[..., 0] = True
+    rows = None if windowed is None else torch.tensor(windowed)
+    return (q, k, v), KeySet(Slots(slot_k, slot_v, slot_keep, rows), real, w, g)
+
+
+def _reference(tensors, keyset: KeySet) -> torch.Tensor:
+    wide = [t.double() for t in tensors]
+    slots = keyset.slots._replace(keys=keyset.slots.keys.double(), values=keyset.slots.values.double())
+    return dense_local_attention(*wide, keyset._replace(slots=slots), scale=tensors[0].shape[-1] ** -0.5)[0]
+
+
+CASES = {  # (b, n, d, s, w, g), keyword arguments of `_case`
+    "one row": ((1, 200, 32, 16, 5, 1), {}),
+    "the student's shape": ((1, 600, 32, 128, 64, 1), {}),
+    "padding, row masks, rows without a window": (
+        (3, 130, 64, 8, 3, 0), {"lengths": [130, 57, 1], "keep": "rows", "windowed": [True, False, True]},
+    ),
+    "per-head slot masks, two global tokens": (
+        (2, 77, 16, 5, 2, 2), {"keep": "per-head", "windowed": [False, True]},
+    ),
+    "a window past n": ((1, 10, 32, 4, 64, 3), {}),
+    "w = 0": ((2, 50, 32, 6, 0, 1), {"lengths": [50, 20]}),
+    "d = 128, wide window": ((2, 300, 128, 7, 100, 0), {"lengths": [300, 150]}),
+    "d = 48, many blocks": ((2, 1000, 48, 20, 17, 2), {"lengths": [1000, 333]}),
+    "one token": ((2, 1, 32, 3, 4, 1), {"lengths": [1, 1]}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("block", [16, 48, 256])
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_kernel_equals_the_float64_reference(
+    name: str, block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blocks of 16 and 48 cut the tiles and the band at other places than the default's."""
+    monkeypatch.setattr(local_native, "NATIVE_BLOCK", block)
+    torch.manual_seed(0)
+    shape, kwargs = CASES[name]
+    tensors, keyset = _case(*shape, **kwargs)
+    with torch.no_grad():
+        assert native_ready(*tensors)
+        out, weights = native_local_attention(*tensors, keyset, scale=shape[2] ** -0.5)
+    assert weights is None
+    assert out.dtype == torch.float32
+    expected = _reference(tensors, keyset)
+    real = (
+        keyset.real if keyset.real is not None else torch.ones(out.shape[0], out.shape[2], dtype=torch.bool)
+    )
+    real = real[:, None, :, None].expand_as(out)  # a pad query's output is read by nothing: finite suffices
+    assert torch.isfinite(out).all()
+    assert_close(out[real].double(), expected[real], rtol=1e-5, atol=2e-6)
+
+
+def test_a_query_with_no_key_gets_zero() -> None:
+    """A row without a window whose slots are all dropped: nothing to attend to, out 0 (as in the split core)."""
+    torch.manual_seed(0)
+    tensors, keyset = _case(2, 40, 32, 4, 3, 0, windowed=[True, False])
+    keep = torch.ones(2, 1, 1, 4, dtype=torch.bool)
+    keep[1] = False
+    keyset = keyset._replace(slots=keyset.slots._replace(keep=keep))
+    with torch.no_grad():
+        out = native_local_attention(*tensors, keyset, scale=0.2)[0]
+        split = split_local_attention(*tensors, keyset, scale=0.2)[0]
+    assert_close(out[1], torch.zeros_like(out[1]), rtol=0, atol=0)
+    assert_close(out, split, rtol=1e-5, atol=2e-6)
+
+
+def _requires_grad(tensors):
+    return [t.detach().clone().requires_grad_() for t in tensors]
+
+
+@pytest.mark.parametrize(
+    "call", ["gradients", "float64", "head size 8", "no window", "dropout", "while tracing"]
+)
+def test_every_call_the_kernel_does_not_take_is_the_split_cores(call: str, monkeypatch) -> None:
+    torch.manual_seed(0)
+    d = 8 if call == "head size 8" else 32
+    tensors, keyset = _case(2, 60, d, 5, 4, 1, lengths=[60, 31])
+    tensors = [t.nan_to_num() for t in tensors]
+    dropout = 0.0
+    if call == "gradients":
+        tensors = _requires_grad(tensors)
+    if call == "float64":
+        tensors = [t.double() for t in tensors]
+        slots = keyset.slots
+        keyset = keyset._replace(slots=slots._replace(keys=slots.keys.double(), values=slots.values.double()))
+    if call == "no window":
+        keyset = keyset._replace(window=None)
+    if call == "dropout":
+        dropout = 0.5
+    if call == "while tracing":
+        monkeypatch.setattr(local_native, "tracing", lambda: True)
+    calls = []
+    monkeypatch.setattr(torch.ops, "linformer_kit_native", _Spy(calls), raising=False)
+    torch.manual_seed(1)
+    out = native_local_attention(*tensors, keyset, scale=0.3, dropout_p=dropout)[0]
+    torch.manual_seed(1)
+    split = split_local_attention(*tensors, keyset, scale=0.3, dropout_p=dropout)[0]
+    assert calls == []
+    assert_close(out, split, rtol=0, atol=0)
+    if call == "gradients":
+        out.sum().backward()
+        assert all(t.grad is not None for t in tensors)
+
+
+class _Spy:
+    """Stands in for the kernel's op namespace: records a call."""
+
+    def __init__(self, calls: list[str]) -> None:
+        self.calls = calls
+
+    @property
+    def local_window(self):
+        self.calls.append("local_window")
+        raise AssertionError("the kernel ran")
+
+
+def test_auto_takes_the_kernel_for_a_float32_cpu_forward_on_avx512_only(monkeypatch) -> None:
+    q = torch.randn(1, 2, 8, 32)
+    for capability, core in [("AVX512", "native"), ("AVX2", "split"), ("DEFAULT", "split")]:
+        monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda c=capability: c)
+        with torch.no_grad():
+            assert choose("auto", q, q, q, window=True) == core
+        assert choose("auto", q, q, q.clone().requires_grad_(), window=True) == "split"  # a backward
+        with torch.no_grad():
+            assert choose("auto", q.double(), q.double(), q.double(), window=True) == "split"
+
+
+def test_a_layer_on_the_native_core_equals_the_reference() -> None:
+    torch.manual_seed(0)
+    layer = LinformerSelfAttention(64, 4, 300, 16, local_window=20, global_tokens=1).eval()
+    x = torch.randn(2, 300, 64)
+    mask = length_mask([300, 201], 300)
+    with torch.no_grad():
+        native = layer(x, mask, backend="native")
+        eager = layer.double()(x.double(), mask, backend="eager")
+    assert_close(native[mask].double(), eager[mask], rtol=1e-5, atol=1e-5)
+
+
+@pytest.fixture
+def rebuilt() -> Iterator[None]:
+    local_native._native_library.cache_clear()
+    yield
+    local_native._native_library.cache_clear()  # the next call loads the cached build again
+
+
+def test_a_failed_build_warns_once_and_leaves_the_split_core(rebuilt, monkeypatch) -> None:
+    from torch.utils import cpp_extension
+
+    def fail(**_kwargs):
+        raise RuntimeError("no compiler here")
+
+    monkeypatch.setattr(cpp_extension, "load", fail)
+    q = torch.zeros(1, 1, 4, 32)
+    with pytest.warns(UserWarning, match="did not build .no compiler here.; the split core runs instead"):
+        assert not native_ready(q, q, q)
+    with warnings.catch_warnings(record=True) as later:
+        warnings.simplefilter("always")
+        assert not native_ready(q, q, q)
+    assert later == []  # once a process
+    with torch.no_grad():
+        assert choose("auto", q, q, q, window=True) == "split"
