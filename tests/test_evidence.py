@@ -329,9 +329,9 @@ def cpu_training_speedup(n: int) -> Source:
     return time("full-sdpa") / time("linformer-headwise")
 
 
-def chunk_ratios(key: str) -> Many:
+def chunk_ratios(key: str, file: str = CPU_LIMITS) -> Many:
     """The four students' ratios to 8 chunks of 512 at 4 096 tokens, torch (limits/student.json): "speed" or "flop_limit"."""
-    return Many(CPU_LIMITS, "ratios", {"runtime": "torch", "n": 4096, "baseline": "chunks"}, key)
+    return Many(file, "ratios", {"runtime": "torch", "n": 4096, "baseline": "chunks"}, key)
 
 
 def exact512(student: str, n: int, batch: int, baseline: str = "original") -> J:
@@ -362,6 +362,29 @@ def band_level(side: str, *, most: bool = False) -> Source:
 
 def limits_band(student: str, baseline: str, key: str = "speed") -> J:
     return J(CPU_LIMITS, "ratios", {"student": student, "runtime": "torch", "n": 4096, "baseline": baseline}, key)
+
+
+NATIVE = "benchmarks/native"  # 52226b2 (split) and the native kernel side by side, three runs each (docs/benchmarks.md)
+CPU_LIMITS_NATIVE = "benchmarks/student-cpu/limits-native/student.json"  # the four students on the native kernel
+
+
+def native_ratio(side: str, run: int, n: int, baseline: str, key: str = "speed") -> J:
+    """The student / original texts/s (or FLOP limit) at batch 1 of one side and run of the native A/B."""
+    return J(f"{NATIVE}/{side}-{run}.json", "ratios", {"n": n, "batch": 1, "baseline": baseline}, key)
+
+
+def native_level(side: str, *, most: bool = False) -> Source:
+    """The least (or greatest) of one side's ratios up to 512 tokens, every batch and run."""
+    runs = [Many(f"{NATIVE}/{side}-{r}.json", "ratios", {"baseline": "original"}, "speed") for r in (1, 2, 3)]
+    return Least(*(run.max() if most else run.min() for run in runs), most=most)
+
+
+def native_layer(n: int, key: str, *path: str, file: str = "window-cores") -> J:
+    return J(f"{NATIVE}/{file}.json", "rows", {"n": n}, key, *path)
+
+
+def limits_native(student: str, baseline: str, key: str = "speed") -> J:
+    return J(CPU_LIMITS_NATIVE, "ratios", {"student": student, "runtime": "torch", "n": 4096, "baseline": baseline}, key)
 
 
 TRAIN = "benchmarks/split-train"  # the window's training core: SDPA's query blocks against split (docs/benchmarks.md)
@@ -529,6 +552,20 @@ FIGURES: tuple[F, ...] = (
     F(BENCHMARKS, "| 8 chunks of 512 (FLOP limit) | {0.99}x ({1.05}x) | **{1.04}x** ({1.09}x) | **{1.03}x** ({1.10}x) | **{1.07}x** ({1.14}x) |", *(limits_band(st, "chunks", key) for st in ("w64", "w16", "k64", "k64-w16") for key in ("speed", "flop_limit"))),
     F(BENCHMARKS, "| full attention (FLOP limit) | {2.40}x ({2.38}x) | {2.52}x ({2.47}x) | {2.52}x ({2.50}x) | {2.61}x ({2.59}x) |", *(limits_band(st, "full", key) for st in ("w64", "w16", "k64", "k64-w16") for key in ("speed", "flop_limit"))),
     F(BENCHMARKS, "0.98x / 0.98x / 0.98x the chunks in three runs beside the commit before, {2.36}-{2.39}x full attention.", Least(*(band_ratio(f"student-new-{r}", 4096, "full") for r in (1, 2, 3))), Least(*(band_ratio(f"student-new-{r}", 4096, "full") for r in (1, 2, 3)), most=True)),
+    # docs/benchmarks.md, "The native window kernel, A/B"
+    F(BENCHMARKS, "{0.82} ns on 8 chunks of 512, {1.22} ns on the band's blocks without a mask ({1.25} with the mask broadcast,\n{1.38} with a full one) and {0.91} ns on the shared keys.", *(J(f"{NATIVE}/flash-key-sets.json", case, "ns_per_score") for case in ("chunks 8 x 512", "band 32 x 160, no mask", "band 32 x 160, broadcast mask", "band 32 x 160, full mask", "shared 4096 x 129"))),
+    F(BENCHMARKS, "| 512 | {7.4} | {5.8} | {0.78} |", native_layer(512, "ms", "split"), native_layer(512, "ms", "native"), native_layer(512, "native_over_split")),
+    F(BENCHMARKS, "| 1 024 | {15.2} | {12.7} | {0.83} |", native_layer(1024, "ms", "split"), native_layer(1024, "ms", "native"), native_layer(1024, "native_over_split")),
+    F(BENCHMARKS, "| 4 096 | {55.2} | {46.7} | {0.85} |", native_layer(4096, "ms", "split"), native_layer(4096, "ms", "native"), native_layer(4096, "native_over_split")),
+    F(BENCHMARKS, "the kernel is level with the split core or slower: {0.97} / {1.01} / {1.08} at 512 / 1 024 / 4 096.", *(native_layer(n, "native_over_split", file="window-cores-avx2") for n in (512, 1024, 4096))),
+    F(BENCHMARKS, "| 8 chunks of 512 at 4 096, batch 1 | {0.97}x / {0.98}x / {0.97}x | **{1.04}x / {1.05}x / {1.05}x** | {1.05}x |", *(native_ratio(side, r, 4096, "chunks") for side in ("split", "native") for r in (1, 2, 3)), native_ratio("native", 1, 4096, "chunks", "flop_limit")),
+    F(BENCHMARKS, "| full attention at 4 096 (positions copied) | {2.38}x / {2.38}x / {2.38}x | {2.53}x / {2.55}x / {2.55}x | {2.38}x |", *(native_ratio(side, r, 4096, "full") for side in ("split", "native") for r in (1, 2, 3)), native_ratio("native", 1, 4096, "full", "flop_limit")),
+    F(BENCHMARKS, "| 128 and 512 tokens, batches 32 / 1 and 8 / 1 | {0.99}-{1.02}x | {0.98}-{1.02}x | 1.00x |", native_level("split"), native_level("split", most=True), native_level("native"), native_level("native", most=True)),
+    F(BENCHMARKS, "4 096 tokens {1.04}-{1.05}x as fast as 512-token chunks", Least(*(native_ratio("native", r, 4096, "chunks") for r in (1, 2, 3))), Least(*(native_ratio("native", r, 4096, "chunks") for r in (1, 2, 3)), most=True)),
+    F(BENCHMARKS, "| 8 chunks of 512 (FLOP limit) | **{1.03}x** ({1.05}x) | **{1.08}x** ({1.09}x) | **{1.09}x** ({1.10}x) | **{1.13}x** ({1.14}x) |", *(limits_native(st, "chunks", key) for st in ("w64", "w16", "k64", "k64-w16") for key in ("speed", "flop_limit"))),
+    F(BENCHMARKS, "| full attention (FLOP limit) | {2.53}x ({2.38}x) | {2.65}x ({2.47}x) | {2.68}x ({2.50}x) | {2.79}x ({2.59}x) |", *(limits_native(st, "full", key) for st in ("w64", "w16", "k64", "k64-w16") for key in ("speed", "flop_limit"))),
+    F(BENCHMARKS, "Up to 512 all four are level with the original ({0.99}-{1.03}x).", Many(CPU_LIMITS_NATIVE, "ratios", {"runtime": "torch", "baseline": "original"}, "speed").min(), Many(CPU_LIMITS_NATIVE, "ratios", {"runtime": "torch", "baseline": "original"}, "speed").max()),
+    F(BENCHMARKS, "Since the native window kernel (2026-11-29, \"The native window kernel, A/B\" below): {1.04}x / {1.05}x / {1.05}x\nthe chunks in three runs beside the commit before, {2.53}-{2.55}x full attention.", *(native_ratio("native", r, 4096, "chunks") for r in (1, 2, 3)), Least(*(native_ratio("native", r, 4096, "full") for r in (1, 2, 3))), Least(*(native_ratio("native", r, 4096, "full") for r in (1, 2, 3)), most=True)),
     F(BENCHMARKS, "(benchmarks/split-train/student-2x4096.json)) | {4.05} s, {3 031} MiB | {3.80} s, {2 297} MiB | {0.94}x time, {0.76}x peak |", *train_ab("2x4096")),
     F(BENCHMARKS, "(benchmarks/split-train/student-4x4096.json)) | {8.21} s, {5 901} MiB | {7.64} s, {4 409} MiB | {0.93}x time, {0.75}x peak |", *train_ab("4x4096")),
     F(BENCHMARKS, "| seconds (data, extension and 4 steps) | {95.4} / {94.0} | {88.1} / {89.6} |", *(long_stage(side, r, "stage_seconds") for side in ("old", "new") for r in (1, 2))),
@@ -566,8 +603,8 @@ FIGURES: tuple[F, ...] = (
     F(README, "({0.26}x 512-token chunks on an H100", gpu_student("original", "chunks", 4096, 16) / gpu_student("w64", "whole", 4096, 16)),
     F(README, "One layer from n = {8 192}", From(GPU_NS, gpu_layer_best, 1.0)),
     F(README, "Training at every n measured ({1.26}x full attention at 512, {4.01}x at 4 096)", cpu_training_speedup(512), cpu_training_speedup(4096)),
-    F(README, "ties 512-token chunks at 4 096 ({0.99}-{1.07}x;", chunk_ratios("speed").min(), chunk_ratios("speed").max()),
-    F(README, "FLOP limit {1.05}-{1.14}x)", chunk_ratios("flop_limit").min(), chunk_ratios("flop_limit").max()),
+    F(README, "beats 512-token chunks at 4 096 ({1.03}-{1.13}x;", chunk_ratios("speed", CPU_LIMITS_NATIVE).min(), chunk_ratios("speed", CPU_LIMITS_NATIVE).max()),
+    F(README, "FLOP limit {1.05}-{1.14}x)", chunk_ratios("flop_limit", CPU_LIMITS_NATIVE).min(), chunk_ratios("flop_limit", CPU_LIMITS_NATIVE).max()),
     F(README, "(perplexity {19.47} vs full attention's {20.58} on a CPU;", run(CPU_LOCAL, "k128-w16-s42-branch"), run(CPU_LOCAL, "full-s42")),
     F(README, "{220} vs {446} on an H100)", run(GPU_LEARNS, "k128-w16"), run(GPU_LEARNS, "full")),
     F(README, "finetuned IMDB trails by about {1} point", (finetuned(CPU_LOCAL, "full-s42") - finetuned(CPU_LOCAL, "k128-w16-s42-branch") + finetuned(CPU_LOCAL, "full-s43") - finetuned(CPU_LOCAL, "k128-w16-s43-branch")) * 50),
@@ -590,8 +627,8 @@ FIGURES: tuple[F, ...] = (
     F(LONGDOCS, "| book halves, 1 024 / 4 096 (3) | **{68}** / {44} | – / {47} | {40} / {23} | {51} / {47} | {56} / **{52}** |", *c1("books", (1024, 4096), ("whole",)), seeds_mean(ANSWER, "books", 4096, "late-chunking-512"), *c1("books", (1024, 4096), METHODS[2:])),
     F(LONGDOCS, "| IMDB reviews > 512 tokens (3) | {73.7} | **{74.8}** | {69.1} | {73.9} | – |", *c1("imdb", (4096,), METHODS[:4])),
     F(LONGDOCS, "| fidelity at 512 | {0.971} |", J(f"{LONG}/k128-w64-g1-long4096-exact512-c1.json", "fidelity", "long")),
-    F(LONGDOCS, "at 4 096 it reads a text at\n{0.99}x the speed of 512-token chunks", J(CPU_LIMITS, "ratios", {"student": "w64", "runtime": "torch", "n": 4096, "baseline": "chunks"}, "speed")),
-    F(LONGDOCS, "limits-band/: {0.99}-{1.07}x)", chunk_ratios("speed").min(), chunk_ratios("speed").max()),
+    F(LONGDOCS, "at 4 096 it reads a text at\n{1.03}x the speed of 512-token chunks", J(CPU_LIMITS_NATIVE, "ratios", {"student": "w64", "runtime": "torch", "n": 4096, "baseline": "chunks"}, "speed")),
+    F(LONGDOCS, "limits-native/: {1.03}-{1.13}x)", chunk_ratios("speed", CPU_LIMITS_NATIVE).min(), chunk_ratios("speed", CPU_LIMITS_NATIVE).max()),
     F(LONGDOCS, "(the README's long command, {41} minutes on 2 AVX2 cores, peak {9.0} GB;", J(MEMORY, "wall_s") / 60, J(MEMORY, "peak_rss_kb") * KB_TO_GB),
     F(LONGDOCS, "fidelity {1.000} on book, review, encyclopedia and sentence text and paragraph recall the original's {49.2}, both by construction", README_FIDELITY, score(f"{README_RUN}/paragraphs/longdocs.json", "paragraphs", 512, "whole"), construction=True),
     F(LONGDOCS, "(`c1`: 88.7 on 512-token book passages, the issue's measurement, in no file here;"),

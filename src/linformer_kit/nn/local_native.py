@@ -12,7 +12,7 @@ outputs to merge and no score written past the cache.
 
 Why: at the recommended student's shape (d = 32, s = 128, w = 64, g = 1) PyTorch's fused kernel, which the
 split core calls for each part and band segment, pays a fixed cost per block of queries that short key sets
-do not repay (about 1.6 ns a band score against 1.0 on 512-token chunks, docs/benchmarks.md, "The native
+do not repay: a band score costs about 1.5 times one on 512-token chunks (docs/benchmarks.md, "The native
 window kernel"). Here a query costs its S + T + 2w scores (T - 1 more band keys than its 2w + 1: 12 % at
 w = 64 with AVX-512), two fused multiply-adds a head dimension each, and their exps.
 
