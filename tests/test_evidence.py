@@ -523,6 +523,7 @@ def fidelity_range(folder: str) -> tuple[Source, Source]:
 
 README_FIDELITY = fidelity_range(README_RUN)[0] / 100  # 1.000 by construction: the original's weights read them
 MEMORY = f"{README_RUN}/memory.json"
+MEMORY_1129 = f"{LONG}/long4096-readme-1129/memory.json"  # the README's long command again, 2 AVX-512 cores, 2026-11-29
 # Book halves at 4 096, whole text, in the six long stages of longdocs.md's "Why" (means where seeds are several)
 SIX_STAGES_BOOKS = (
     score(f"{LONG}/long4096-books/longdocs.json", "books", 4096, "whole"),  # the first
@@ -679,6 +680,9 @@ FIGURES: tuple[F, ...] = (
     F(DISTILL, "passkey {66} / {54} / {68} / {72} / {70} at 256 ... 4 096 tokens against the best 512-token chunk's {66} / {54} / {56} / {60} / {52}", *readme_run("passkey", (256, 512, *KEYS)), *(score(CHUNKS_KEYS, "passkey", n, "chunks-best-512") for n in (256, 512, *KEYS))),
     F(DISTILL, "book halves {66} / {44} at 1 024 / 4 096 (best chunk {62} / {44}, averaged chunks {54} / {46})", *readme_run("books", (1024, 4096)), *(score(CHUNKS_BOOKS, "books", n, method) for method in ("chunks-best-512", "chunks-mean-512") for n in (1024, 4096))),
     F(DISTILL, "**{41} minutes on 2 AVX2 cores, peak RSS {9.0} GB**", J(MEMORY, "wall_s") / 60, J(MEMORY, "peak_rss_kb") * KB_TO_GB),
+    F(DISTILL, "**{25} minutes (the 512 stage {422} s at 2.8-2.9 s a step,\nthe long stage {823} s at 20 s a step) and {7.9} GB**", J(MEMORY_1129, "wall_s") / 60, J(MEMORY_1129, "stage_seconds", "end-to-end"), J(MEMORY_1129, "stage_seconds", "long"), J(MEMORY_1129, "peak_rss_kb") * KB_TO_GB),
+    F(BENCHMARKS, "machine and day): {25} minutes, {7.9} GB", J(MEMORY_1129, "wall_s") / 60, J(MEMORY_1129, "peak_rss_kb") * KB_TO_GB),
+    F(README, "{25} minutes of 2 AVX-512 cores, peak {7.9} GB resident", J(MEMORY_1129, "wall_s") / 60, J(MEMORY_1129, "peak_rss_kb") * KB_TO_GB),
     F(DISTILL, "Two *different* reviews under the original score {0.333} (n = 512) and {0.298} (n = 256).", grid("original@512", key="different_documents"), grid("original@256", 256, "different_documents")),
     F(DISTILL, "(at dropout 0.1: {7.6} GB against {16.8}; 88-91 s a step against 62-65 in another run, not an A/B;", J(f"{LONG}/long4096-sbw-layers/memory-gradient-checkpointing.json", "peak_rss_kb") * KB_TO_GB, J(f"{LONG}/long4096-sbw-layers/memory.json", "peak_rss_kb") * KB_TO_GB),
     F(DISTILL, "a longer one pays {2.8} % more multiply-adds in the layer's linears at rank 16", ADAPTERS),
