@@ -207,3 +207,18 @@ def test_a_failed_build_warns_once_and_leaves_the_split_core(rebuilt, monkeypatc
     assert later == []  # once a process
     with torch.no_grad():
         assert choose("auto", q, q, q, window=True) == "split"
+
+
+def test_auto_builds_nothing_where_it_would_not_take_the_kernel(rebuilt, monkeypatch) -> None:
+    """On an AVX2 CPU "auto" keeps the split core, so it must not spend a build (or a warning) on the kernel."""
+    from torch.utils import cpp_extension
+
+    built = []
+    monkeypatch.setattr(cpp_extension, "load", lambda **kwargs: built.append(kwargs))
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX2")
+    q = torch.zeros(1, 1, 4, 32)
+    with torch.no_grad(), warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert choose("auto", q, q, q, window=True) == "split"
+    assert built == []
+    assert seen == []

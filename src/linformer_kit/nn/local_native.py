@@ -40,9 +40,8 @@ from linformer_kit.nn.keys import KeySet, global_rows, real_tokens, window_keys,
 from linformer_kit.nn.local_split import shared_keep, split_local_attention
 
 NATIVE_BLOCK = 256  # queries a task (one row and head): consecutive tiles share most of their band keys
-NATIVE_AUTO = (
-    "AVX512",
-)  # the instruction sets where "auto" takes the kernel: faster than the split core there
+# the instruction sets where "auto" takes the kernel: measured faster than the split core there
+NATIVE_AUTO = ("AVX512",)
 _NATIVE_SOURCE = Path(__file__).parent / "csrc" / "local_window.cpp"
 _NATIVE_FLAGS = {  # the instruction set PyTorch's own kernels run at, so a cached build fits this CPU
     "AVX512": ["-mavx512f", "-mavx512dq", "-mavx512bw", "-mavx512vl", "-mavx2", "-mfma"],
@@ -114,7 +113,11 @@ def _native_library() -> bool:
 def native_preferred(q: Tensor, k: Tensor, v: Tensor) -> bool:
     """Whether "auto" takes the kernel for this call: where it runs, on a CPU whose PyTorch kernels run AVX-512,
     the one instruction set it was measured faster on (docs/benchmarks.md, "The native window kernel")."""
-    return native_ready(q, k, v) and torch.backends.cpu.get_cpu_capability() in NATIVE_AUTO
+    if tracing():  # (first: nothing below is traced)
+        return False
+    return torch.backends.cpu.get_cpu_capability() in NATIVE_AUTO and native_ready(
+        q, k, v
+    )  # (no build elsewhere)
 
 
 __all__ = ["NATIVE_AUTO", "NATIVE_BLOCK", "native_local_attention", "native_preferred", "native_ready"]
