@@ -115,9 +115,8 @@ def native_preferred(q: Tensor, k: Tensor, v: Tensor) -> bool:
     the one instruction set it was measured faster on (docs/benchmarks.md, "The native window kernel")."""
     if tracing():  # (first: nothing below is traced)
         return False
-    return torch.backends.cpu.get_cpu_capability() in NATIVE_AUTO and native_ready(
-        q, k, v
-    )  # (no build elsewhere)
+    # the instruction set before `native_ready`: no build where auto would not take the kernel
+    return torch.backends.cpu.get_cpu_capability() in NATIVE_AUTO and native_ready(q, k, v)
 
 
 __all__ = ["NATIVE_AUTO", "NATIVE_BLOCK", "native_local_attention", "native_preferred", "native_ready"]
