@@ -493,6 +493,18 @@ def test_a_report_from_a_saved_result_is_the_same(tmp_path: Path) -> None:
     again = load_student_result(paths["json"])
     assert format_student_report(again) == paths["markdown"].read_text() == format_student_report(result)
     assert "| 512 | 8 | original | 0.80x | – | 1.50x |" in paths["markdown"].read_text()  # no FLOPs counted
+    assert "a CPU, 2 threads" in paths["markdown"].read_text()  # a record from before the capability was kept
+
+
+def test_the_report_names_the_instruction_set_that_picks_the_window_core(tmp_path: Path) -> None:
+    result = StudentResult(
+        config={**preset("student").replace(original="o", students=("s=d",)).__dict__},
+        environment={"cpu": "a CPU", "cpu_capability": "AVX2", "threads": 2, "torch_version": "2", "date_utc": "x"},
+        records=[record("s", "whole", 512, 8.0, 30.0, batch=8), record("original", "whole", 512, 10.0, 20.0, batch=8)],
+        notes=[],
+    )  # fmt: skip
+    text = write_student_report(result, tmp_path)["markdown"].read_text()
+    assert "a CPU (PyTorch's CPU kernels: AVX2), 2 threads" in text
 
 
 def test_onnx_exports_a_student_without_exact_length_which_has_no_exported_form() -> None:

@@ -238,6 +238,8 @@ def environment(config: BenchmarkConfig) -> dict[str, object]:
         "device_name": device_name,
         "cpu_count": os.cpu_count(),
         "threads": torch.get_num_threads(),
+        # the instruction set PyTorch's CPU kernels run at; "auto" picks the window core by it (nn/cores.py)
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "date_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
 

@@ -150,7 +150,8 @@ def format_header(result: StudentResult) -> str:
     )
     lines = [
         f"Students {students} against the original {cfg['original']}.",
-        f"{env.get('cpu')}, {env.get('threads')} threads, {cfg['dtype']}, {versions}, {env.get('date_utc')}. "
+        f"{env.get('cpu')}{_capability(env)}, {env.get('threads')} threads, {cfg['dtype']}, {versions}, "
+        f"{env.get('date_utc')}. "
         f"Inputs: {text}, cut to exactly n tokens. Median of {cfg['rounds']} alternated rounds after "
         f"{cfg['warmup']} warm-up call(s), in one process. Run took {result.elapsed_s:.0f} s.",
     ]
@@ -199,3 +200,9 @@ def _times(value: float | None) -> str:
 
 def _number(value: float | None, digits: int) -> str:
     return "" if value is None else f"{value:.{digits}f}"
+
+
+def _capability(env: dict) -> str:
+    """The instruction set PyTorch's CPU kernels run at, for the header: it decides "auto"'s window core (none in
+    a record from before it was kept)."""
+    return f" (PyTorch's CPU kernels: {env['cpu_capability']})" if env.get("cpu_capability") else ""
