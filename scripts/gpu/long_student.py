@@ -109,6 +109,8 @@ def distill_argv(name: str, args: argparse.Namespace, extra: list[str]) -> list[
             "--long-steps", str(args.steps), "--long-batch-size", str(args.batch), "--bf16",
             "--save-steps", str(args.save_every), "--logging-steps", str(args.log_every),
             "--dataloader-num-workers", "2", "--seed", "42"]  # fmt: skip
+    if (WORK / name).is_dir():  # a second call on the same warm machine continues what the first left
+        argv.append("--resume")
     return argv + extra
 
 
@@ -232,7 +234,9 @@ def full(args: argparse.Namespace, out: Path) -> None:
             for step, path in sorted(checkpoints(WORK / name).items()):
                 if step in wanted and (name, step) not in scored:
                     scored.add((name, step))
-                    scorers.append(score(eval_folder(path), f"{name}-{step}", args))
+                    done = WORK / "scores" / f"{name}-{step}" / "longdocs.json"  # a first call's, kept
+                    if not done.is_file():
+                        scorers.append(score(eval_folder(path), f"{name}-{step}", args))
         if time.time() - last_pack > 30:
             pack(out)
             last_pack = time.time()
