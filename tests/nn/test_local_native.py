@@ -117,7 +117,7 @@ def _requires_grad(tensors):
 
 
 @pytest.mark.parametrize(
-    "call", ["gradients", "float64", "head size 8", "no window", "dropout", "while tracing"]
+    "call", ["gradients", "slot gradients", "float64", "head size 8", "no window", "dropout", "while tracing"]
 )
 def test_every_call_the_kernel_does_not_take_is_the_split_cores(call: str, monkeypatch) -> None:
     torch.manual_seed(0)
@@ -127,6 +127,11 @@ def test_every_call_the_kernel_does_not_take_is_the_split_cores(call: str, monke
     dropout = 0.0
     if call == "gradients":
         tensors = _requires_grad(tensors)
+    if call == "slot gradients":  # E and F training on frozen linears: q, k, v need none, the slots do
+        slots = keyset.slots
+        keyset = keyset._replace(
+            slots=slots._replace(keys=slots.keys.requires_grad_(), values=slots.values.requires_grad_())
+        )
     if call == "float64":
         tensors = [t.double() for t in tensors]
         slots = keyset.slots
@@ -148,6 +153,10 @@ def test_every_call_the_kernel_does_not_take_is_the_split_cores(call: str, monke
     if call == "gradients":
         out.sum().backward()
         assert all(t.grad is not None for t in tensors)
+    if call == "slot gradients":
+        out.sum().backward()
+        assert keyset.slots.keys.grad is not None
+        assert keyset.slots.values.grad is not None
 
 
 class _Spy:

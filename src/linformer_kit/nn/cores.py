@@ -17,7 +17,8 @@ The plain softmax is the window's case with no window (a key set of slots alone)
     native    sdpa_attention         native_local_attention   the window's CPU forward in one kernel of ours
     flex      sdpa_attention         flex_local_attention     the window in one FlexAttention kernel
 
-"split", "native" and "flex" only change the window (one unmasked key set has nothing to split: SDPA is its own case).
+"split", "native" and "flex" only change the window (one unmasked key set has nothing to split: SDPA is its
+own case).
 A layer names its core (`LinformerSelfAttention(backend=...)`); a model takes it from its config, the way
 transformers models take `attn_implementation` (models/modeling_linformer.py). "auto", the default, picks per
 call in `choose`: each rule is the faster core where it was measured (docs/benchmarks.md, "bfloat16 on CPU"
@@ -33,7 +34,7 @@ import torch
 from torch import Tensor
 
 from linformer_kit.nn.backends import AttentionFn, blocked_attention, eager_attention, sdpa_attention
-from linformer_kit.nn.keys import LocalCore
+from linformer_kit.nn.keys import LocalCore, backward_reaches
 from linformer_kit.nn.local import dense_local_attention, flex_local_attention, split_local_attention
 from linformer_kit.nn.local_blocks import banded_attention, sdpa_local_attention
 from linformer_kit.nn.local_native import native_local_attention, native_preferred
@@ -70,10 +71,11 @@ def choose(backend: str, q: Tensor, k: Tensor, v: Tensor, *, window: bool, dropo
         Python), the reference excepted; "auto": banded for a CPU step with dropout (the fused CPU kernel has
         none, and its unfused fallback is slower than writing the scores out), native for a CPU call the
         kernel takes where PyTorch's kernels run AVX-512 (float32 without gradients, nn/local_native.py:
-        about 0.75x the split core's time at the student's shape; slower than it built for AVX2), split for any other CPU call (the slots read once, not copied per block; with
-        gradients the fused kernel's backward per part, nn/local_split.py), SDPA by query blocks elsewhere.
+        0.78-0.85x the split core's time on the student's layer; slower than it built for AVX2), split for
+        any other CPU call (the slots read once, not copied per block; with gradients the fused kernel's
+        backward per part, nn/local_split.py), SDPA by query blocks elsewhere.
     """
-    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
+    grad = backward_reaches(q, k, v)
     symbolic = not isinstance(q.shape[-2], int)
     if window and symbolic and backend != "eager":
         return "blocked"

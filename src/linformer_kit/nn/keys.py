@@ -58,6 +58,11 @@ def real_tokens(real: Tensor | None, k: Tensor, v: Tensor) -> tuple[Tensor, Tens
     return real, k.masked_fill(pad, 0.0), v.masked_fill(pad, 0.0)
 
 
+def backward_reaches(*tensors: Tensor) -> bool:
+    """Whether autograd will run a backward through any of `tensors`: grad mode on and one requires grad."""
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
 def window_sizes(keyset: KeySet, n: int) -> tuple[int, int]:
     """(w, g) at most n (w = 0 without a window); a symbolic n keeps them as given."""
     w = 0 if keyset.window is None else keyset.window
@@ -76,6 +81,54 @@ def global_rows(
     return eager_attention(
         q[:, :, :g], k, v, fill_empty_rows(real)[:, None, None, :], scale=scale, dropout_p=dropout_p
     )[0]
+
+
+def shared_keep(slots: Slots, key_ok: Tensor, b: int, g: int, padded: bool) -> Tensor | None:
+    """The split and native cores' shared-key mask (b, 1|h, 1, s + g): the slots' `keep` beside the global
+    keys' key_ok; None: every key."""
+    keep = slots.keep
+    if not g or (keep is None and not padded and slots.windowed is None):
+        return keep
+    s = slots.keys.shape[-2]
+    slot_ok = torch.ones(b, 1, 1, s, dtype=torch.bool, device=key_ok.device)
+    slot_ok = slot_ok if keep is None else keep.expand(b, -1, -1, -1)  # (a slot mask may broadcast)
+    global_ok = key_ok[:, None, None, :g].expand(b, slot_ok.shape[1], 1, g)
+    return torch.cat([slot_ok, global_ok], dim=-1)
+
+
+class WindowInputs(NamedTuple):
+    """What the split and native cores read of a call: K and V with pad rows zero, the padding mask, w and g
+    (at most n), the shared keys' mask (`shared_keep`) and the band's key_ok (None: every key)."""
+
+    k: Tensor
+    v: Tensor
+    real: Tensor
+    w: int
+    g: int
+    shared_ok: Tensor | None
+    band_ok: Tensor | None
+
+
+def window_inputs(q: Tensor, k: Tensor, v: Tensor, keyset: KeySet) -> WindowInputs:
+    """The masks the split and native cores read (nn/local_split.py) for q, k, v (b, h, n, d) and `keyset`."""
+    b, n = q.shape[0], q.shape[2]
+    slots = keyset.slots
+    if keyset.real is None:  # nothing to zero: skip `real_tokens`' copies of K and V
+        real = torch.ones(b, n, dtype=torch.bool, device=q.device)
+    else:
+        real, k, v = real_tokens(keyset.real, k, v)
+    w, g = window_sizes(keyset, n)
+    key_ok = window_keys(real, slots.windowed)  # which keys a window or global may hold
+    shared_ok = shared_keep(slots, key_ok, b, g, keyset.real is not None)
+    every_key = keyset.real is None and slots.windowed is None  # no key_ok to AND into the band's mask
+    return WindowInputs(k, v, real, w, g, shared_ok, None if every_key else key_ok)
+
+
+def shared_keys(slot_k: Tensor, slot_v: Tensor, k: Tensor, v: Tensor, g: int) -> tuple[Tensor, Tensor]:
+    """The shared keys and values (b, h, s + g, d): [slots ; the g global tokens' K, V]."""
+    if not g:
+        return slot_k, slot_v
+    return torch.cat([slot_k, k[:, :, :g]], dim=-2), torch.cat([slot_v, v[:, :, :g]], dim=-2)
 
 
 def near(i: Tensor, j: Tensor, w: int | None) -> Tensor:

@@ -45,6 +45,7 @@ from torch import Tensor
 from linformer_kit.nn.exact_rows import tracing, uncached
 from linformer_kit.nn.keys import (
     KeySet,
+    backward_reaches,
     global_rows,
     real_tokens,
     window_keys,
@@ -212,7 +213,7 @@ def _check_flex(dropout_p: float, q: Tensor, *others: Tensor) -> None:
         raise ValueError(
             f"backend 'flex' has no attention dropout, got dropout_p={dropout_p}: use backend 'auto' in training"
         )
-    if q.device.type == "cpu" and torch.is_grad_enabled() and any(t.requires_grad for t in (q, *others)):
+    if q.device.type == "cpu" and backward_reaches(q, *others):
         raise ValueError(
             "backend 'flex' has no backward on a CPU (PyTorch's FlexAttention): use backend 'auto' to train there"
         )

@@ -36,8 +36,8 @@ import torch
 from torch import Tensor
 
 from linformer_kit.nn.exact_rows import tracing
-from linformer_kit.nn.keys import KeySet, global_rows, real_tokens, window_keys, window_sizes
-from linformer_kit.nn.local_split import shared_keep, split_local_attention
+from linformer_kit.nn.keys import KeySet, backward_reaches, global_rows, shared_keys, window_inputs
+from linformer_kit.nn.local_split import split_local_attention
 
 NATIVE_BLOCK = 256  # queries a task (one row and head): consecutive tiles share most of their band keys
 # the instruction sets where "auto" takes the kernel: measured faster than the split core there
@@ -54,36 +54,31 @@ def native_local_attention(
 ) -> tuple[Tensor, None]:
     """The module docstring's attention -> (out (b, h, n, d), None); the split core where the kernel does not
     run."""
-    if keyset.window is None or dropout_p > 0.0 or not native_ready(q, k, v):
-        return split_local_attention(q, k, v, keyset, scale=scale, dropout_p=dropout_p)
-    b, n = q.shape[0], q.shape[2]
     slots = keyset.slots
-    if keyset.real is None:
-        real = torch.ones(b, n, dtype=torch.bool, device=q.device)
-    else:
-        real, k, v = real_tokens(keyset.real, k, v)
-    w, g = window_sizes(keyset, n)
-    key_ok = window_keys(real, slots.windowed)
-    shared_ok = shared_keep(slots, key_ok, b, g, keyset.real is not None)
-    every_key = keyset.real is None and slots.windowed is None
-    keys = torch.cat([slots.keys, k[:, :, :g]], dim=-2) if g else slots.keys.contiguous()  # [slots ; global]
-    values = torch.cat([slots.values, v[:, :, :g]], dim=-2) if g else slots.values.contiguous()
+    if keyset.window is None or dropout_p > 0.0 or not native_ready(q, k, v, slots.keys, slots.values):
+        return split_local_attention(q, k, v, keyset, scale=scale, dropout_p=dropout_p)
+    b = q.shape[0]
+    k, v, real, w, g, shared_ok, band_ok = window_inputs(q, k, v, keyset)
+    keys, values = (
+        t.contiguous().expand(b, -1, -1, -1) for t in shared_keys(slots.keys, slots.values, k, v, g)
+    )
     out = torch.ops.linformer_kit_native.local_window(
-        q, k, v, keys.expand(b, -1, -1, -1), values.expand(b, -1, -1, -1), shared_ok,
-        None if every_key else key_ok, w, g, NATIVE_BLOCK, scale,
-    )  # fmt: skip
+        q, k, v, keys, values, shared_ok, band_ok, w, g, NATIVE_BLOCK, scale
+    )
     if g:
         out[:, :, :g] = global_rows(q, k, v, real, g, scale, 0.0)
     return out, None  # (b, h, n, d), a view of (b, n, h, d)
 
 
-def native_ready(q: Tensor, k: Tensor, v: Tensor) -> bool:
-    """Whether the kernel runs this call (the module docstring's scope), building it on the first that can."""
+def native_ready(q: Tensor, k: Tensor, v: Tensor, *slots: Tensor) -> bool:
+    """Whether the kernel runs this call (the module docstring's scope), building it on the first that can:
+    q, k, v and, where the caller has them, the slots (a backward through them alone, E and F training on
+    frozen linears, is one too)."""
     if tracing() or torch._guards.detect_fake_mode() is not None:  # (first: nothing below is traced)
         return False
-    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
     d = q.shape[-1]
-    fits = q.device.type == "cpu" and q.dtype == k.dtype == v.dtype == torch.float32 and not grad
+    fits = q.device.type == "cpu" and q.dtype == k.dtype == v.dtype == torch.float32
+    fits = fits and not backward_reaches(q, k, v, *slots)
     return fits and d % 16 == 0 and d <= 128 and isinstance(q.shape[-2], int) and _native_library()
 
 

@@ -36,7 +36,7 @@ import torch
 from torch import Tensor
 from torch.nn import functional as F
 
-from linformer_kit.nn.keys import KeySet, Slots, global_rows, real_tokens, window_keys, window_sizes
+from linformer_kit.nn.keys import KeySet, backward_reaches, global_rows, shared_keys, window_inputs
 from linformer_kit.nn.local_band import (
     band_keep,
     flat_blocks,
@@ -57,19 +57,10 @@ def split_local_attention(
     q: Tensor, k: Tensor, v: Tensor, keyset: KeySet, *, scale: float, dropout_p: float = 0.0
 ) -> tuple[Tensor, None]:
     """The module docstring's attention -> (out (b, h, n, d), None)."""
-    b, n = q.shape[0], q.shape[2]
     slots = keyset.slots
-    if keyset.real is None:  # nothing to zero: skip `real_tokens`' copies of K and V
-        real = torch.ones(b, n, dtype=torch.bool, device=q.device)
-    else:
-        real, k, v = real_tokens(keyset.real, k, v)
-    w, g = window_sizes(keyset, n)
-    key_ok = window_keys(real, slots.windowed)  # which keys a window or global may hold
-    shared_ok = shared_keep(slots, key_ok, b, g, keyset.real is not None)  # part 1's mask
-    every_key = keyset.real is None and slots.windowed is None  # no key_ok to AND into the band's mask
+    k, v, real, w, g, shared_ok, band_ok = window_inputs(q, k, v, keyset)
     band_w = None if keyset.window is None else w  # None: no band
-    band_ok = None if every_key else key_ok
-    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v, slots.keys, slots.values))
+    grad = backward_reaches(q, k, v, slots.keys, slots.values)
     path = _path(q, dropout_p, grad)
     if path == "fused+backward":
         out = FusedWindow.apply(q, k, v, slots.keys, slots.values, shared_ok, band_ok, band_w, g, scale)[0]
@@ -93,26 +84,13 @@ def _path(q: Tensor, dropout_p: float, grad: bool) -> str:
     return "fused+backward" if grad else "fused"
 
 
-def shared_keep(slots: Slots, key_ok: Tensor, b: int, g: int, padded: bool) -> Tensor | None:
-    """Part 1's mask (b, 1|h, 1, s + g): the slots' `keep` beside the global keys' key_ok; None: every key."""
-    keep = slots.keep
-    if not g or (keep is None and not padded and slots.windowed is None):
-        return keep
-    s = slots.keys.shape[-2]
-    slot_ok = torch.ones(b, 1, 1, s, dtype=torch.bool, device=key_ok.device)
-    slot_ok = slot_ok if keep is None else keep.expand(b, -1, -1, -1)  # (a slot mask may broadcast)
-    global_ok = key_ok[:, None, None, :g].expand(b, slot_ok.shape[1], 1, g)
-    return torch.cat([slot_ok, global_ok], dim=-1)
-
-
 def _parts(
     q: Tensor, k: Tensor, v: Tensor, slot_k: Tensor, slot_v: Tensor, shared_ok: Tensor | None,
     key_ok: Tensor | None, w: int | None, g: int, scale: float, dropout_p: float, part: Part,
 ) -> tuple[Tensor, Tensor]:  # fmt: skip
     """Part 1, then the band merged into it -> (out (b, h, n, d), lse (b, h, n)). With the fused part the merge
     is in place (no gradient runs through it); else the merged segments are joined."""
-    keys = torch.cat([slot_k, k[:, :, :g]], dim=-2) if g else slot_k  # [slots ; global keys]
-    values = torch.cat([slot_v, v[:, :, :g]], dim=-2) if g else slot_v
+    keys, values = shared_keys(slot_k, slot_v, k, v, g)
     out, lse = part(q, keys, values, shared_ok, scale, dropout_p)  # (b, h, n, d), (b, h, n)
     if w is None:  # no band
         return out, lse
@@ -229,8 +207,7 @@ class FusedWindow(torch.autograd.Function):
         w, g, scale, (b, h, n, d) = ctx.w, ctx.g, ctx.scale, q.shape
         grad = grad.to(q.dtype)
         lse = lse.masked_fill(lse == float("-inf"), float("inf"))  # a row with no key: no weight anywhere
-        keys = torch.cat([slot_k, k[:, :, :g]], dim=-2) if g else slot_k
-        values = torch.cat([slot_v, v[:, :, :g]], dim=-2) if g else slot_v
+        keys, values = shared_keys(slot_k, slot_v, k, v, g)
         mask = _additive(shared_ok, q.dtype)
         dq, dkeys, dvalues = _FLASH_BACKWARD(
             grad, q, keys, values, out, lse, 0.0, False, attn_mask=mask, scale=scale
