@@ -349,19 +349,34 @@ def ab_ratio(side: str, run: int, n: int, baseline: str) -> J:
 BAND = "benchmarks/split-band"  # 1a4727f and 169ef86 side by side, three runs each (docs/benchmarks.md)
 
 
-def band_ratio(file: str, n: int, baseline: str) -> J:
-    """The student / original texts/s at batch 1 of one run of the band's A/B (split-band/FILE.json)."""
-    return J(f"{BAND}/{file}.json", "ratios", {"n": n, "batch": 1, "baseline": baseline}, "speed")
+def batch1_ratio(file: str, n: int, baseline: str, key: str = "speed") -> J:
+    """The student / original texts/s (or another ratio key) at batch 1 of one `--preset student` record."""
+    return J(file, "ratios", {"n": n, "batch": 1, "baseline": baseline}, key)
 
 
-def band_level(side: str, *, most: bool = False) -> Source:
-    """The least (or greatest) of one side's ratios up to 512 tokens, every batch and run: the "level" row."""
-    runs = [Many(f"{BAND}/student-{side}-{r}.json", "ratios", {"baseline": "original"}, "speed") for r in (1, 2, 3)]
+def level(stem: str, *, most: bool = False) -> Source:
+    """The least (or greatest) ratio to the original up to 512 tokens, every batch, over the runs STEM-1..3.json:
+    an A/B's "level" row."""
+    runs = [Many(f"{stem}-{r}.json", "ratios", {"baseline": "original"}, "speed") for r in (1, 2, 3)]
     return Least(*(run.max() if most else run.min() for run in runs), most=most)
 
 
+def at_4096(file: str, student: str, baseline: str, key: str = "speed") -> J:
+    """One student's ratio at 4 096 tokens, torch, in a several-student record (the FLOP-limit table's)."""
+    return J(file, "ratios", {"student": student, "runtime": "torch", "n": 4096, "baseline": baseline}, key)
+
+
+def band_ratio(file: str, n: int, baseline: str) -> J:
+    """The band's A/B (split-band/FILE.json)."""
+    return batch1_ratio(f"{BAND}/{file}.json", n, baseline)
+
+
+def band_level(side: str, *, most: bool = False) -> Source:
+    return level(f"{BAND}/student-{side}", most=most)
+
+
 def limits_band(student: str, baseline: str, key: str = "speed") -> J:
-    return J(CPU_LIMITS, "ratios", {"student": student, "runtime": "torch", "n": 4096, "baseline": baseline}, key)
+    return at_4096(CPU_LIMITS, student, baseline, key)
 
 
 NATIVE = "benchmarks/native"  # 52226b2 (split) and the native kernel side by side, three runs each (docs/benchmarks.md)
@@ -369,14 +384,12 @@ CPU_LIMITS_NATIVE = "benchmarks/student-cpu/limits-native/student.json"  # the f
 
 
 def native_ratio(side: str, run: int, n: int, baseline: str, key: str = "speed") -> J:
-    """The student / original texts/s (or FLOP limit) at batch 1 of one side and run of the native A/B."""
-    return J(f"{NATIVE}/{side}-{run}.json", "ratios", {"n": n, "batch": 1, "baseline": baseline}, key)
+    """One side and run of the native A/B (native/SIDE-RUN.json)."""
+    return batch1_ratio(f"{NATIVE}/{side}-{run}.json", n, baseline, key)
 
 
 def native_level(side: str, *, most: bool = False) -> Source:
-    """The least (or greatest) of one side's ratios up to 512 tokens, every batch and run."""
-    runs = [Many(f"{NATIVE}/{side}-{r}.json", "ratios", {"baseline": "original"}, "speed") for r in (1, 2, 3)]
-    return Least(*(run.max() if most else run.min() for run in runs), most=most)
+    return level(f"{NATIVE}/{side}", most=most)
 
 
 def native_layer(n: int, key: str, *path: str, file: str = "window-cores") -> J:
@@ -384,7 +397,7 @@ def native_layer(n: int, key: str, *path: str, file: str = "window-cores") -> J:
 
 
 def limits_native(student: str, baseline: str, key: str = "speed") -> J:
-    return J(CPU_LIMITS_NATIVE, "ratios", {"student": student, "runtime": "torch", "n": 4096, "baseline": baseline}, key)
+    return at_4096(CPU_LIMITS_NATIVE, student, baseline, key)
 
 
 TRAIN = "benchmarks/split-train"  # the window's training core: SDPA's query blocks against split (docs/benchmarks.md)
@@ -631,7 +644,7 @@ FIGURES: tuple[F, ...] = (
     F(LONGDOCS, "| book halves, 1 024 / 4 096 (3) | **{68}** / {44} | – / {47} | {40} / {23} | {51} / {47} | {56} / **{52}** |", *c1("books", (1024, 4096), ("whole",)), seeds_mean(ANSWER, "books", 4096, "late-chunking-512"), *c1("books", (1024, 4096), METHODS[2:])),
     F(LONGDOCS, "| IMDB reviews > 512 tokens (3) | {73.7} | **{74.8}** | {69.1} | {73.9} | – |", *c1("imdb", (4096,), METHODS[:4])),
     F(LONGDOCS, "| fidelity at 512 | {0.971} |", J(f"{LONG}/k128-w64-g1-long4096-exact512-c1.json", "fidelity", "long")),
-    F(LONGDOCS, "at 4 096 it reads a text at\n{1.03}x the speed of 512-token chunks", J(CPU_LIMITS_NATIVE, "ratios", {"student": "w64", "runtime": "torch", "n": 4096, "baseline": "chunks"}, "speed")),
+    F(LONGDOCS, "at 4 096 it reads a text at\n{1.03}x the speed of 512-token chunks", limits_native("w64", "chunks")),
     F(LONGDOCS, "limits-native/: {1.03}-{1.13}x)", chunk_ratios("speed", CPU_LIMITS_NATIVE).min(), chunk_ratios("speed", CPU_LIMITS_NATIVE).max()),
     F(LONGDOCS, "(the README's long command, {41} minutes on 2 AVX2 cores, peak {9.0} GB;", J(MEMORY, "wall_s") / 60, J(MEMORY, "peak_rss_kb") * KB_TO_GB),
     F(LONGDOCS, "fidelity {1.000} on book, review, encyclopedia and sentence text and paragraph recall the original's {49.2}, both by construction", README_FIDELITY, score(f"{README_RUN}/paragraphs/longdocs.json", "paragraphs", 512, "whole"), construction=True),
