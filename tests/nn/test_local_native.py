@@ -117,8 +117,10 @@ def _requires_grad(tensors):
 
 
 @pytest.mark.parametrize(
-    "call", ["gradients", "slot gradients", "float64", "head size 8", "no window", "dropout", "while tracing"]
-)
+    "call",
+    ["gradients", "slot gradients", "float64", "head size 8", "no window", "dropout", "while tracing",
+     "q strided in d", "v strided in d"],
+)  # fmt: skip
 def test_every_call_the_kernel_does_not_take_is_the_split_cores(call: str, monkeypatch) -> None:
     torch.manual_seed(0)
     d = 8 if call == "head size 8" else 32
@@ -140,6 +142,9 @@ def test_every_call_the_kernel_does_not_take_is_the_split_cores(call: str, monke
         keyset = keyset._replace(window=None)
     if call == "dropout":
         dropout = 0.5
+    if call in ("q strided in d", "v strided in d"):  # views the op refuses: `native_ready` must too
+        i = 0 if call[0] == "q" else 2
+        tensors[i] = tensors[i].transpose(-1, -2).contiguous().transpose(-1, -2)
     if call == "while tracing":
         monkeypatch.setattr(local_native, "tracing", lambda: True)
     calls = []
@@ -231,3 +236,75 @@ def test_auto_builds_nothing_where_it_would_not_take_the_kernel(rebuilt, monkeyp
         assert choose("auto", q, q, q, window=True) == "split"
     assert built == []
     assert seen == []
+
+
+def _op_inputs(b: int = 2, n: int = 64, d: int = 32, s: int = 5) -> dict:
+    """The op's arguments for a well-formed call (the keyword names of its schema)."""
+    q, k, v = (torch.randn(b, n, 2, d).transpose(1, 2) for _ in range(3))
+    keys, values = torch.randn(b, 2, s, d), torch.randn(b, 2, s, d)
+    return dict(q=q, k=k, v=v, keys=keys, values=values, shared_ok=None, key_ok=None, w=4, g=1, block_size=256, scale=0.1)  # fmt: skip
+
+
+BAD_OP_INPUTS = {  # (what changes, the message's words): each read past an end before the checks (SIGSEGV)
+    "k, v of 8 positions for n = 64": (
+        lambda a: a.update(k=a["k"][:, :, :8], v=a["v"][:, :, :8]), "k must have q's sizes"
+    ),
+    "key_ok (1, n) for b = 2": (
+        lambda a: a.update(key_ok=torch.ones(1, 64, dtype=torch.bool)), r"key_ok must be .* \(b, n\) = \(2, 64\)"
+    ),
+    "key_ok shorter than n": (
+        lambda a: a.update(key_ok=torch.ones(2, 10, dtype=torch.bool)), "key_ok must be"
+    ),
+    "values with fewer slots than keys": (
+        lambda a: a.update(values=a["values"][:, :, :3]), r"values must be \(b, h, S, d\)"
+    ),
+    "keys of another head size": (lambda a: a.update(keys=torch.randn(2, 2, 5, 16)), "keys must be"),
+    "keys of one row for b = 2": (lambda a: a.update(keys=a["keys"][:1], values=a["values"][:1]), "keys must be"),
+    "shared_ok of 4 for S = 5": (
+        lambda a: a.update(shared_ok=torch.ones(1, 1, 1, 4, dtype=torch.bool)), "shared_ok must be"
+    ),
+    "shared_ok float": (lambda a: a.update(shared_ok=torch.ones(1, 1, 1, 5)), "shared_ok must be"),
+    "v strided in d": (
+        lambda a: a.update(v=a["v"].transpose(-1, -2).contiguous().transpose(-1, -2)), "v needs unit stride in d"
+    ),
+    "v's position stride not k's": (lambda a: a.update(v=a["v"].contiguous()), "v's position stride"),
+    "q float64": (lambda a: a.update(q=a["q"].double()), "q must be a float32 CPU tensor"),
+    "q of 3 dims": (lambda a: a.update(q=a["q"][0]), "q must be a float32 CPU tensor"),
+    "head size 24": (
+        lambda a: a.update(**{x: a[x][..., :24] for x in ("q", "k", "v", "keys", "values")}), "multiple of 16"
+    ),
+    "g past n": (lambda a: a.update(g=65), "g 65 must be at most n 64"),
+    "a block of 10": (lambda a: a.update(block_size=10), "a positive multiple of 16"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(BAD_OP_INPUTS))
+def test_the_op_refuses_every_bad_shape_and_stride_before_reading(name: str) -> None:
+    change, words = BAD_OP_INPUTS[name]
+    arguments = _op_inputs()
+    change(arguments)
+    with pytest.raises(ValueError, match=words):
+        torch.ops.linformer_kit_native.local_window(**arguments)
+
+
+def test_the_op_takes_a_window_past_n_and_no_positions() -> None:
+    """w far past n is w = n (its buffer sized by n, not w); n = 0 gives an empty output."""
+    torch.manual_seed(0)
+    arguments = _op_inputs()
+    near = torch.ops.linformer_kit_native.local_window(**arguments)
+    far = torch.ops.linformer_kit_native.local_window(**{**arguments, "w": 10**12})
+    at_n = torch.ops.linformer_kit_native.local_window(**{**arguments, "w": 64})
+    assert_close(far, at_n, rtol=0, atol=0)
+    assert not torch.equal(near, at_n)
+    empty = {**arguments, **{x: arguments[x][:, :, :0] for x in ("q", "k", "v")}, "g": 0}
+    assert torch.ops.linformer_kit_native.local_window(**empty).shape == (2, 2, 0, 32)
+
+
+def test_split_takes_no_positions() -> None:
+    """n = 0 never reaches PyTorch's CPU flash kernel (a SIGFPE there): an empty output, in the graph."""
+    tensors, keyset = _case(2, 0, 32, 4, 3, 1)
+    tensors = _requires_grad(tensors)
+    out = split_local_attention(*tensors, keyset, scale=0.2)[0]
+    assert out.shape == (2, 2, 0, 32)
+    out.sum().backward()
+    assert tensors[0].grad is not None

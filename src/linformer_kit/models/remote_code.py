@@ -39,6 +39,7 @@ SOURCES = (
     "nn/local_blocks.py",  # the window cores by query blocks
     "nn/local_flex.py",  # the FlexAttention window core
     "nn/local_split.py",  # the split window core: two partial softmaxes merged, and their fused backward
+    "nn/native_build.py",  # the native kernel's build under an OS lock: a killed build never hangs a later one
     "nn/local_native.py",  # the window's CPU forward in one kernel of ours (the split core without its source)
     "nn/local.py",  # the local window and global tokens beside the projection: its cores
     "nn/cores.py",  # the one table of attention cores and the one "auto"

@@ -21,7 +21,8 @@ while tracing or under a fake-tensor mode (`native_ready`); any other call is th
 gradients. The kernel is compiled on the first call it can take (`torch.utils.cpp_extension.load`, 10-20 s,
 cached under TORCH_EXTENSIONS_DIR apart for each instruction set, so a cache shared by two CPUs never runs
 a build made for the other); where it cannot be built (no compiler, a saved model's own code, which carries
-no C++ source) the split core runs, with one warning when a build failed. "auto" takes it only where it was
+no C++ source) the split core runs, with one warning when a build failed or another process's build held
+its lock past a bound (nn/native_build.py: a killed build's lock never makes a process wait). "auto" takes it only where it was
 measured faster (`NATIVE_AUTO`). Output within float32 round-off of the float64 reference
 (tests/nn/test_local_native.py). Torch-only.
 """
@@ -38,6 +39,7 @@ from torch import Tensor
 from linformer_kit.nn.exact_rows import tracing
 from linformer_kit.nn.keys import KeySet, backward_reaches, global_rows, shared_keys, window_inputs
 from linformer_kit.nn.local_split import split_local_attention
+from linformer_kit.nn.native_build import build
 
 NATIVE_BLOCK = 256  # queries a task (one row and head): consecutive tiles share most of their band keys
 # the instruction sets where "auto" takes the kernel: measured faster than the split core there
@@ -78,8 +80,15 @@ def native_ready(q: Tensor, k: Tensor, v: Tensor, *slots: Tensor) -> bool:
         return False
     d = q.shape[-1]
     fits = q.device.type == "cpu" and q.dtype == k.dtype == v.dtype == torch.float32
-    fits = fits and not backward_reaches(q, k, v, *slots)
+    fits = fits and not backward_reaches(q, k, v, *slots) and _layout_fits(q, k, v)
     return fits and d % 16 == 0 and d <= 128 and isinstance(q.shape[-2], int) and _native_library()
+
+
+def _layout_fits(q: Tensor, k: Tensor, v: Tensor) -> bool:
+    """The layout the op reads (csrc/local_window.cpp `check_inputs`): q, k, v 4-d of one shape, unit stride in
+    d, and v's position stride k's (pad rows zeroed by a select keep both layouts: `window_inputs`)."""
+    same = q.dim() == 4 and q.shape == k.shape == v.shape
+    return same and q.stride(-1) == k.stride(-1) == v.stride(-1) == 1 and k.stride(-2) == v.stride(-2)
 
 
 @functools.cache
@@ -89,15 +98,12 @@ def _native_library() -> bool:
         return False
     capability = torch.backends.cpu.get_cpu_capability()
     try:
-        from torch.utils import cpp_extension  # (imports setuptools: only when a build is asked for)
-
-        cpp_extension.load(
-            name=f"linformer_kit_local_window_{capability.lower()}",
-            sources=[str(_NATIVE_SOURCE)],
-            extra_cflags=["-O3", "-ffp-contract=fast", *_NATIVE_FLAGS.get(capability, [])],
-            is_python_module=False,
+        build(
+            f"linformer_kit_local_window_{capability.lower()}",
+            [str(_NATIVE_SOURCE)],
+            ["-O3", "-ffp-contract=fast", *_NATIVE_FLAGS.get(capability, [])],
         )
-    except Exception as error:  # no compiler, no ninja, a read-only cache: the split core is always there
+    except Exception as error:  # no compiler or ninja, a read-only cache, another's build past BUILD_WAIT
         warnings.warn(
             f"the native window kernel did not build ({error}); the split core runs instead", stacklevel=2
         )

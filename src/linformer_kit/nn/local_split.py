@@ -57,7 +57,12 @@ def split_local_attention(
     q: Tensor, k: Tensor, v: Tensor, keyset: KeySet, *, scale: float, dropout_p: float = 0.0
 ) -> tuple[Tensor, None]:
     """The module docstring's attention -> (out (b, h, n, d), None)."""
+    if isinstance(q.shape[2], int) and q.shape[2] == 0:  # PyTorch's CPU flash kernel divides by n (SIGFPE)
+        return q.clone(), None  # (b, h, 0, d), in the graph where q is
     slots = keyset.slots
+    # PyTorch's CPU flash kernel, called here directly, reads d as unit-stride whatever the strides say (a q
+    # strided in d gave NaN): such a view is copied once (the linears' views never are)
+    q, k, v = (t if t.stride(-1) == 1 else t.contiguous() for t in (q, k, v))
     k, v, real, w, g, shared_ok, band_ok = window_inputs(q, k, v, keyset)
     band_w = None if keyset.window is None else w  # None: no band
     grad = backward_reaches(q, k, v, slots.keys, slots.values)

@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <sstream>
+#include <string>
 
 namespace {
 
@@ -156,25 +158,78 @@ void block(const Block& t, float* qt, float* st) {
   }
 }
 
+std::string shape(const at::Tensor& x) {
+  std::ostringstream out;
+  out << x.sizes() << " strides " << x.strides();
+  return out.str();
+}
+
+// Every size, stride and dtype the kernel reads, checked before any is read (a ValueError in Python, naming the
+// tensor and its shape): q, k, v (b, h, n, d) with the same sizes, keys and values (b, h, S, d), d a multiple
+// of 16 up to 128, unit stride in d, v's and values' position stride k's and keys', shared_ok broadcast to
+// (b, h, 1, S), key_ok (b, n); every tensor on the CPU.
+void check_inputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& keys,
+                  const at::Tensor& values, const c10::optional<at::Tensor>& shared_ok,
+                  const c10::optional<at::Tensor>& key_ok, int64_t w, int64_t g, int64_t block_size) {
+  const char* names[] = {"q", "k", "v", "keys", "values"};
+  const at::Tensor* xs[] = {&q, &k, &v, &keys, &values};
+  for (int i = 0; i < 5; ++i) {
+    const at::Tensor& x = *xs[i];
+    TORCH_CHECK_VALUE(x.device().is_cpu() && x.scalar_type() == at::kFloat && x.dim() == 4,
+                      "local_window: ", names[i], " must be a float32 CPU tensor (b, h, n, d), got ",
+                      x.scalar_type(), " on ", x.device(), " of ", x.dim(), " dims");
+    TORCH_CHECK_VALUE(x.stride(3) == 1, "local_window: ", names[i], " needs unit stride in d, got ", shape(x));
+  }
+  const int64_t d = q.size(3);
+  TORCH_CHECK_VALUE(d % 16 == 0 && d <= 128, "local_window: the head size must be a multiple of 16 up to 128, "
+                    "got q ", shape(q));
+  for (int i = 1; i < 3; ++i)
+    TORCH_CHECK_VALUE(xs[i]->sizes() == q.sizes(), "local_window: ", names[i], " must have q's sizes ",
+                      q.sizes(), ", got ", shape(*xs[i]));
+  for (int i = 3; i < 5; ++i)
+    TORCH_CHECK_VALUE(xs[i]->size(0) == q.size(0) && xs[i]->size(1) == q.size(1) && xs[i]->size(3) == d &&
+                      xs[i]->size(2) == keys.size(2),
+                      "local_window: ", names[i], " must be (b, h, S, d) = (", q.size(0), ", ", q.size(1), ", ",
+                      keys.size(2), ", ", d, "), got ", shape(*xs[i]));
+  TORCH_CHECK_VALUE(v.stride(2) == k.stride(2), "local_window: v's position stride must be k's (",
+                    k.stride(2), "), got v ", shape(v));
+  TORCH_CHECK_VALUE(values.stride(2) == keys.stride(2), "local_window: values' position stride must be keys' (",
+                    keys.stride(2), "), got values ", shape(values));
+  TORCH_CHECK_VALUE(w >= 0 && g >= 0 && block_size > 0 && block_size % 16 == 0,
+                    "local_window: w >= 0, g >= 0 and a block of a positive multiple of 16, got w ", w, ", g ",
+                    g, ", block ", block_size);
+  TORCH_CHECK_VALUE(g <= q.size(2), "local_window: g ", g, " must be at most n ", q.size(2));
+  if (shared_ok) {
+    const at::Tensor& m = *shared_ok;
+    const int64_t S = keys.size(2);
+    TORCH_CHECK_VALUE(m.scalar_type() == at::kBool && m.device().is_cpu() && m.dim() == 4 &&
+                      (m.size(0) == 1 || m.size(0) == q.size(0)) && (m.size(1) == 1 || m.size(1) == q.size(1)) &&
+                      m.size(2) == 1 && (m.size(3) == 1 || m.size(3) == S),
+                      "local_window: shared_ok must be a bool CPU tensor broadcast to (b, h, 1, S) = (",
+                      q.size(0), ", ", q.size(1), ", 1, ", S, "), got ", m.scalar_type(), " ", shape(m));
+  }
+  if (key_ok) {
+    const at::Tensor& m = *key_ok;
+    TORCH_CHECK_VALUE(m.scalar_type() == at::kBool && m.device().is_cpu() && m.dim() == 2 &&
+                      m.size(0) == q.size(0) && m.size(1) == q.size(2),
+                      "local_window: key_ok must be a bool CPU tensor (b, n) = (", q.size(0), ", ", q.size(2),
+                      "), got ", m.scalar_type(), " ", shape(m));
+  }
+}
+
 at::Tensor window(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& keys,
                   const at::Tensor& values, const c10::optional<at::Tensor>& shared_ok,
                   const c10::optional<at::Tensor>& key_ok, int64_t w, int64_t g, int64_t block_size, double scale) {
+  check_inputs(q, k, v, keys, values, shared_ok, key_ok, w, g, block_size);
   const int64_t b = q.size(0), h = q.size(1), n = q.size(2), d = q.size(3), S = keys.size(2);
-  TORCH_CHECK(d % 16 == 0 && d <= 128, "local_window: the head size must be a multiple of 16 up to 128, got ", d);
-  TORCH_CHECK(w >= 0 && g >= 0 && block_size > 0 && block_size % 16 == 0,
-              "local_window: w >= 0, g >= 0 and a block of a positive multiple of 16");
-  for (const c10::optional<at::Tensor>* m : {&shared_ok, &key_ok})
-    TORCH_CHECK(!*m || (*m)->scalar_type() == at::kBool, "local_window: bool masks");
-  for (const at::Tensor* x : {&q, &k, &v, &keys, &values})
-    TORCH_CHECK(x->dim() == 4 && x->scalar_type() == at::kFloat && x->stride(3) == 1 && x->size(1) == h,
-                "local_window: float32 (b, h, ., d) tensors with unit stride in d");
-  TORCH_CHECK(values.stride(2) == keys.stride(2) && v.stride(2) == k.stride(2), "local_window: value strides");
+  w = std::min(w, n);  // a band past n reads what w = n reads (and its buffer stays n-sized)
   at::Tensor out = at::empty({b, n, h, d}, q.options());
   const at::Tensor sok = shared_ok ? shared_ok->expand({b, h, 1, S}).contiguous() : at::Tensor();
   const at::Tensor kok = key_ok ? key_ok->contiguous() : at::Tensor();
   const int64_t blocks = (n + block_size - 1) / block_size;
   at::parallel_for(0, b * h * blocks, 1, [&](int64_t begin, int64_t end) {
     Buffer qt(d * TQ), st((S + TQ + 2 * w) * V);
+    TORCH_CHECK(qt.p && st.p, "local_window: out of memory for a thread's ", (S + TQ + 2 * w) * V, " scores");
     for (int64_t task = begin; task < end; ++task) {
       const int64_t r = task / (h * blocks), hh = task / blocks % h, i0 = task % blocks * block_size;
       Block t;

@@ -92,7 +92,7 @@ class LongText:
 
 def long_text(config: DistillConfig, tokenizer: PreTrainedTokenizerBase) -> LongText:
     """The long stage's text. Without `long_train` it is the `train` documents, whose held-out documents are
-    the fidelity's already; else each source's last documents (a tenth, at least 2, at most
+    the fidelity's already; else each source's last documents (long_held_out of them, at least 2, at most
     max_eval_documents) are held out, and up to max_eval_documents of their passages are its fidelity.
     A source too small to spare them trains whole and is logged as unmeasured."""
     assert config.seq_len is not None  # the preflight's default
@@ -101,7 +101,7 @@ def long_text(config: DistillConfig, tokenizer: PreTrainedTokenizerBase) -> Long
     kept, held, whole = [], {}, {}
     for source in config.long_train:
         texts = load_text([source], config.text_column, "long_train")
-        count = held_out_count(len(texts), config.max_eval_documents)
+        count = held_out_count(len(texts), config.max_eval_documents, config.long_held_out)
         name = f"{source_name(source)} (long_train, held out)"
         documents = (
             list(texts.select(range(len(texts) - count, len(texts)))["text"]) if count < len(texts) else []
@@ -118,10 +118,10 @@ def long_text(config: DistillConfig, tokenizer: PreTrainedTokenizerBase) -> Long
     return LongText(tuple(kept), held, whole)
 
 
-def held_out_count(documents: int, most: int) -> int:
-    """How many of a source's last documents are held out: a tenth, at least the 2 the baseline compares,
-    at most `most`."""
-    return min(most, max(MIN_EVAL_DOCUMENTS, documents // 10))
+def held_out_count(documents: int, most: int, share: float = 0.1) -> int:
+    """How many of a source's last documents are held out: `share` of them (rounded down), at least the 2
+    the baseline compares, at most `most`."""
+    return min(most, max(MIN_EVAL_DOCUMENTS, int(documents * share)))
 
 
 def passages(
@@ -155,7 +155,7 @@ def split_texts(config: DistillConfig) -> tuple[datasets.Dataset, list[str], str
         held_out = load_text(config.validation, config.text_column, "validation", split="validation")
         where = "validation"
     else:  # the last documents, not trained on: a tenth, at least the two the baseline compares
-        count = min(config.max_eval_documents, max(MIN_EVAL_DOCUMENTS, len(texts) // 10))
+        count = held_out_count(len(texts), config.max_eval_documents)
         keep = max(0, len(texts) - count)
         held_out, texts = texts.select(range(keep, len(texts))), texts.select(range(keep))
         where = "train (its last documents, held out)"
