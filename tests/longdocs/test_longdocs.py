@@ -187,7 +187,7 @@ def test_the_suite_writes_every_record_table_and_plot(
     config = LongDocsConfig(
         model=str(tiny_bert_dir), data=str(tiny_data), output_dir=str(tmp_path / "out"), lengths=(64, 128),
         candidates=6, queries=3, pairs=3, probe_train=12, probe_subset=8, probe_test=10, chunk_length=32,
-        full_extended_max=64, seeds=(1, 2),
+        full_extended_max=64, seeds=(1, 2), baselines=(16, 32),
     )  # fmt: skip
     records = run_suite(config)
     body = json.loads((tmp_path / "out" / "longdocs.json").read_text())
@@ -215,9 +215,18 @@ def test_the_suite_writes_every_record_table_and_plot(
         for seed in (1, 2):
             assert (task, 64, "full-extended", seed) in overall
             assert (task, 128, "full-extended", seed) not in overall  # above full_extended_max
-            assert (task, 128, "chunks-best-512", seed) in overall
-    assert ("imdb", 128, "chunks-best-512", 1) not in overall  # a retrieval reading only ...
-    assert ("imdb", 128, "chunks-mean-512", 1) in overall  # ... where the classifier's readings are
+            assert (task, 128, "chunks-best-32", seed) in overall  # named by the chunk length it ran at
+    assert ("imdb", 128, "chunks-best-32", 1) not in overall  # a retrieval reading only ...
+    assert ("imdb", 128, "chunks-mean-32", 1) in overall  # ... where the classifier's readings are
+    assert not any("512" in r.method for r in records)
+    # the baselines: every other chunk length, consecutive and overlapping, on the halves tasks alone
+    chunkings = {"chunks-mean-16", "chunks-best-16", "chunks-mean-16-overlap", "chunks-best-16-overlap",
+                 "chunks-mean-32-overlap", "chunks-best-32-overlap"}  # fmt: skip
+    for task in ("books", "wikitext"):
+        assert {(task, 128, m, 1) for m in chunkings} <= overall
+    assert not any(r.method in chunkings for r in records if r.task in ("passkey", "needle", "imdb"))
+    halves = [r for r in records if r.task == "books" and r.length == 128 and r.seed == 1]
+    assert all(r.queries == halves[0].queries for r in halves)  # the same pairs
     assert all(0 <= r.score <= 100 and r.seconds_per_document > 0 for r in records)
     again = run_suite(replace(config, output_dir=str(tmp_path / "again")))
     assert [r.score for r in again] == [r.score for r in records]  # seeded
@@ -433,7 +442,7 @@ def test_the_suite_reads_a_user_s_documents_and_passkeys_with_no_data(
     config = LongDocsConfig(model=str(tiny_bert_dir), output_dir=str(tmp_path / "mine"), documents=(str(path),),
                             lengths=(64,), pairs=4, chunk_length=32, methods=methods)  # fmt: skip
     records = run_suite(config)
-    assert {(r.task, r.method) for r in records} == {("documents", m) for m in methods}
+    assert {(r.task, r.method) for r in records} == {("documents", m.replace("512", "32")) for m in methods}
     generated = LongDocsConfig(model=str(tiny_bert_dir), output_dir=str(tmp_path / "keys"), lengths=(64,),
                                candidates=6, queries=3, chunk_length=32, methods=("whole",))  # fmt: skip
     tasks = {r.task for r in run_suite(generated) if r.depth is None}
@@ -480,8 +489,8 @@ def test_paragraph_halves_are_read_whole_by_the_model_and_the_original(
         return {(r.method, r.seed): r.score for r in run_suite(config) if r.task == "paragraphs"}
 
     blind, itself = scores(blind_bert_dir, "blind"), scores(tiny_bert_dir, "itself")
-    assert set(blind) == set(itself) == {(m, s) for m in ("whole", "truncate-512") for s in (1, 2)}
+    assert set(blind) == set(itself) == {(m, s) for m in ("whole", "truncate-64") for s in (1, 2)}
     for seed in (1, 2):
-        assert blind[("truncate-512", seed)] == 25.0  # 1 of 4
+        assert blind[("truncate-64", seed)] == 25.0  # 1 of 4
         assert blind[("whole", seed)] == itself[("whole", seed)] == 100.0  # the model's own recall
-        assert itself[("truncate-512", seed)] == itself[("whole", seed)]
+        assert itself[("truncate-64", seed)] == itself[("whole", seed)]

@@ -3,8 +3,6 @@ normal interval of the module docstring; the table's cells; the suite's and the 
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from linformer_kit.longdocs.report import table
@@ -21,12 +19,11 @@ def _record(method: str, outcomes: list[int], seed: int = 1, length: int = 4096,
 def test_a_difference_is_b_minus_c_over_n_with_agresti_and_min_s_interval() -> None:
     mine = {1: [1, 1, 0, 1, 0, 1], 2: [1, 0, 0, 1]}
     theirs = {1: [1, 0, 0, 0, 0, 1], 2: [0, 0, 1, 1], 3: [1, 1, 1, 1]}  # seed 3: no partner, left out
-    b, c, n = 3, 1, 10  # queries only mine hits, only theirs hits, every shared seed's queries
+    # b = 3 queries only mine hits, c = 1 only theirs, n = 10 every shared seed's: +20 points; the interval
+    # worked by hand (a half in each cell: 3.5, 1.5 of 12): 100 (2 / 12 -+ 1.96 sqrt(5 - 4 / 12) / 12)
     diff, low, high, count = difference(mine, theirs)
-    assert (diff, count) == (100 * (b - c) / n, n)
-    b2, c2, n2 = b + 0.5, c + 0.5, n + 2  # a half in each of the four cells
-    half = 1.96 * math.sqrt((b2 + c2) - (b2 - c2) ** 2 / n2) / n2
-    assert (low, high) == pytest.approx((100 * ((b2 - c2) / n2 - half), 100 * ((b2 - c2) / n2 + half)))
+    assert (diff, count) == (20.0, 10)
+    assert (low, high) == pytest.approx((-18.617, 51.951), abs=1e-3)
 
 
 def test_few_differing_queries_are_not_told_apart() -> None:
@@ -65,7 +62,32 @@ def test_differences_pair_each_model_reading_with_each_original_reading_of_its_t
         (4096, "late-chunking-512", "truncate-512"): (25.0, 4),
         (4096, "whole", "chunks-best-512"): (50.0, 4),
         (4096, "whole", "truncate-512"): (75.0, 4),
+        # the strongest of the original's chunk readings that keep hits (truncation is not a chunking)
+        (1024, "whole", "strongest chunking"): (0.0, 2),
+        (4096, "late-chunking-512", "strongest chunking"): (0.0, 4),
+        (4096, "whole", "strongest chunking"): (50.0, 4),
     }
+
+
+def test_the_strongest_chunking_is_the_chunk_reading_with_most_hits_of_any_length_and_stride() -> None:
+    records = [
+        _record("whole", [1, 1, 1, 0, 0]), _record("chunks-mean-512", [1, 0, 0, 0, 0]),
+        _record("chunks-best-128", [1, 1, 0, 0, 0]), _record("chunks-mean-256-overlap", [1, 1, 1, 0, 1]),
+        _record("truncate-512", [1, 1, 1, 1, 1]),  # not a chunking: never the strongest
+        _record("contextual-chunks-256", [1, 0, 1, 0, 1]),  # the model's reading, at its own chunk length
+    ]  # fmt: skip
+    strongest = [e for e in differences(records) if e["against"] == "strongest chunking"]
+    assert [(e["method"], e["strongest"], e["difference"]) for e in strongest] == [
+        ("contextual-chunks-256", "chunks-mean-256-overlap", -20.0),
+        ("whole", "chunks-mean-256-overlap", -20.0),
+    ]
+    text = paired_table(records)
+    assert (
+        "| vs truncate-512 | vs chunks-mean-256-overlap | vs chunks-mean-512 | vs chunks-best-128 | vs strongest chunking |"
+        in text
+    )
+    assert "-20.0 [" in text
+    assert "(chunks-mean-256-overlap)" in text
 
 
 def test_the_table_bolds_a_difference_whose_interval_leaves_out_zero() -> None:

@@ -17,8 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from linformer_kit.models.halves import separation, standard_error
-from linformer_kit.models.paired import paired_table
+from linformer_kit.models.paired import paired_table, reading_order
 from linformer_kit.models.readings import DIFFERENT_TEXTS, METHODS
+
+
+def _methods(rows: dict) -> list[str]:
+    """Every method label of `rows`, in METHODS' order, each base by chunk length (`reading_order`)."""
+    present = {m for cells in rows.values() for m in cells}
+    return sorted(present, key=lambda m: (m == DIFFERENT_TEXTS, reading_order(m)))
+
 
 TIMED_TOGETHER = "A/B in one process"  # how one run of the suite times its methods (`table`)
 
@@ -76,7 +83,7 @@ def scores(records: list[dict]) -> str:
     """A Markdown table: a row per task and length, a column per method ("score ± spread over seeds"), the
     best score of each row in bold."""
     rows = summary(records)
-    methods = [m for m in (*METHODS, DIFFERENT_TEXTS) if any(m in cells for cells in rows.values())]
+    methods = _methods(rows)
     head = "| task | length | " + " | ".join(methods) + " |\n|---|---|" + "---|" * len(methods) + "\n"
     body = []
     for (task, length), cells in sorted(rows.items()):
@@ -97,7 +104,7 @@ def table(records: list[dict], timing: str = TIMED_TOGETHER) -> str:
     """`scores`, their `uncertainty`, the model's readings against the original's query by query
     (`paired_table`), then seconds per document of every method (`timing`: how they were timed)."""
     rows = summary(records)
-    methods = [m for m in (*METHODS, DIFFERENT_TEXTS) if any(m in cells for cells in rows.values())]
+    methods = _methods(rows)
     speed = ["| task | length | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
     for (task, length), cells in sorted(rows.items()):
         speed.append(

@@ -33,16 +33,21 @@ import torch
 
 from linformer_kit.longdocs import sources, texts
 from linformer_kit.longdocs.config import LongDocsConfig
-from linformer_kit.models.halves import Record, halves_hits
+from linformer_kit.models.halves import Record, draw, halves_hits
 from linformer_kit.models.readings import (
     DIFFERENT_TEXTS,
-    MODEL_METHODS,
     Method,
     Pass,
     Reader,
+    base,
     document_vector,
     encode,
+    label,
+    read,
+    reads_model,
     retrieval,
+    retrieval_hits,
+    rows_of,
 )
 
 logger = logging.getLogger(__name__)
@@ -97,7 +102,8 @@ class Suite:
         depth=None,
     ) -> None:  # fmt: skip
         """A record of `result`: a score, or hits ((Q,) bool) whose accuracy in % is the score, over Q queries."""
-        model = Path(self.config.model if method in MODEL_METHODS else self.config.original_dir).name
+        model = Path(self.config.model if reads_model(method) else self.config.original_dir).name
+        method = method if method != base(method) else label(method, self.config.chunk_length)
         self.records.append(
             Record.of_hits(task, length, method, result, model, seed, seconds, depth)
             if isinstance(result, torch.Tensor)
@@ -139,12 +145,46 @@ class Suite:
     def halves(self, task: str, length: int, seed: int) -> None:
         """Books, wikitext or the user's documents at one length: a first half finds its own second half
         (accuracy@1; models/halves.py)."""
-        rng = random.Random(f"{task}-{length}-{seed}")
+        rng_seed = f"{task}-{length}-{seed}"
+        rng = random.Random(rng_seed)
         corpus = getattr(self, {"books": "books", "wikitext": "articles", "documents": "documents"}[task])
         scored = halves_hits(lambda texts_: self.encode(length, texts_), self.tokenizer, length,
                              self.config.pairs, corpus, rng)  # fmt: skip
         for method, (hits, seconds) in scored.items():
             self.add(task, length, method, hits, seed, seconds)
+        for chunk in self.config.baselines:  # the same pairs (the same draw), the original's other chunkings
+            firsts, seconds_ = draw(
+                self.tokenizer, length, self.config.pairs, corpus, random.Random(rng_seed)
+            )
+            # (consecutive chunks of chunk_length are the methods' own: read once)
+            strides = ((None,) if chunk != self.config.chunk_length else ()) + ((chunk - 2) // 2,)
+            for stride in strides:
+                for method, (hits, seconds) in self.chunkings(chunk, stride, firsts, seconds_).items():
+                    self.add(task, length, method, hits, seed, seconds)
+
+    def chunkings(
+        self, chunk: int, stride: int | None, firsts: list[str], seconds_: list[str]
+    ) -> dict[str, tuple[torch.Tensor, float]]:
+        """The original's chunks of `chunk` tokens (every `stride` text tokens; None: consecutive), averaged and
+        best, on the halves `firsts` -> `seconds_`: {label: (hits, seconds per second half)}."""
+        key = (self.config.original_dir, chunk)
+        if key not in self._readers:
+            model = self.load(*key).to(self.config.device)
+            self._readers[key] = Reader(model, self.tokenizer, chunk, self.config.tokens_per_batch)
+        reader = self._readers[key]
+        start = time.perf_counter()
+        documents = read("chunks", reader, seconds_, chunk, stride)
+        per_document = (time.perf_counter() - start) / max(len(seconds_), 1)
+        queries = read("chunks", reader, firsts, chunk, stride)
+        targets = list(range(len(firsts)))
+        out = {}
+        for method in ("chunks-mean-512", "chunks-best-512"):
+            rows_ = [rows_of(method, {"chunks": d}) for d in (documents, queries)]
+            out[label(method, chunk, stride is not None)] = (
+                retrieval_hits(rows_[1], rows_[0], targets),
+                per_document,
+            )
+        return out
 
     def paragraphs(self, seed: int) -> None:
         """WikiText paragraph halves: `pairs` paragraphs of 64 tokens to two chunks, each cut at its middle token; a

@@ -62,6 +62,26 @@ PASSES: dict[Method, tuple[Pass, ...]] = {
 }  # fmt: skip
 # the methods that read with the model under test (records name it); the others read with the original alone
 MODEL_METHODS: tuple[Method, ...] = tuple(m for m in METHODS if "whole" in PASSES[m])
+OVERLAP = "-overlap"  # a chunking's label suffix: chunks of L tokens every L / 2 (`read`'s stride)
+
+
+def label(method: str, chunk: int = 512, overlap: bool = False) -> str:
+    """A method's name in records, with the chunk length it ran at: chunks-mean-512 run at 256 is
+    `chunks-mean-256`; overlapping chunks (stride L / 2) add `-overlap`."""
+    named = method.replace("-512", f"-{chunk}") if method.endswith("-512") else method
+    return named + (OVERLAP if overlap else "")
+
+
+def base(labelled: str) -> str:
+    """The method a record's label names (`label`'s inverse): chunks-best-256-overlap -> chunks-best-512."""
+    name = labelled.removesuffix(OVERLAP)
+    stem, _, tail = name.rpartition("-")
+    return f"{stem}-512" if tail.isdigit() and f"{stem}-512" in METHODS else name
+
+
+def reads_model(labelled: str) -> bool:
+    """Whether a record's method read with the model under test (`MODEL_METHODS`), whatever its chunk length."""
+    return base(labelled) in MODEL_METHODS
 
 
 @dataclass
@@ -120,15 +140,17 @@ def rows(method: Method, reader: Reader, texts: list[str], chunk: int = 512) -> 
     return rows_of(method, {p: read(p, reader, texts, chunk) for p in PASSES[method]}, chunk)
 
 
-def read(pass_: Pass, reader: Reader, texts: list[str], chunk: int = 512) -> list[torch.Tensor]:
+def read(
+    pass_: Pass, reader: Reader, texts: list[str], chunk: int = 512, stride: int | None = None
+) -> list[torch.Tensor]:
     """One forward pass over `texts`: each text's last hidden states (n_i, D) for "whole" / "truncate" /
     "full-extended" (the text up to the reader's longest input, or `chunk` tokens), each text's chunk rows
-    (m_i, D) for "chunks"."""
+    (m_i, D) for "chunks": consecutive, or (`stride`) one every `stride` text tokens, overlapping."""
     ids = reader.ids(texts)
     if pass_ != "chunks":
         limit = chunk if pass_ == "truncate" else reader.max_length
         return reader.states([reader.with_specials(x[: limit - 2]) for x in ids])
-    cut = [pieces(x, chunk - 2) for x in ids]
+    cut = [pieces(x, chunk - 2) if stride is None else _strided(x, chunk - 2, stride) for x in ids]
     flat = reader.states([reader.with_specials(p) for doc in cut for p in doc])
     per_doc, at = [], 0
     for doc in cut:
@@ -231,6 +253,12 @@ def contextual_rows(
         )
     context = torch.cat([spans, torch.zeros_like(chunk_rows[len(spans) :])])  # (m, D)
     return F.normalize(chunk_rows + weight * context, dim=-1)
+
+
+def _strided(ids: list[int], size: int, stride: int) -> list[list[int]]:
+    """Pieces of at most `size` ids starting every `stride` ids, the last reaching the end (at least one)."""
+    starts = range(0, max(len(ids) - size, 0) + stride, stride)
+    return [ids[a : a + size] for a in starts if a == 0 or a + size - stride < len(ids)] or [[]]
 
 
 def _spans(states: torch.Tensor, size: int) -> torch.Tensor:
