@@ -16,7 +16,12 @@ from tests.fixtures.batches import length_mask
 from tests.fixtures.models import VOCAB_SIZE, tiny_linformer_config
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from linformer_kit.models import LinformerModel
+from linformer_kit.models import (
+    LinformerForMaskedLM,
+    LinformerForSequenceClassification,
+    LinformerForTokenClassification,
+    LinformerModel,
+)
 from linformer_kit.nn import LinformerSelfAttention, plan
 
 N, T = 32, 12
@@ -90,6 +95,30 @@ def test_a_padded_forward_reads_once(overrides: dict, where: str, monkeypatch: p
     if where != "cpu":
         monkeypatch.setattr(plan, "reads_on_host", lambda mask: False)
     model = _model(overrides)
+    ids, mask = _batch()
+    with torch.no_grad(), HostReads() as reads:
+        model(input_ids=ids, attention_mask=mask)
+    assert reads.count == 1, f"{reads.count} host reads: the plan's one, and {reads.count - 1} more"
+
+
+HEADS = {  # every model with a head, and each pooling of the sequence head
+    "masked LM": (LinformerForMaskedLM, {}),
+    "sequence, cls": (LinformerForSequenceClassification, {"classifier_pooling": "cls"}),
+    "sequence, mean": (LinformerForSequenceClassification, {"classifier_pooling": "mean"}),
+    "token": (LinformerForTokenClassification, {}),
+}
+
+
+@pytest.mark.parametrize("where", ["cpu", "off the cpu"])
+@pytest.mark.parametrize("head", HEADS.values(), ids=HEADS.keys())
+def test_every_head_and_pooling_reads_once(head: tuple, where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The heads read no mask value of their own (mean pooling read it again before: 2 reads a forward)."""
+    if where != "cpu":
+        monkeypatch.setattr(plan, "reads_on_host", lambda mask: False)
+    model_class, fields = head
+    torch.manual_seed(0)
+    config = tiny_linformer_config(max_position_embeddings=N + 2, exact_length=T, num_labels=3, **fields)
+    model = model_class(config).eval()
     ids, mask = _batch()
     with torch.no_grad(), HostReads() as reads:
         model(input_ids=ids, attention_mask=mask)

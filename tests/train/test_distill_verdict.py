@@ -114,7 +114,10 @@ def _reading(seconds: float = 12.0) -> dict:
     records = [{"task": "gutenberg/train.jsonl.gz", "length": length, "method": m, "score": s - (length < 4096),
                 "model": "m", "seed": 0, "seconds_per_document": 0.1, "depth": None, "queries": 25}
                for length in (4096, 1024) for m, s in scores.items()]  # fmt: skip
-    skipped = [{"source": "imdb/unsup.jsonl.gz", "length": n, "why": "too short"} for n in (4096, 1024)]
+    skipped = [
+        {"source": "imdb/unsup.jsonl.gz", "length": n, "why": "too short", "longest": 700}
+        for n in (4096, 1024)
+    ]
     return {"held_out": "each --long-train source's last documents", "pairs": 25, "chunk_length": 512,
             "records": records, "skipped": skipped, "seconds": seconds}  # fmt: skip
 
@@ -133,14 +136,32 @@ def test_the_summary_line_says_what_the_original_reads_and_the_long_reading() ->
     assert line == (
         "distill done: up to 512 tokens read by the original (fidelity 1 by construction); long reading: "
         "gutenberg/train.jsonl.gz 4 096: whole 44 vs chunks 46 / best 44 / truncated 24, late chunks 46, "
-        "contextual chunks 48 (25 pairs, ±9); 1 024: whole 43 vs chunks 45 / best 43 / truncated 23, late chunks "
-        "45, contextual chunks 47 (25 pairs, ±9); "
-        "imdb/unsup.jsonl.gz: too short at 4 096 and 1 024; read in 120 s, 8 % of the long stage's time; "
+        "contextual chunks 48 (25 pairs, ±9; inconclusive: 25 pairs tell apart only 26 points); 1 024: whole 43 "
+        "vs chunks 45 / best 43 / truncated 23, late chunks 45, contextual chunks 47 (25 pairs, ±9; inconclusive: "
+        "25 pairs tell apart only 26 points); imdb/unsup.jsonl.gz: too short at 4 096 and 1 024 (a pair needs a "
+        "document of 2 x 1 022 tokens; its longest held-out one has 700); read in 120 s, 8 % of the long stage's "
+        "time; "
         "fidelity (mean cosine to the teacher's embeddings, 256 held-out documents) drop-in 0.9673, end-to-end "
         "0.9756, long 1.0000 (read by the original); two different documents under the teacher: 0.4912; model "
         "saved to runs/long"
     )
-    assert f"±{standard_error(44.0, 25):.0f})" == "±9)"
+    assert f"±{standard_error(44.0, 25):.0f};" == "±9;"
+
+
+def test_the_verdict_says_whether_its_pairs_tell_the_student_from_the_chunks() -> None:
+    """Paired outcomes: told apart where the interval leaves out 0, else inconclusive with what the pairs could tell."""
+    reading = _reading()
+    ahead = {"whole": [1] * 30 + [0] * 10, "chunks-mean-512": [1] * 10 + [0] * 30}
+    for r in reading["records"]:
+        r["queries"], r["hits"] = 40, ahead.get(r["method"], [1] * 5 + [0] * 35)
+    line = reading_line(reading)
+    assert "(40 pairs, ±7; whole ahead of chunks by 50 points [+32, +63])" in line
+    for r in reading["records"]:
+        if r["method"] == "whole":
+            r["hits"] = [1] * 12 + [0] * 28
+    assert "(40 pairs, ±7; inconclusive: 40 pairs tell apart only 8 points)" in reading_line(
+        reading
+    )  # 2 of 40 differ
     plain = summary(_result(fidelity={"drop-in": 0.9, "end-to-end": 0.95}))  # no long stage: as before
     assert plain.startswith("distill done: lowest fidelity 0.9500 (held-out); fidelity (")
     assert "long reading" not in plain

@@ -21,7 +21,6 @@ from linformer_kit.models.modeling_linformer import (
     LinformerPreTrainedModel,
     _key_padding_mask,
 )
-from linformer_kit.nn.plan import model_plan
 
 # --- heads ----------------------------------------------------------------------------------------------
 
@@ -128,8 +127,10 @@ class LinformerClassificationHead(nn.Module):
         """(b, n, D) final hidden states -> (b, D), as `classifier_pooling` says (class docstring)."""
         if self.pooling == "cls":
             return features[:, 0]  # (b, D): the <s> / [CLS] token
-        mask = model_plan(_key_padding_mask(attention_mask), features.shape[1], None).mask
-        if mask is None:  # every token real
+        # the mask as given, read on no host: the encoder's plan made the forward's one read (nn/plan.py), and
+        # a mask of every token real pools as the plain mean (to float summation order)
+        mask = _key_padding_mask(attention_mask)
+        if mask is None:  # no mask: every token real
             return features.mean(dim=1)  # (b, D)
         real = mask.unsqueeze(-1)  # (b, n, 1), True = real token
         total = features.masked_fill(~real, 0.0).sum(dim=1)  # (b, D)

@@ -15,12 +15,10 @@ core with one warning. Torch-only (and the standard library).
 from __future__ import annotations
 
 import contextlib
-import logging
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
-
-logger = logging.getLogger(__name__)
 
 # seconds a process waits for another's build of the same kernel: 6x the slowest build measured (20 s)
 BUILD_WAIT = 120.0
@@ -37,7 +35,9 @@ def build(name: str, sources: list[str], cflags: list[str], wait: float | None =
     with _flock(folder.parent / f"{name}.flock", wait):
         stale = folder / "lock"
         if stale.exists():  # no live build of ours holds it: a killed one left it
-            logger.warning(f"native kernel: removing {stale}, left by a build that did not finish")
+            warnings.warn(
+                f"native kernel: removing {stale}, left by a build that did not finish", stacklevel=3
+            )
             stale.unlink(missing_ok=True)
         cpp_extension.load(
             name=name,

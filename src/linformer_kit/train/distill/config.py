@@ -457,3 +457,20 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     def student_config(self) -> LinformerConfig:
         """The student's LinformerConfig, from the teacher's config.json alone (ValueError names a bad option)."""
         return student_config(self.teacher, self.conversion_options())
+
+
+def beside_the_teacher(config: DistillConfig) -> bool:
+    """Whether the student's long layers sit beside the teacher's own weights (`--long-tune layers`,
+    `--short-layers original`): the one condition of the card's reading note and of `read_by_original`."""
+    return (
+        config.long_length is not None and config.long_tune == "layers" and config.short_layers == "original"
+    )
+
+
+def read_by_original(config: DistillConfig) -> int | None:
+    """exact_length where inputs of at most it, seq_len among them, are read by the teacher's own weights (long
+    layers beside the teacher's: `short_layers` "original"); else None."""
+    assert config.seq_len is not None  # the preflight's default
+    if not beside_the_teacher(config):
+        return None
+    return config.exact_length if (config.exact_length or 0) >= config.seq_len else None

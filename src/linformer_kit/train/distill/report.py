@@ -18,7 +18,7 @@ from transformers import PreTrainedTokenizerBase
 from linformer_kit.models import LinformerPreTrainedModel
 from linformer_kit.models.folder import write_model_dir
 from linformer_kit.nn.options import LinformerOptions
-from linformer_kit.train.distill.config import DistillConfig
+from linformer_kit.train.distill.config import DistillConfig, beside_the_teacher
 from linformer_kit.train.distill.verdict import reading_card
 
 # the fidelity where the teacher's own weights read every input it reads (`read_by_original`)
@@ -134,26 +134,9 @@ def _long_length(config: DistillConfig) -> str:
     )
 
 
-def _beside_the_teacher(config: DistillConfig) -> bool:
-    """Whether the student's long layers sit beside the teacher's own weights (`--long-tune layers`,
-    `--short-layers original`): the one condition of the card's reading note and of `read_by_original`."""
-    return (
-        config.long_length is not None and config.long_tune == "layers" and config.short_layers == "original"
-    )
-
-
-def read_by_original(config: DistillConfig) -> int | None:
-    """exact_length where inputs of at most it, seq_len among them, are read by the teacher's own weights (long
-    layers beside the teacher's: `short_layers` "original"); else None."""
-    assert config.seq_len is not None  # the preflight's default
-    if not _beside_the_teacher(config):
-        return None
-    return config.exact_length if (config.exact_length or 0) >= config.seq_len else None
-
-
 def _reading(config: DistillConfig) -> str:
     """Which weights read which inputs, for a student with long layers beside the teacher's (else empty)."""
-    if not _beside_the_teacher(config):
+    if not beside_the_teacher(config):
         return ""
     return (
         f"Inputs of at most {config.exact_length} tokens are read by `{Path(config.teacher).name}`'s own weights "

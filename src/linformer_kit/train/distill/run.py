@@ -55,7 +55,7 @@ from transformers import AutoTokenizer, set_seed
 
 from linformer_kit.bench.memory import peak_rss
 from linformer_kit.models.embedding import different_documents, embed, fidelity
-from linformer_kit.train.distill.config import STAGES, DistillConfig, Examples, Stage, Tune
+from linformer_kit.train.distill.config import STAGES, DistillConfig, Examples, Stage, Tune, read_by_original
 from linformer_kit.train.distill.data import fidelity_texts, load_data, long_text, stage_examples
 from linformer_kit.train.distill.long import run_long_stage
 from linformer_kit.train.distill.losses import (
@@ -64,12 +64,7 @@ from linformer_kit.train.distill.losses import (
     end_to_end_loss,
     relative_error,
 )
-from linformer_kit.train.distill.report import (
-    DistillResult,
-    describe_student,
-    read_by_original,
-    save_student,
-)
+from linformer_kit.train.distill.report import DistillResult, describe_student, save_student
 from linformer_kit.train.distill.trainer import (
     DistillTrainer,
     StagePlan,

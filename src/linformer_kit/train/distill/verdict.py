@@ -46,10 +46,10 @@ from transformers import AutoTokenizer
 
 from linformer_kit.models.embedding import encoder_of
 from linformer_kit.models.halves import Record, halves_hits, separation, standard_error
-from linformer_kit.models.paired import paired_table
+from linformer_kit.models.paired import difference, paired_table
 from linformer_kit.models.readings import MODEL_METHODS, Method, Pass, Reader, encode
 from linformer_kit.token_pieces import TooShort
-from linformer_kit.train.distill.config import DistillConfig
+from linformer_kit.train.distill.config import DistillConfig, read_by_original
 from linformer_kit.train.distill.data import LongText
 
 METHODS: tuple[Method, ...] = (
@@ -74,10 +74,13 @@ SHORT_NAMES = {"whole": "whole", "chunks-mean-512": "chunks", "chunks-best-512":
 
 def verdict_lengths(config: DistillConfig) -> tuple[int, ...]:
     """long_length, and 2 seq_len where that is shorter: the longest the student reads, and the shortest text
-    the teacher's chunks read in two."""
+    the teacher's chunks read in two; a length the teacher's own weights read (at most `read_by_original`,
+    e.g. 1 024 with --exact-length 1024) is no verdict of the long stage and is left out."""
     assert config.long_length is not None
     assert config.seq_len is not None
-    return tuple(sorted({n for n in (2 * config.seq_len, config.long_length) if n <= config.long_length}))
+    original = read_by_original(config) or 0
+    lengths = (2 * config.seq_len, config.long_length)
+    return tuple(sorted({n for n in lengths if original < n <= config.long_length}))
 
 
 def long_reading(
@@ -112,7 +115,12 @@ def long_reading(
                 try:
                     scored = halves_hits(read, tokenizer, length, config.verdict_pairs, texts, rng)
                 except TooShort as error:
-                    skipped.append({"source": source, "length": length, "why": str(error)})
+                    longest = max(
+                        len(x) for x in tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
+                    )
+                    skipped.append(
+                        {"source": source, "length": length, "why": str(error), "longest": longest}
+                    )
                     continue
                 records += [_record(config, source, length, method, hits, seconds)
                             for method, (hits, seconds) in scored.items()]  # fmt: skip
@@ -174,17 +182,48 @@ def reading_line(reading: dict[str, Any], long_seconds: float | None = None) -> 
                 f"{_tokens(length)}: whole {shown['whole']} vs chunks {shown['chunks']} / best {shown['best']} / "
                 f"truncated {shown['truncated']}, late chunks {shown['late chunks']}, contextual chunks "
                 f"{shown['contextual chunks']} ({whole['queries']} pairs, "
-                f"±{error:.0f})"
+                f"±{error:.0f}; {conclusion(by_method)})"
             )
         parts.append(f"{source} " + "; ".join(cells))
-    too_short: dict[str, list[str]] = {}
+    too_short: dict[str, list[dict]] = {}
     for s in reading["skipped"]:
-        too_short.setdefault(s["source"], []).append(_tokens(s["length"]))
-    parts += [f"{source}: too short at {' and '.join(lengths)}" for source, lengths in too_short.items()]
+        too_short.setdefault(s["source"], []).append(s)
+    for source, skips in too_short.items():
+        shortest = min(skip["length"] for skip in skips)
+        # why: a pair is two halves of length - 2 tokens of one document, which its documents may not reach
+        why = (
+            f" (a pair needs a document of 2 x {_tokens(shortest - 2)} tokens; its longest held-out one has "
+            f"{_tokens(skips[0]['longest'])})"
+            if "longest" in skips[0]
+            else ""
+        )
+        parts.append(f"{source}: too short at {' and '.join(_tokens(x['length']) for x in skips)}{why}")
     cost = f"read in {_seconds(reading['seconds'])} s"
     if long_seconds:
         cost += f", {100 * reading['seconds'] / long_seconds:.0f} % of the long stage's time"
     return "long reading: " + "; ".join(parts) + f"; {cost}"
+
+
+def conclusion(by_method: dict[str, dict]) -> str:
+    """What one source and length says of whole against the stronger of the teacher's chunk readings (averaged,
+    best): ahead or behind by how much where the paired 95 % interval (models/paired.py) leaves out 0, else
+    "inconclusive" with the difference these pairs could have told apart (half the interval's width; from the
+    standard errors where the records keep no per-pair outcomes)."""
+    whole = by_method["whole"]
+    chunked = [by_method[m] for m in ("chunks-mean-512", "chunks-best-512") if m in by_method]
+    strongest = max(chunked, key=lambda r: r["score"])
+    name, pairs = SHORT_NAMES[strongest["method"]], whole["queries"]
+    if whole.get("hits") and strongest.get("hits"):
+        diff, low, high, _ = difference({0: whole["hits"]}, {0: strongest["hits"]})
+        told, apart = low > 0 or high < 0, (high - low) / 2
+    else:
+        diff = whole["score"] - strongest["score"]
+        apart = separation([whole["score"], strongest["score"]], pairs)[1]
+        told, low, high = abs(diff) > apart, diff - apart, diff + apart
+    if told:
+        side = "ahead of" if diff > 0 else "behind"
+        return f"whole {side} {name} by {abs(diff):.0f} points [{low:+.0f}, {high:+.0f}]"
+    return f"inconclusive: {pairs} pairs tell apart only {apart:.0f} points"
 
 
 def reading_table(records: list[dict[str, Any]]) -> str:
