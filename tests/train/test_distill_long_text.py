@@ -83,6 +83,25 @@ def test_without_long_train_the_long_text_is_the_train_documents_less_the_held_o
 
 def test_held_out_count_is_a_tenth_within_its_bounds() -> None:
     assert [held_out_count(n, 256) for n in (3, 40, 1000, 50_000)] == [2, 4, 100, 256]
+    # --long-held-out 0.4: the study's 100 of the 250 Gutenberg train books (docs/longdocs.md)
+    assert [held_out_count(n, 256, 0.4) for n in (3, 250, 1000)] == [2, 100, 256]
+
+
+def test_long_held_out_holds_out_that_share_of_each_source(word_teacher: Path, tmp_path: Path) -> None:
+    books = _documents(tmp_path / "books.txt", 20, 100, 1)
+    config = _config(word_teacher, books, tmp_path / "out", long_train=[str(books)], seq_len=32,
+                     long_held_out=0.4, max_eval_documents=10)  # fmt: skip
+    text = long_text(config, AutoTokenizer.from_pretrained(word_teacher))
+    documents = load_text([str(books)], "text", "t")["text"]
+    assert list(text.train["text"]) == documents[:12]
+    assert text.held_out_documents[books.name] == documents[12:]
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0, -0.1, float("nan")])
+def test_a_bad_long_held_out_is_named(share: float, word_teacher: Path, tmp_path: Path) -> None:
+    books = _documents(tmp_path / "books.txt", 20, 100, 1)
+    with pytest.raises(ValueError, match="long_held_out="):
+        _config(word_teacher, books, tmp_path / "out", long_train=[str(books)], long_held_out=share)
 
 
 def test_passages_are_consecutive_pieces_and_short_tails_are_dropped(word_teacher: Path) -> None:
