@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from linformer_kit.nn import ATTENTION_BACKENDS, LinformerSelfAttention
+from linformer_kit.nn import ATTENTION_BACKENDS, LinformerSelfAttention, local_native
 from linformer_kit.nn.backends import blocked_attention, eager_attention, sdpa_attention
 from linformer_kit.nn.cores import BLOCKED_MAX_KEYS_WITH_GRAD, CORES, choose
 from linformer_kit.nn.local import dense_local_attention, flex_local_attention, split_local_attention
 from linformer_kit.nn.local_blocks import banded_attention, sdpa_local_attention
-from linformer_kit.nn.local_native import native_local_attention, native_ready
+from linformer_kit.nn.local_native import native_local_attention
 
 
 def test_the_table_names_every_backend_but_auto_with_the_reference_at_eager() -> None:
@@ -58,12 +58,12 @@ def test_plain_auto_takes_sdpa_for_an_empty_batch_or_sequence(shape: tuple[int, 
 
 @pytest.mark.parametrize("capability", ["AVX512", "AVX2"])
 def test_window_auto_picks_what_its_docstring_says_on_a_cpu(capability: str, monkeypatch) -> None:
-    """A CPU forward in float32 takes the native kernel where PyTorch runs AVX-512 (and the kernel builds:
-    tests/nn/test_local_native.py), the split core elsewhere and with gradients."""
+    """A CPU forward in float32 takes the native kernel where PyTorch runs AVX-512, the split core elsewhere
+    and with gradients. The kernel is taken as built here (a failed build: tests/nn/test_local_native.py), so
+    the expected core is fixed by the capability alone, not read from the readiness under test."""
     monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: capability)
-    forward = (
-        "native" if capability == "AVX512" and native_ready(*[torch.zeros(1, 1, 1, 32)] * 3) else "split"
-    )
+    monkeypatch.setattr(local_native, "_native_library", lambda: True)
+    forward = {"AVX512": "native", "AVX2": "split"}[capability]
     small, wide = torch.randn(1, 2, 8, 32), torch.randn(1, 2, 8, 64)
     names = ("eager", "blocked", "sdpa", "split", "native", "flex", "auto")
     assert [_pick(b, small, window=True) for b in names] == [*names[:-1], forward]  # a CPU call, no dropout
