@@ -61,16 +61,26 @@ def test_a_row_up_to_exact_length_is_bit_for_bit_the_model_without_long_layers(
     with torch.no_grad():
         out = doubled(input_ids=ids, attention_mask=mask, output_hidden_states=True)
         whole = plain(input_ids=ids, attention_mask=mask, output_hidden_states=True)
-        apart = plain(input_ids=ids[short], attention_mask=mask[short]).last_hidden_state
-    # the host path runs the short rows apart, as the plain model does on them alone; the sync-free path
-    # runs every row through both stacks, as the plain model does on the whole batch
-    expected = whole.last_hidden_state[short] if sync_free else apart
-    # a select in every layer read: both stacks, and the plain model on the batch and on its short rows
-    assert len(selects) == (4 * len(doubled.encoder.layer) if sync_free else 0)
-    assert torch.equal(out.last_hidden_state[short], expected)
-    assert_close(out.last_hidden_state[short], whole.last_hidden_state[short], rtol=1e-12, atol=1e-12)
-    for layer, (a, p) in enumerate(zip(out.hidden_states, whole.hidden_states, strict=True)):
-        assert_close(a[short], p[short], rtol=1e-12, atol=1e-12, msg=f"hidden state {layer}")
+        # the short rows alone, at their own width T (their real tokens are their first ones)
+        narrow = plain(input_ids=ids[short, :T], attention_mask=mask[short, :T]).last_hidden_state
+    # the host path runs the short rows as a batch of their own at width T (models/row_groups.py), as the plain
+    # model does on them alone; the sync-free path runs every row through both stacks at width N, as the plain
+    # model does on the whole batch
+    expected = whole.last_hidden_state[short] if sync_free else narrow
+    # a select in every layer read: both stacks, and the plain model on the batch
+    assert len(selects) == (3 * len(doubled.encoder.layer) if sync_free else 0)
+    real = [LENGTHS[row] for row in short]
+    for i, (row, length) in enumerate(zip(short, real, strict=True)):  # real tokens: bit for bit
+        assert torch.equal(out.last_hidden_state[row, :length], expected[i, :length])
+        if not sync_free:
+            assert not out.last_hidden_state[row, T:].any()  # pads past the group's width: 0
+        assert_close(
+            out.last_hidden_state[row, :length], whole.last_hidden_state[row, :length], rtol=1e-12, atol=1e-12
+        )
+        for layer, (a, p) in enumerate(zip(out.hidden_states, whole.hidden_states, strict=True)):
+            assert_close(
+                a[row, :length], p[row, :length], rtol=1e-12, atol=1e-12, msg=f"hidden state {layer}"
+            )
     for row, length in enumerate(LENGTHS):
         if length > T:  # the long layers' own reading
             gap = (out.last_hidden_state[row, :length] - whole.last_hidden_state[row, :length]).abs().max()

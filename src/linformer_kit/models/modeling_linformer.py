@@ -53,6 +53,7 @@ from linformer_kit.models.linformer_layers import (
     _layer_norm,
 )
 from linformer_kit.models.loading import share_saved_weights, strict_from_pretrained
+from linformer_kit.models.row_groups import encode_apart, read_apart
 from linformer_kit.nn import ATTENTION_BACKENDS, SequenceProjection
 from linformer_kit.nn.options import check_choice
 from linformer_kit.nn.plan import model_plan
@@ -176,7 +177,10 @@ class LinformerModel(LinformerPreTrainedModel):
         )  # (b, n, D)
         # once a forward: the mask (None where every token is real) and which rows are longer than exact_length
         plan = model_plan(_key_padding_mask(attention_mask), n, self.config.exact_length)
-        encoder_outputs = self.encoder(embedding_output, plan, output_attentions, output_hidden_states)
+        if read_apart(plan, output_attentions):  # short and long rows: two batches, the short ones narrow
+            encoder_outputs = encode_apart(self.encoder, embedding_output, plan, output_hidden_states)
+        else:
+            encoder_outputs = self.encoder(embedding_output, plan, output_attentions, output_hidden_states)
         sequence_output = self.LayerNorm(encoder_outputs.last_hidden_state)  # (b, n, D)
         pooled_output = self.pooler(sequence_output) if self.pooler is not None else None  # (b, D)
         hidden_states = encoder_outputs.hidden_states
