@@ -244,9 +244,9 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         metadata={"help": "long stage, --long-tune adapters: the rank of each attention linear's update read "
                   "by inputs longer than --exact-length only (nn/long_adapters.py)"},
     )  # fmt: skip
-    # 20: on the README's run (MiniLM, 4 096, 2 CPU cores) about 100 s, 7 % of the long stage's 1 466 s, by the
-    # suite's seconds per document there (25: 9 %; docs/distill.md, "The verdict"): each pair is 2 texts, read
-    # by the student whole and by the teacher's chunks and truncation, at 2 lengths
+    # 20: on the README's run (MiniLM, 4 096, 2 AVX-512 cores, 2026-11-29) 70 s, 9 % of the long stage's 823 s
+    # (docs/distill.md, "The verdict"; each run prints its own): each pair is 2 texts, read by the student whole
+    # and by the teacher's chunks and truncation, at 2 lengths
     verdict_pairs: int = field(
         default=20,
         metadata={"help": "after the long stage, the verdict: pairs of halves of each --long-train source's "

@@ -24,10 +24,8 @@ binomial standard error; `linformer longdocs --documents` gives the same table f
 The cost is inference only: each pair is 2 texts, each read once by the student whole (late chunks pool the
 same pass) and by the teacher's chunks and truncation (the best chunk reads the averaged chunks' pass), at each
 length. It grows with the pairs and the sources that hold them, where the long stage grows with its steps and
-batch: on the README's run (MiniLM, 4 096 and 1 024, the books alone holding pairs, 2 CPU cores) 20 pairs are
-about 100 s by the suite's seconds per document, 7 % of the long stage's 1 466 s (docs/distill.md, "The
-verdict"); on the curve's run (2 AVX512 cores) 67 s by its own seconds per document, about 8 % of a 40-step
-long stage there; a tiny run at the defaults (the tests' word teacher, 40 steps of 4 x 96 tokens, one thread) 8 %.
+batch; the summary line prints it and its share of the long stage's time, from the run that prints them (on the
+README's run of 2026-11-29, 2 AVX-512 cores: 70 s, 9 %; docs/distill.md, "The verdict").
 """
 
 from __future__ import annotations
