@@ -196,6 +196,16 @@ def test_the_model_card_labels_the_fidelity_and_shows_the_verdict(word_teacher: 
     assert "+8.0 [-4.9, +19.7]" in card  # whole against the best chunk, query by query: 2 more of 25
     assert "Measured in 120 s (8 % of the long stage's 1466 s)." in card
     assert "read by the original" not in model_card(config, _result())
+    sources = {
+        "books": {"fidelity": 1.0, "different_documents": 0.3},
+        "reviews": {"fidelity": 1.0, "different_documents": 0.4},
+    }
+    card = model_card(config, _result(read_by_original=512, fidelity_by_source=sources))
+    assert (
+        "| books | 1.0000 (read by the original: 1 by construction) | 0.3000 |" in card
+    )  # labelled as the stages'
+    # the note on "each fidelity above" follows every table it speaks of
+    assert card.index("| reviews | 1.0000") < card.index("each fidelity above among them")
 
 
 @pytest.mark.parametrize(

@@ -89,8 +89,9 @@ def _by_source(result: DistillResult) -> str:
     """The final student's fidelity on each source, the lowest first (empty with only the held-out documents)."""
     if len(result.fidelity_by_source) < 2:
         return ""
+    note = f" ({READ_BY_ORIGINAL})" if result.read_by_original is not None else ""  # as the stage table's
     rows = "".join(
-        f"| {name} | {s['fidelity']:.4f} | {s['different_documents']:.4f} |\n"
+        f"| {name} | {s['fidelity']:.4f}{note} | {s['different_documents']:.4f} |\n"
         for name, s in result.fidelity_by_source.items()
     )
     return (
@@ -162,8 +163,7 @@ def model_card(config: DistillConfig, result: DistillResult) -> str:
         "Fidelity (mean cosine of this model's and the teacher's sentence embeddings, held-out documents):\n\n"
         f"| stage | fidelity |\n|---|---|\n{rows}\n"
         f"Two different documents under the teacher: {result.different_documents:.4f}.\n\n"
-        f"{_original_note(result)}"
-        f"{_by_source(result)}{_long_reading(result)}{_peaks(result)}"
+        f"{_by_source(result)}{_original_note(result)}{_long_reading(result)}{_peaks(result)}"
         "Load with `SentenceTransformer(path)` (a sentence-transformers teacher's pipeline is carried) or\n"
         "`AutoModel.from_pretrained(path, trust_remote_code=True)`; every setting is in `metrics.json`.\n"
     )
