@@ -9,19 +9,44 @@ They are the values' checks; the folders and files are checked when the run star
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import PurePath
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from linformer_kit.bench.option_checks import is_int
 
-if TYPE_CHECKING:
-    from linformer_kit.bench.config import BenchmarkConfig
+
+class StudentOptions(Protocol):
+    """What `check_student` reads of a config (bench/config.py's BenchmarkConfig has them): a protocol, so
+    this module imports no config and the config imports it (no import cycle)."""
+
+    @property
+    def scopes(self) -> Sequence[str]: ...
+    @property
+    def passes(self) -> Sequence[str]: ...
+    @property
+    def device(self) -> str: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def runtimes(self) -> Sequence[str]: ...
+    @property
+    def seq_lens(self) -> Sequence[int]: ...
+    @property
+    def students(self) -> Sequence[str]: ...
+    @property
+    def original(self) -> str | None: ...
+    @property
+    def chunk_length(self) -> int: ...
+    @property
+    def tokens_per_batch(self) -> int | None: ...
+
 
 # the fields only scope "student" reads (chunk_length has a default, so it is not among them)
 STUDENT_FIELDS = ("students", "original", "tokens_per_batch", "text_file")
 
 
-def check_student(c: BenchmarkConfig) -> None:
+def check_student(c: StudentOptions) -> None:
     """The values of scope "student" (its folders and files are checked when it runs: bench/student_config.py)."""
     if c.scopes != ("student",):
         raise ValueError(
@@ -52,7 +77,7 @@ def check_student(c: BenchmarkConfig) -> None:
     named_students(c.students)  # names unique, none empty
 
 
-def named_students(students: tuple[str, ...]) -> dict[str, str]:
+def named_students(students: Sequence[str]) -> dict[str, str]:
     """name -> folder of `--student` values: `NAME=DIR` (NAME without a `/`), or `DIR` named by its last part.
 
     ValueError names an empty value, a name used twice (give NAME=DIR) and the reserved name 'original'.

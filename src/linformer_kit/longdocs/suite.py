@@ -7,14 +7,10 @@
     classification  imdb: a logistic-regression probe on frozen vectors of long train reviews, one
                     subset per seed (MTEB's protocol), accuracy in % on long test reviews
 
-A record (models/halves.py `Record`): {"task", "length", "method", "score", "model", "seed",
-"seconds_per_document", "depth", "queries"} (`queries`: the n of the accuracy's standard error).
-Passkey and needle add records per key depth (quarters of the document; `depth` "0.00-0.25", ...):
-a model that truncates finds only shallow keys. `seconds_per_document` is the time of encoding the
-task's documents with the method divided by their number, measured in this process one method after
-the other (A/B in one run); methods that read the same pass (chunks-best with chunks-mean, late
-chunking with whole) are read from it once and carry its time. `length` is the documents' length in tokens; IMDB's
-reviews are read whole (up to the model's longest input, its `length`).
+A record (models/halves.py `Record`): task, length (tokens; IMDB's reviews read whole), method (named with
+the chunk length it ran at: chunks-mean-256), score, model, seed, seconds_per_document (this process, one
+method after the other; methods of one pass carry its time), depth (passkey and needle: quarters of the
+document, where a truncating model finds only shallow keys), queries and per-query hits.
 """
 
 from __future__ import annotations
@@ -33,7 +29,7 @@ import torch
 
 from linformer_kit.longdocs import sources, texts
 from linformer_kit.longdocs.config import LongDocsConfig
-from linformer_kit.models.halves import Record, draw, halves_hits
+from linformer_kit.models.halves import Record, halves_hits, other_chunkings
 from linformer_kit.models.readings import (
     DIFFERENT_TEXTS,
     Method,
@@ -43,11 +39,8 @@ from linformer_kit.models.readings import (
     document_vector,
     encode,
     label,
-    read,
     reads_model,
     retrieval,
-    retrieval_hits,
-    rows_of,
 )
 
 logger = logging.getLogger(__name__)
@@ -68,9 +61,9 @@ class Suite:
         self.records: list[Record] = []
         self._readers: dict[tuple[str, int], Reader] = {}
 
-    def reader(self, pass_: Pass, length: int) -> Reader | None:
+    def reader(self, pass_: Pass, length: int, chunk: int | None = None) -> Reader | None:
         """The reader of `pass_` for documents of `length` tokens: the model under test for "whole", else the
-        original (None: full-extended above its limit)."""
+        original, its chunks `chunk` tokens (default chunk_length; None: full-extended above its limit)."""
         config = self.config
         if pass_ == "whole":
             key, tokenizer = (config.model, max(config.lengths)), self.model_tokenizer
@@ -79,14 +72,14 @@ class Suite:
                 return None
             key, tokenizer = (config.original_dir, max(length, config.chunk_length)), self.tokenizer
         else:
-            key, tokenizer = (config.original_dir, config.chunk_length), self.tokenizer
+            key, tokenizer = (config.original_dir, chunk or config.chunk_length), self.tokenizer
         if key not in self._readers:
             model = self.load(*key).to(config.device)
             bucket = None
             if config.compile:
                 # static shapes, one a width bucket (a symbolic length would change the window core)
                 model = cast(torch.nn.Module, torch.compile(model, dynamic=False))
-                bucket = config.chunk_length
+                bucket = chunk or config.chunk_length
             self._readers[key] = Reader(model, tokenizer, key[1], config.tokens_per_batch, bucket)
         return self._readers[key]
 
@@ -145,46 +138,14 @@ class Suite:
     def halves(self, task: str, length: int, seed: int) -> None:
         """Books, wikitext or the user's documents at one length: a first half finds its own second half
         (accuracy@1; models/halves.py)."""
-        rng_seed = f"{task}-{length}-{seed}"
-        rng = random.Random(rng_seed)
+        rng_seed = f"{task}-{length}-{seed}"  # the baselines' generator: the same seed, the same pairs
         corpus = getattr(self, {"books": "books", "wikitext": "articles", "documents": "documents"}[task])
         scored = halves_hits(lambda texts_: self.encode(length, texts_), self.tokenizer, length,
-                             self.config.pairs, corpus, rng)  # fmt: skip
-        for method, (hits, seconds) in scored.items():
-            self.add(task, length, method, hits, seed, seconds)
-        for chunk in self.config.baselines:  # the same pairs (the same draw), the original's other chunkings
-            firsts, seconds_ = draw(
-                self.tokenizer, length, self.config.pairs, corpus, random.Random(rng_seed)
-            )
-            # (consecutive chunks of chunk_length are the methods' own: read once)
-            strides = ((None,) if chunk != self.config.chunk_length else ()) + ((chunk - 2) // 2,)
-            for stride in strides:
-                for method, (hits, seconds) in self.chunkings(chunk, stride, firsts, seconds_).items():
-                    self.add(task, length, method, hits, seed, seconds)
-
-    def chunkings(
-        self, chunk: int, stride: int | None, firsts: list[str], seconds_: list[str]
-    ) -> dict[str, tuple[torch.Tensor, float]]:
-        """The original's chunks of `chunk` tokens (every `stride` text tokens; None: consecutive), averaged and
-        best, on the halves `firsts` -> `seconds_`: {label: (hits, seconds per second half)}."""
-        key = (self.config.original_dir, chunk)
-        if key not in self._readers:
-            model = self.load(*key).to(self.config.device)
-            self._readers[key] = Reader(model, self.tokenizer, chunk, self.config.tokens_per_batch)
-        reader = self._readers[key]
-        start = time.perf_counter()
-        documents = read("chunks", reader, seconds_, chunk, stride)
-        per_document = (time.perf_counter() - start) / max(len(seconds_), 1)
-        queries = read("chunks", reader, firsts, chunk, stride)
-        targets = list(range(len(firsts)))
-        out = {}
-        for method in ("chunks-mean-512", "chunks-best-512"):
-            rows_ = [rows_of(method, {"chunks": d}) for d in (documents, queries)]
-            out[label(method, chunk, stride is not None)] = (
-                retrieval_hits(rows_[1], rows_[0], targets),
-                per_document,
-            )
-        return out
+                             self.config.pairs, corpus, random.Random(rng_seed))  # fmt: skip
+        chunkings = other_chunkings(lambda chunk: self.reader("chunks", length, chunk), self.tokenizer, length,
+                                    self.config, corpus, random.Random(rng_seed))  # fmt: skip
+        for name, (hits, seconds) in [*scored.items(), *chunkings.items()]:
+            self.add(task, length, name, hits, seed, seconds)
 
     def paragraphs(self, seed: int) -> None:
         """WikiText paragraph halves: `pairs` paragraphs of 64 tokens to two chunks, each cut at its middle token; a

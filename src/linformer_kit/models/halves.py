@@ -16,11 +16,23 @@ from __future__ import annotations
 
 import math
 import random
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
-from linformer_kit.models.readings import Encode, Method, retrieval
+from linformer_kit.models.readings import (
+    Encode,
+    Method,
+    Reader,
+    label,
+    read,
+    retrieval,
+    retrieval_hits,
+    rows_of,
+)
 from linformer_kit.token_pieces import Spans, TooShort
 
 
@@ -80,6 +92,47 @@ def halves_hits(
     holds fewer than 2 pairs."""
     firsts, seconds = draw(tokenizer, length, pairs, corpus, rng)
     return retrieval(encode, seconds, firsts, list(range(len(firsts))))
+
+
+def chunking_hits(
+    reader: Reader, firsts: list[str], seconds: list[str], chunk: int, stride: int | None
+) -> dict[str, tuple[torch.Tensor, float]]:
+    """A chunking of the original (`reader`) on the halves `firsts` -> `seconds`: chunks of `chunk` tokens, one
+    every `stride` text tokens (None: consecutive), averaged and best -> {label (`readings.label`): (hits (P,)
+    bool, seconds per second half)}."""
+    start = time.perf_counter()
+    documents = read("chunks", reader, seconds, chunk, stride)
+    per_document = (time.perf_counter() - start) / max(len(seconds), 1)
+    queries = read("chunks", reader, firsts, chunk, stride)
+    targets = list(range(len(firsts)))
+    out = {}
+    for method in ("chunks-mean-512", "chunks-best-512"):
+        document_rows, query_rows = (rows_of(method, {"chunks": d}) for d in (documents, queries))
+        out[label(method, chunk, stride is not None)] = (
+            retrieval_hits(query_rows, document_rows, targets),
+            per_document,
+        )
+    return out
+
+
+def other_chunkings(
+    reader_of: Callable[[int], Reader | None], tokenizer, length: int, config: Any, corpus: list[str],
+    rng: random.Random,
+) -> dict[str, tuple[torch.Tensor, float]]:  # fmt: skip
+    """The original's chunkings `config.baselines` (longdocs/config.py) on the pairs `draw` gives with `rng` (the
+    suite's own pairs, drawn with a generator of the same seed): each chunk length L consecutive (but the
+    methods' own chunk_length, read already) and every (L - 2) / 2 tokens (`chunking_hits`, `reader_of(L)` the
+    original reading L tokens) -> {label: (hits, seconds per document)}."""
+    if not config.baselines:
+        return {}
+    firsts, seconds = draw(tokenizer, length, config.pairs, corpus, rng)
+    out = {}
+    for chunk in config.baselines:
+        reader = reader_of(chunk)
+        assert reader is not None  # (a chunk reader always exists)
+        for stride in ((None,) if chunk != config.chunk_length else ()) + ((chunk - 2) // 2,):
+            out.update(chunking_hits(reader, firsts, seconds, chunk, stride))
+    return out
 
 
 def standard_error(score: float, count: int) -> float:

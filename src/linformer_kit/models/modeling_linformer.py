@@ -178,7 +178,7 @@ class LinformerModel(LinformerPreTrainedModel):
         # once a forward: the mask (None where every token is real) and which rows are longer than exact_length
         plan = model_plan(_key_padding_mask(attention_mask), n, self.config.exact_length)
         if read_apart(plan, output_attentions):  # short and long rows: two batches, the short ones narrow
-            encoder_outputs = encode_apart(self.encoder, embedding_output, plan, output_hidden_states)
+            encoder_outputs = encode_apart(self.encoder, embedding_output, plan, bool(output_hidden_states))
         else:
             encoder_outputs = self.encoder(embedding_output, plan, output_attentions, output_hidden_states)
         sequence_output = self.LayerNorm(encoder_outputs.last_hidden_state)  # (b, n, D)

@@ -96,7 +96,7 @@ def differences(records: list[dict]) -> list[dict]:
 def reading_order(labelled: str) -> tuple[int, int, str]:
     """The original's readings in METHODS' order, then by chunk length (consecutive before overlapping)."""
     method = base(labelled)
-    order = METHODS.index(method) if method in METHODS else len(METHODS)  # type: ignore[arg-type]
+    order = METHODS.index(method) if method in METHODS else len(METHODS)
     digits = "".join(c for c in labelled if c.isdigit())
     return order, int(digits or 0), labelled
 
