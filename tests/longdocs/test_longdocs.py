@@ -157,6 +157,9 @@ def test_retrieval_takes_the_best_row_of_each_document() -> None:
         ({"lengths": (32, 128)}, "lengths=\\[32, 128\\]: expected lengths >= 64"),
         ({"probe_subset": 500}, "probe_subset=500: at most probe_train=400"),
         ({"pairs": 1}, "pairs=1: expected a whole number >= 2"),
+        ({"baselines": (4,)}, r"baselines=\[4\]: expected chunk lengths >= 8 tokens"),
+        ({"model_chunks": (2,)}, r"model_chunks=\[2\]: expected chunk lengths >= 8"),
+        ({"model_chunks": (8192,)}, r"model_chunks=\[8192\]: at most the longest of lengths, 4096"),
     ],
 )
 def test_bad_values_are_named(change: dict, match: str) -> None:
@@ -187,7 +190,7 @@ def test_the_suite_writes_every_record_table_and_plot(
     config = LongDocsConfig(
         model=str(tiny_bert_dir), data=str(tiny_data), output_dir=str(tmp_path / "out"), lengths=(64, 128),
         candidates=6, queries=3, pairs=3, probe_train=12, probe_subset=8, probe_test=10, chunk_length=32,
-        full_extended_max=64, seeds=(1, 2), baselines=(16, 32),
+        full_extended_max=64, seeds=(1, 2), baselines=(16, 32), model_chunks=(64,),
     )  # fmt: skip
     records = run_suite(config)
     body = json.loads((tmp_path / "out" / "longdocs.json").read_text())
@@ -225,6 +228,13 @@ def test_the_suite_writes_every_record_table_and_plot(
     for task in ("books", "wikitext"):
         assert {(task, 128, m, 1) for m in chunkings} <= overall
     assert not any(r.method in chunkings for r in records if r.task in ("passkey", "needle", "imdb"))
+    # the model under test on chunks of 64 tokens, named as its reading (the paired table's rows)
+    mine = {(r.task, r.method, r.model) for r in records if r.method.startswith("model-") and r.length == 128}
+    assert mine == {
+        (t, f"model-chunks-{m}-64", tiny_bert_dir.name)
+        for t in ("books", "wikitext")
+        for m in ("mean", "best")
+    }
     halves = [r for r in records if r.task == "books" and r.length == 128 and r.seed == 1]
     assert all(r.queries == halves[0].queries for r in halves)  # the same pairs
     assert all(0 <= r.score <= 100 and r.seconds_per_document > 0 for r in records)

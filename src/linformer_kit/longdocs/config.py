@@ -89,6 +89,12 @@ class LongDocsConfig:
                   "of the original's, e.g. 128 256 512 for all-MiniLM-L6-v2 (trained at 128, served at 256)",
                   "metavar": "L"},
     )  # fmt: skip
+    model_chunks: tuple[int, ...] = field(
+        default=(),
+        metadata={"help": "the model under test reading chunks of L tokens on the halves tasks (e.g. 2048, a "
+                  "long student's winning length), averaged and best (model-chunks-mean-L, model-chunks-best-L); "
+                  "at most the longest of --lengths", "metavar": "L"},
+    )  # fmt: skip
     full_extended_max: int = field(
         default=2048,
         metadata={"help": "full-extended (quadratic) runs at lengths up to this one only", "metavar": "N"},
@@ -131,9 +137,15 @@ class LongDocsConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or value < low:
                 raise ValueError(f"{name}={value!r}: expected a whole number >= {low}")
-        for value in self.baselines:
-            if not isinstance(value, int) or value < 8:
-                raise ValueError(f"baselines={list(self.baselines)}: expected chunk lengths >= 8 tokens")
+        self.model_chunks = tuple(sorted(set(self.model_chunks)))
+        for name, chunks in (("baselines", self.baselines), ("model_chunks", self.model_chunks)):
+            if any(not isinstance(value, int) or value < 8 for value in chunks):
+                raise ValueError(f"{name}={list(chunks)}: expected chunk lengths >= 8 tokens")
+        if self.model_chunks and self.model_chunks[-1] > max(self.lengths, default=0):
+            raise ValueError(
+                f"model_chunks={list(self.model_chunks)}: at most the longest of lengths, {max(self.lengths)} "
+                "(the model under test reads up to it)"
+            )
         if self.queries > self.candidates:
             raise ValueError(f"queries={self.queries}: at most candidates={self.candidates}")
         if self.probe_subset > self.probe_train:

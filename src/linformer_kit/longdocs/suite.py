@@ -142,8 +142,8 @@ class Suite:
         corpus = getattr(self, {"books": "books", "wikitext": "articles", "documents": "documents"}[task])
         scored = halves_hits(lambda texts_: self.encode(length, texts_), self.tokenizer, length,
                              self.config.pairs, corpus, random.Random(rng_seed))  # fmt: skip
-        chunkings = other_chunkings(lambda chunk: self.reader("chunks", length, chunk), self.tokenizer, length,
-                                    self.config, corpus, random.Random(rng_seed))  # fmt: skip
+        chunkings = other_chunkings(self.reader, self.tokenizer, length, self.config, corpus,
+                                    random.Random(rng_seed))  # fmt: skip
         for name, (hits, seconds) in [*scored.items(), *chunkings.items()]:
             self.add(task, length, name, hits, seed, seconds)
 

@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from linformer_kit.models.readings import (
+    MODEL_PREFIX,
     Encode,
     Method,
     Reader,
@@ -95,7 +96,7 @@ def halves_hits(
 
 
 def chunking_hits(
-    reader: Reader, firsts: list[str], seconds: list[str], chunk: int, stride: int | None
+    reader: Reader, firsts: list[str], seconds: list[str], chunk: int, stride: int | None, prefix: str = ""
 ) -> dict[str, tuple[torch.Tensor, float]]:
     """A chunking of the original (`reader`) on the halves `firsts` -> `seconds`: chunks of `chunk` tokens, one
     every `stride` text tokens (None: consecutive), averaged and best -> {label (`readings.label`): (hits (P,)
@@ -108,7 +109,7 @@ def chunking_hits(
     out = {}
     for method in ("chunks-mean-512", "chunks-best-512"):
         document_rows, query_rows = (rows_of(method, {"chunks": d}) for d in (documents, queries))
-        out[label(method, chunk, stride is not None)] = (
+        out[prefix + label(method, chunk, stride is not None)] = (
             retrieval_hits(query_rows, document_rows, targets),
             per_document,
         )
@@ -116,22 +117,31 @@ def chunking_hits(
 
 
 def other_chunkings(
-    reader_of: Callable[[int], Reader | None], tokenizer, length: int, config: Any, corpus: list[str],
+    reader_of: Callable[..., Reader | None], tokenizer, length: int, config: Any, corpus: list[str],
     rng: random.Random,
 ) -> dict[str, tuple[torch.Tensor, float]]:  # fmt: skip
-    """The original's chunkings `config.baselines` (longdocs/config.py) on the pairs `draw` gives with `rng` (the
-    suite's own pairs, drawn with a generator of the same seed): each chunk length L consecutive (but the
-    methods' own chunk_length, read already) and every (L - 2) / 2 tokens (`chunking_hits`, `reader_of(L)` the
-    original reading L tokens) -> {label: (hits, seconds per document)}."""
-    if not config.baselines:
+    """The chunkings of longdocs/config.py on the pairs `draw` gives with `rng` (the suite's own pairs, drawn with
+    a generator of the same seed) -> {label: (hits, seconds per document)} (`chunking_hits`):
+
+        config.baselines     the original, chunks of L tokens consecutive (but the methods' own chunk_length,
+                             read already) and every (L - 2) / 2 tokens
+        config.model_chunks  the model under test, chunks of L consecutive: `model-` labels
+
+    `reader_of(pass, length, chunk)` is the suite's `Suite.reader`: "chunks" the original's, "whole" the model's.
+    """
+    if not config.baselines and not config.model_chunks:
         return {}
     firsts, seconds = draw(tokenizer, length, config.pairs, corpus, rng)
     out = {}
     for chunk in config.baselines:
-        reader = reader_of(chunk)
+        reader = reader_of("chunks", length, chunk)
         assert reader is not None  # (a chunk reader always exists)
         for stride in ((None,) if chunk != config.chunk_length else ()) + ((chunk - 2) // 2,):
             out.update(chunking_hits(reader, firsts, seconds, chunk, stride))
+    for chunk in config.model_chunks:
+        reader = reader_of("whole", length)  # the model under test, reading up to the longest length
+        assert reader is not None
+        out.update(chunking_hits(reader, firsts, seconds, chunk, None, prefix=MODEL_PREFIX))
     return out
 
 

@@ -62,6 +62,9 @@ PASSES: dict[Method, tuple[Pass, ...]] = {
 }  # fmt: skip
 # the methods that read with the model under test (records name it); the others read with the original alone
 MODEL_METHODS: tuple[Method, ...] = tuple(m for m in METHODS if "whole" in PASSES[m])
+MODEL_PREFIX = (
+    "model-"  # a chunking read by the model under test (longdocs --model-chunks): model-chunks-mean-2048
+)
 OVERLAP = "-overlap"  # a chunking's label suffix: chunks of L tokens every L / 2 (`read`'s stride)
 
 
@@ -80,8 +83,9 @@ def base(labelled: str) -> str:
 
 
 def reads_model(labelled: str) -> bool:
-    """Whether a record's method read with the model under test (`MODEL_METHODS`), whatever its chunk length."""
-    return base(labelled) in MODEL_METHODS
+    """Whether a record's method read with the model under test (`MODEL_METHODS`, or a `MODEL_PREFIX` chunking),
+    whatever its chunk length."""
+    return labelled.startswith(MODEL_PREFIX) or base(labelled) in MODEL_METHODS
 
 
 @dataclass
