@@ -113,6 +113,12 @@ def _block_mask(
     return past if mask is None else mask & past
 
 
+def real_or_all(mask: torch.Tensor | None, b: int, n: int, device: torch.device) -> torch.Tensor:
+    """The (b, n) padding mask, True = real token; None (no padding) as every token real. The one home of that
+    all-True mask for the layer, the projection and the window cores."""
+    return torch.ones(b, n, dtype=torch.bool, device=device) if mask is None else mask
+
+
 def fill_empty_rows(keep: torch.Tensor) -> torch.Tensor:
     """A row with no real key: `keep` (..., m) bool, True = the key counts, with every key of a row that has
     none counting. Such a row (an all-pad sequence, whose keys and values the callers zero) then gives a

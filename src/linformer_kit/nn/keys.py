@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 from torch.nn import functional as F
 
-from linformer_kit.nn.backends import eager_attention, fill_empty_rows
+from linformer_kit.nn.backends import eager_attention, fill_empty_rows, real_or_all
 
 
 class Slots(NamedTuple):
@@ -53,7 +53,7 @@ def real_tokens(real: Tensor | None, k: Tensor, v: Tensor) -> tuple[Tensor, Tens
     """The padding mask (b, n) (all True for None), and K, V with pad rows zero by a select: NaN or inf
     there would survive a zero weight."""
     b, _, n, _ = k.shape
-    real = torch.ones(b, n, dtype=torch.bool, device=k.device) if real is None else real
+    real = real_or_all(real, b, n, k.device)
     pad = ~real[:, None, :, None]
     return real, k.masked_fill(pad, 0.0), v.masked_fill(pad, 0.0)
 
@@ -69,7 +69,7 @@ def window_sizes(keyset: KeySet, n: int) -> tuple[int, int]:
     return (min(w, n), min(keyset.global_tokens, n)) if isinstance(n, int) else (w, keyset.global_tokens)
 
 
-def window_keys(real: Tensor, windowed: Tensor | None) -> Tensor:
+def window_key_mask(real: Tensor, windowed: Tensor | None) -> Tensor:
     """(b, n) bool: which tokens a window or the global keys may hold: real, in a row that takes the window."""
     return real if windowed is None else real & windowed[:, None]
 
@@ -83,7 +83,7 @@ def global_rows(
     )[0]
 
 
-def shared_keep(slots: Slots, key_ok: Tensor, b: int, g: int, padded: bool) -> Tensor | None:
+def shared_key_mask(slots: Slots, key_ok: Tensor, b: int, g: int, padded: bool) -> Tensor | None:
     """The split and native cores' shared-key mask (b, 1|h, 1, s + g): the slots' `keep` beside the global
     keys' key_ok; None: every key."""
     keep = slots.keep
@@ -98,7 +98,7 @@ def shared_keep(slots: Slots, key_ok: Tensor, b: int, g: int, padded: bool) -> T
 
 class WindowInputs(NamedTuple):
     """What the split and native cores read of a call: K and V with pad rows zero, the padding mask, w and g
-    (at most n), the shared keys' mask (`shared_keep`) and the band's key_ok (None: every key)."""
+    (at most n), the shared keys' mask (`shared_key_mask`) and the band's key_ok (None: every key)."""
 
     k: Tensor
     v: Tensor
@@ -106,7 +106,7 @@ class WindowInputs(NamedTuple):
     w: int
     g: int
     shared_ok: Tensor | None
-    band_ok: Tensor | None
+    key_ok: Tensor | None
 
 
 def window_inputs(q: Tensor, k: Tensor, v: Tensor, keyset: KeySet) -> WindowInputs:
@@ -114,12 +114,12 @@ def window_inputs(q: Tensor, k: Tensor, v: Tensor, keyset: KeySet) -> WindowInpu
     b, n = q.shape[0], q.shape[2]
     slots = keyset.slots
     if keyset.real is None:  # nothing to zero: skip `real_tokens`' copies of K and V
-        real = torch.ones(b, n, dtype=torch.bool, device=q.device)
+        real = real_or_all(None, b, n, q.device)
     else:
         real, k, v = real_tokens(keyset.real, k, v)
     w, g = window_sizes(keyset, n)
-    key_ok = window_keys(real, slots.windowed)  # which keys a window or global may hold
-    shared_ok = shared_keep(slots, key_ok, b, g, keyset.real is not None)
+    key_ok = window_key_mask(real, slots.windowed)  # which keys a window or global may hold
+    shared_ok = shared_key_mask(slots, key_ok, b, g, keyset.real is not None)
     every_key = keyset.real is None and slots.windowed is None  # no key_ok to AND into the band's mask
     return WindowInputs(k, v, real, w, g, shared_ok, None if every_key else key_ok)
 
@@ -138,16 +138,23 @@ def near(i: Tensor, j: Tensor, w: int | None) -> Tensor:
     return (i - j).abs() <= w if w is not None else torch.zeros_like(i - j, dtype=torch.bool)
 
 
+def past_globals(j: Tensor, g: int) -> Tensor:
+    """Whether key position j may be a window (band) key: past the g global tokens. The one place the rule is
+    written: a global key j < g is read as a shared key, never also as a window key, so no key counts twice
+    (the native kernel's C++ renders it as its band's first key j0, csrc/local_window.cpp)."""
+    return j >= g
+
+
 def window_or_global(i: Tensor, j: Tensor, w: int | None, g: int) -> Tensor:
     """Whether token key j is among what query i >= g reads besides the slots: within the window, or one of the
-    first g tokens (a global key, never also a window key: no key counts twice). Real keys only: the caller's."""
+    first g tokens (a global key, never also a window key: `past_globals`). Real keys only: the caller's."""
     return near(i, j, w) | (j < g)
 
 
 def band_mask(block: int, w: int, device: torch.device) -> Tensor:
     """(B, B + 2w) bool: which keys of a block's neighbourhood (`neighbourhoods`) query r of the block may read:
     `near`, with key c of the neighbourhood token j = i - r + c - w for query i = cB + r (so i - j = r + w - c).
-    The block cores take the global keys j < g apart, and drop them from the band."""
+    The block cores take the global keys j < g apart, and drop them from the band (`past_globals`)."""
     row = torch.arange(block, device=device)[:, None]  # query r of a block ...
     col = torch.arange(block + 2 * w, device=device)[None, :]  # ... and key c of its neighbourhood
     return near(row + w, col, w)

@@ -67,7 +67,7 @@ from linformer_kit.nn.keys import (
     LocalCore,
     Slots,
     real_tokens,
-    window_keys,
+    window_key_mask,
     window_or_global,
 )
 from linformer_kit.nn.local_blocks import MIN_BLOCK, SDPA_BLOCK, banded_attention, sdpa_local_attention
@@ -90,7 +90,7 @@ def dense_local_attention(
     i = torch.arange(n, device=q.device)[:, None]  # query position
     j = torch.arange(n, device=q.device)[None, :]  # key position
     key_keep = window_or_global(i, j, window, g)  # (n, n): the window and the global keys
-    key_keep = key_keep & window_keys(real, slots.windowed)[:, None, None, :]  # (b, 1, n, n)
+    key_keep = key_keep & window_key_mask(real, slots.windowed)[:, None, None, :]  # (b, 1, n, n)
     global_row = (i < g)[None, None]  # (1, 1, n, 1): a global query attends to every real key ...
     key_keep = (key_keep & ~global_row) | (global_row & fill_empty_rows(real)[:, None, None, :])
     slot_shape = (b, 1, 1, slots.keys.shape[-2])

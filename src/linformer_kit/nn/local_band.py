@@ -7,7 +7,7 @@ Notation of nn/local.py. The batch is read flat: token f = r n + p (row r, posit
 
     row(f) = row(f')  and  |p - p'| <= w  and  p' >= g  and  key_ok(f')                         (`band_keep`)
 
-(`near`; the global keys j < g are part 1's; key_ok: real, in a row that takes the window, `window_keys`).
+(`near`; the global keys j < g are part 1's; key_ok: real, in a row that takes the window, `window_key_mask`).
 The blocks whose neighbourhood lies inside [0, b n) start B keys apart, so one `unfold` view of the flat K
 holds all of theirs (the lattice, one kernel call); the queries before them (the head) and after them (the
 tail) read one slice of K each: at most three calls (`segments`). A neighbourhood that reaches into the next
@@ -29,7 +29,7 @@ import torch
 from torch import Tensor
 
 from linformer_kit.nn.exact_rows import uncached
-from linformer_kit.nn.keys import near
+from linformer_kit.nn.keys import near, past_globals
 
 
 class Segment(NamedTuple):
@@ -113,7 +113,7 @@ def _build_positions(segment: Segment, n: int, w: int, g: int, device: torch.dev
     key = neighbourhood_keys(s, device)[:, None, :]  # (blocks, 1, keys)
     same_row = torch.div(query, n, rounding_mode="floor") == torch.div(key, n, rounding_mode="floor")
     i, j = query % n, key % n
-    return (same_row & near(i, j, w) & (j >= g))[:, None]
+    return (same_row & near(i, j, w) & past_globals(j, g))[:, None]
 
 
 __all__ = ["Segment", "band_keep", "flat_blocks", "flat_neighbourhoods", "neighbourhood_keys", "segments"]

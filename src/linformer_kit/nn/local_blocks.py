@@ -14,8 +14,9 @@ from linformer_kit.nn.keys import (
     band_mask,
     global_rows,
     neighbourhoods,
+    past_globals,
     real_tokens,
-    window_keys,
+    window_key_mask,
     window_sizes,
 )
 
@@ -51,8 +52,8 @@ def banded_attention(
     position = torch.arange(blocks * block, device=q.device)
     # which keys a window may hold: real, past the global tokens, in a row that takes the window. As 0 / 1
     # in the compute dtype, not bool: padded and sliced bool masks miscompile in torch.compile's C++ backend
-    key_ok = window_keys(real, slots.windowed)
-    window_ok = F.pad(key_ok.to(dtype), (0, pad)) * (position >= g).to(dtype)  # (b, n + pad)
+    key_ok = window_key_mask(real, slots.windowed)
+    window_ok = F.pad(key_ok.to(dtype), (0, pad)) * past_globals(position, g).to(dtype)  # (b, n + pad)
 
     def blocked(t: Tensor) -> Tensor:  # (b, h, n, c) -> (b, h, blocks, B, c)
         return F.pad(t, (0, 0, 0, pad)).view(b, h, blocks, block, t.shape[-1])
@@ -115,7 +116,7 @@ def sdpa_local_attention(
     block = max(SDPA_BLOCK, w) if keyset.window is not None else max(n, 1)
     blocks = -(-n // block)
     pad = blocks * block - n
-    key_ok = window_keys(real, slots.windowed)  # which keys a window or global may hold
+    key_ok = window_key_mask(real, slots.windowed)  # which keys a window or global may hold
 
     def by_block(t: Tensor) -> Tensor:  # (b, h, n, c) -> (b, nb, h, B, c)
         return F.pad(t, (0, 0, 0, pad)).view(b, h, blocks, block, t.shape[-1]).transpose(1, 2)
@@ -138,7 +139,7 @@ def sdpa_local_attention(
         )  # (b, nb, h, B + 2w, d)
         value_rows.append(neighbourhoods(by_block(v).transpose(1, 2), w).transpose(1, 2))
         position = torch.arange(blocks * block, device=q.device)
-        near_ok = F.pad(key_ok & (position[:n] >= g), (0, pad)).view(b, 1, blocks, block, 1)
+        near_ok = F.pad(key_ok & past_globals(position[:n], g), (0, pad)).view(b, 1, blocks, block, 1)
         near_ok = neighbourhoods(near_ok, w)[..., 0].transpose(1, 2)  # (b, nb, 1, B + 2w)
         keep.append(band_mask(block, w, q.device) & near_ok[..., None, :])  # (b, nb, 1, B, B + 2w)
     rows = (b, blocks, max(m.shape[2] for m in keep), block)  # heads: 1, or h where the slot mask is per head

@@ -42,13 +42,14 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
+from linformer_kit.nn.backends import real_or_all
 from linformer_kit.nn.exact_rows import tracing, uncached
 from linformer_kit.nn.keys import (
     KeySet,
     backward_reaches,
     global_rows,
     real_tokens,
-    window_keys,
+    window_key_mask,
     window_or_global,
     window_sizes,
 )
@@ -96,7 +97,9 @@ def flex_window_attention(
     window = None if keyset.window is None else w
     block_mask = window_block_mask(n, s, window, g, q.device)
     token_ok = (
-        None if real is None and slots.windowed is None else window_keys(_all_real(real, q), slots.windowed)
+        None
+        if real is None and slots.windowed is None
+        else window_key_mask(real_or_all(real, q.shape[0], q.shape[2], q.device), slots.windowed)
     )
     score_mod = _value_mask(slots.keep, token_ok, s, offset, n)
     attend: Callable[..., Tensor] = (
@@ -116,7 +119,9 @@ def flex_window_attention(
     )
     assert isinstance(out, Tensor)  # (no lse asked for)
     if g:
-        top = global_rows(q, k, v, _all_real(real, q), g, scale, 0.0)  # (b, h, g, d)
+        top = global_rows(
+            q, k, v, real_or_all(real, q.shape[0], q.shape[2], q.device), g, scale, 0.0
+        )  # (b, h, g, d)
         out = torch.cat([top.to(out.dtype), out[:, :, g:]], dim=2)
     return out, None
 
@@ -195,11 +200,6 @@ def _compiled_flex(device_type: str) -> Callable[..., Tensor]:
     from torch.nn.attention.flex_attention import flex_attention
 
     return torch.compile(flex_attention, dynamic=False if device_type == "cpu" else None)
-
-
-def _all_real(real: Tensor | None, q: Tensor) -> Tensor:
-    b, _, n, _ = q.shape
-    return torch.ones(b, n, dtype=torch.bool, device=q.device) if real is None else real
 
 
 def _check_flex(dropout_p: float, q: Tensor, *others: Tensor) -> None:

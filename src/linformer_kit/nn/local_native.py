@@ -60,12 +60,12 @@ def native_local_attention(
     if keyset.window is None or dropout_p > 0.0 or not native_ready(q, k, v, slots.keys, slots.values):
         return split_local_attention(q, k, v, keyset, scale=scale, dropout_p=dropout_p)
     b = q.shape[0]
-    k, v, real, w, g, shared_ok, band_ok = window_inputs(q, k, v, keyset)
+    k, v, real, w, g, shared_ok, key_ok = window_inputs(q, k, v, keyset)
     keys, values = (
         t.contiguous().expand(b, -1, -1, -1) for t in shared_keys(slots.keys, slots.values, k, v, g)
     )
     out = torch.ops.linformer_kit_native.local_window(
-        q, k, v, keys, values, shared_ok, band_ok, w, g, NATIVE_BLOCK, scale
+        q, k, v, keys, values, shared_ok, key_ok, w, g, NATIVE_BLOCK, scale
     )
     if g:
         out[:, :, :g] = global_rows(q, k, v, real, g, scale, 0.0)

@@ -63,16 +63,16 @@ def split_local_attention(
     # PyTorch's CPU flash kernel, called here directly, reads d as unit-stride whatever the strides say (a q
     # strided in d gave NaN): such a view is copied once (the linears' views never are)
     q, k, v = (t if t.stride(-1) == 1 else t.contiguous() for t in (q, k, v))
-    k, v, real, w, g, shared_ok, band_ok = window_inputs(q, k, v, keyset)
+    k, v, real, w, g, shared_ok, key_ok = window_inputs(q, k, v, keyset)
     band_w = None if keyset.window is None else w  # None: no band
     grad = backward_reaches(q, k, v, slots.keys, slots.values)
     path = _path(q, dropout_p, grad)
     if path == "fused+backward":
-        out = FusedWindow.apply(q, k, v, slots.keys, slots.values, shared_ok, band_ok, band_w, g, scale)[0]
+        out = FusedWindow.apply(q, k, v, slots.keys, slots.values, shared_ok, key_ok, band_w, g, scale)[0]
     else:
         part = _fused_part if path == "fused" else _explicit_part
         out, _ = _parts(
-            q, k, v, slots.keys, slots.values, shared_ok, band_ok, band_w, g, scale, dropout_p, part
+            q, k, v, slots.keys, slots.values, shared_ok, key_ok, band_w, g, scale, dropout_p, part
         )
     out = out.to(v.dtype)  # (a tensor that no backward reads: the global rows may overwrite it)
     if g:

@@ -41,7 +41,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from linformer_kit.nn.backends import fill_empty_rows
+from linformer_kit.nn.backends import fill_empty_rows, real_or_all
 from linformer_kit.nn.dense_projection import (
     dense_project,
     dense_slot_mask,
@@ -218,8 +218,7 @@ class SequenceProjection(nn.Module):
     def _pool(self, x: torch.Tensor, mask: torch.Tensor | None) -> Projected:
         *lead, n, c = x.shape
         k, w = self.projected_length, self.window
-        if mask is None:
-            mask = torch.ones(x.shape[0], n, dtype=torch.bool, device=x.device)
+        mask = real_or_all(mask, x.shape[0], n, x.device)
         # Pad to max_seq_len so position t always falls in window t // w; the padding is masked.
         # (Unconditionally: a branch on pad == 0 would pin an exported graph to one side of n = max.)
         pad = self.max_seq_len - n

@@ -40,7 +40,7 @@ from collections.abc import Callable
 
 import torch
 
-from linformer_kit.nn.backends import fill_empty_rows
+from linformer_kit.nn.backends import fill_empty_rows, real_or_all
 
 KeysValues = Callable[
     [torch.Tensor], tuple[torch.Tensor, torch.Tensor]
@@ -66,7 +66,7 @@ def own_tokens_in_short_rows(
     rows replaced, and which rows are short (b,). Longer rows keep their projected slots.
     `keys_values` is the layer's key and value linears with heads split.
     """
-    real = torch.ones(x.shape[:2], dtype=torch.bool, device=x.device) if mask is None else mask
+    real = real_or_all(mask, x.shape[0], x.shape[1], x.device)
     slot_keys, slot_values, slot_mask = slots
     length = real.sum(-1)  # (b,) real tokens per row: L
     short = length <= k  # (b,)

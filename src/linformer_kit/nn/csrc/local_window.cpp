@@ -20,7 +20,7 @@ namespace {
 
 #if defined(__AVX512F__)
 constexpr int V = 16;  // floats a vector: one register of this build's instruction set
-constexpr int ACC = 16;  // accumulators of the output micro-kernel
+constexpr int ACC = 16;  // vector accumulators of the output micro-kernel (`weigh`): QP queries x D / V vectors
 #elif defined(__AVX__)
 constexpr int V = 8;
 constexpr int ACC = 8;
@@ -61,8 +61,10 @@ struct Buffer {  // 64-byte aligned floats, one a thread
   ~Buffer() { std::free(p); }
 };
 
-struct Block {  // one task's inputs: strides in floats, between consecutive keys or queries
+struct Task {  // one task's inputs (a row, a head, up to block_size queries); strides in floats
   const float *q, *sk, *sv, *k, *v;  // first query; shared keys, values; the row's K, V at position 0
+  // the stride between consecutive positions (`_sn`) of the queries, the shared keys and values, the band's
+  // keys and values (K, V: the row's own), and the output
   int64_t q_sn, s_sn, b_sn, o_sn;
   const bool *shared_ok, *key_ok;  // (S) and (n) from position 0, or null: every key
   float* out;  // the block's first output row
@@ -107,9 +109,10 @@ INLINE void weigh(vf (*acc)[DV], const float* st, int a0, const float* val, int6
 }
 
 template <int D>
-void block(const Block& t, float* qt, float* st) {
+void block(const Task& t, float* qt, float* st) {
   constexpr int DV = D / V;  // vectors a key or value row
-  constexpr int QP = floor_pow2(ACC / DV);  // queries an output micro-kernel (a power of 2: they divide TQ)
+  // queries an output micro-kernel: as many as ACC accumulators hold (a power of 2, so they divide TQ)
+  constexpr int QP = floor_pow2(ACC / DV);
   const float ninf = -std::numeric_limits<float>::infinity();
   const int S = t.S, W = TQ + 2 * t.w;  // shared keys; band keys a tile
   float* band = st + S * V;  // score vectors: [0, S) shared keys, S + j the band's key j
@@ -124,7 +127,7 @@ void block(const Block& t, float* qt, float* st) {
       for (int j = 0; j < S; ++j)
         if (!t.shared_ok[j]) *(vf*)(st + j * V) = splat(ninf);
     // the band: key j at position p = ia - w + j, which query lane a may read when j - 2w <= a <= j
-    const int j0 = std::max(0, t.g - (ia - t.w)), j1 = std::min(W, t.n - (ia - t.w));  // keys in [g, n)
+    const int j0 = std::max(0, t.g - (ia - t.w)), j1 = std::min(W, t.n - (ia - t.w));  // keys in [g, n): nn/keys.py past_globals
     for (int j = 0; j < j0; ++j) *(vf*)(band + j * V) = splat(ninf);
     for (int j = std::max(j1, j0); j < W; ++j) *(vf*)(band + j * V) = splat(ninf);
     if (j1 > j0) scores<D>(qt, t.k + (int64_t)(ia - t.w + j0) * t.b_sn, t.b_sn, j1 - j0, band + j0 * V);
@@ -232,7 +235,7 @@ at::Tensor window(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
     TORCH_CHECK(qt.p && st.p, "local_window: out of memory for a thread's ", (S + TQ + 2 * w) * V, " scores");
     for (int64_t task = begin; task < end; ++task) {
       const int64_t r = task / (h * blocks), hh = task / blocks % h, i0 = task % blocks * block_size;
-      Block t;
+      Task t;
       t.S = (int)S, t.nq = (int)std::min(block_size, n - i0), t.i0 = (int)i0;
       t.g = (int)g, t.n = (int)n, t.w = (int)w, t.scale = (float)scale;
       t.q = q.data_ptr<float>() + r * q.stride(0) + hh * q.stride(1) + i0 * q.stride(2), t.q_sn = q.stride(2);
