@@ -57,6 +57,22 @@ def _long_student(config: DistillConfig, teacher_dir: Path):
     return long_student(student_from(teacher, config), config, teacher), teacher
 
 
+def test_no_verdict_length_is_read_by_the_teacher_s_own_weights(word_teacher: Path, tmp_path: Path) -> None:
+    """With --exact-length 64 the 2 seq_len row (64 tokens) is read by the teacher's own weights (long layers
+    beside them): no verdict of the long stage; beside the student's own weights it is one."""
+    books = tmp_path / "t.txt"
+    books.write_text("a b c\n")
+    config = _config(word_teacher, books, tmp_path / "out", long_length=160, exact_length=64)
+    config.preflight()
+    assert config.seq_len == 32
+    assert verdict_lengths(config) == (160,)
+    own = _config(
+        word_teacher, books, tmp_path / "o2", long_length=160, exact_length=64, short_layers="student"
+    )
+    own.preflight()
+    assert verdict_lengths(own) == (64, 160)  # the student's own weights read 64: a verdict there
+
+
 def test_the_verdict_reads_the_held_out_halves_by_the_student_and_the_teacher(
     word_teacher: Path, sources: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
