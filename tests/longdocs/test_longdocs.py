@@ -504,3 +504,15 @@ def test_paragraph_halves_are_read_whole_by_the_model_and_the_original(
         assert blind[("truncate-64", seed)] == 25.0  # 1 of 4
         assert blind[("whole", seed)] == itself[("whole", seed)] == 100.0  # the model's own recall
         assert itself[("truncate-64", seed)] == itself[("whole", seed)]
+
+
+def test_a_labelled_chunking_keeps_its_name(tmp_path: Path, tiny_bert_dir: Path) -> None:
+    """A chunking of 512 tokens run beside chunks of 32 is `chunks-mean-512`, not the run's own `chunks-mean-32`."""
+    from linformer_kit.longdocs.suite import Suite
+
+    config = LongDocsConfig(model=str(tiny_bert_dir), output_dir=str(tmp_path / "out"), chunk_length=32)
+    suite = Suite(config, load=lambda path, n: None)  # type: ignore[arg-type,return-value]
+    hits = torch.tensor([True, False])
+    suite.add("books", 64, "chunks-mean-512", hits, 1, 0.1)  # the methods' own reading, at chunk_length
+    suite.add("books", 64, "chunks-mean-512", hits, 1, 0.1, labelled=True)  # a baseline of 512 tokens
+    assert [r.method for r in suite.records] == ["chunks-mean-32", "chunks-mean-512"]

@@ -107,3 +107,14 @@ def test_no_hits_no_table() -> None:
     records = [_record("whole", [1, 0], hits=None), _record("chunks-best-512", [1, 1], hits=None)]
     assert paired_table(records) == ""
     assert "Paired differences" not in table(records)
+
+
+def test_the_strongest_chunking_is_chosen_on_the_queries_it_is_compared_on() -> None:
+    """A chunking strong on a seed the model's reading lacks is not the strongest against it."""
+    records = [
+        _record("whole", [1, 0, 0, 0], seed=0),
+        _record("chunks-best-512", [1, 1, 0, 0], seed=0),
+        _record("chunks-mean-256", [0, 0, 0, 1], seed=0), _record("chunks-mean-256", [1, 1, 1, 1], seed=1),
+    ]  # fmt: skip
+    (strongest,) = [e for e in differences(records) if e["against"] == "strongest chunking"]
+    assert (strongest["strongest"], strongest["difference"]) == ("chunks-best-512", -25.0)

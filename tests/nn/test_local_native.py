@@ -273,6 +273,9 @@ BAD_OP_INPUTS = {  # (what changes, the message's words): each read past an end 
     "head size 24": (
         lambda a: a.update(**{x: a[x][..., :24] for x in ("q", "k", "v", "keys", "values")}), "multiple of 16"
     ),
+    "head size 0": (
+        lambda a: a.update(**{x: a[x][..., :0] for x in ("q", "k", "v", "keys", "values")}), "multiple of 16"
+    ),
     "g past n": (lambda a: a.update(g=65), "g 65 must be at most n 64"),
     "a block of 10": (lambda a: a.update(block_size=10), "a positive multiple of 16"),
 }  # fmt: skip

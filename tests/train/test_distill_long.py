@@ -190,6 +190,12 @@ def test_projections_alone_keep_every_weight_the_short_reading_has(
         word_teacher, long_text, tmp_path / "new", seq_len=32, long_tune="tune", short_weight=1.0
     )
     assert "long_tune" not in long_stage(every_weight).options
+    # likewise the share held out at its first default (0.1); another share is compared
+    assert "long_held_out" not in long_stage(every_weight).options
+    held = _config(
+        word_teacher, long_text, tmp_path / "held", seq_len=32, long_held_out=0.4, short_weight=1.0
+    )
+    assert long_stage(held).options["long_held_out"] == 0.4
 
 
 def test_long_adapters_train_and_leave_every_input_up_to_exact_length_as_it_was(

@@ -35,7 +35,6 @@ from linformer_kit.models.readings import (
     Method,
     Pass,
     Reader,
-    base,
     document_vector,
     encode,
     label,
@@ -92,11 +91,12 @@ class Suite:
 
     def add(
         self, task: str, length: int, method: str, result: float | torch.Tensor, seed: int, seconds: float,
-        depth=None,
+        depth=None, labelled: bool = False,
     ) -> None:  # fmt: skip
-        """A record of `result`: a score, or hits ((Q,) bool) whose accuracy in % is the score, over Q queries."""
+        """A record of `result`: a score, or hits ((Q,) bool) whose accuracy in % is the score, over Q queries;
+        `method` named with chunk_length (`label`) unless `labelled` (a chunking of its own length already)."""
         model = Path(self.config.model if reads_model(method) else self.config.original_dir).name
-        method = method if method != base(method) else label(method, self.config.chunk_length)
+        method = method if labelled else label(method, self.config.chunk_length)
         self.records.append(
             Record.of_hits(task, length, method, result, model, seed, seconds, depth)
             if isinstance(result, torch.Tensor)
@@ -136,16 +136,16 @@ class Suite:
                     self.add(task, length, method, hits[chosen], seed, seconds, f"{low:.2f}-{high:.2f}")
 
     def halves(self, task: str, length: int, seed: int) -> None:
-        """Books, wikitext or the user's documents at one length: a first half finds its own second half
-        (accuracy@1; models/halves.py)."""
+        """Books, wikitext or your documents at one length: a first half finds its second half (models/halves.py)."""
         rng_seed = f"{task}-{length}-{seed}"  # the baselines' generator: the same seed, the same pairs
         corpus = getattr(self, {"books": "books", "wikitext": "articles", "documents": "documents"}[task])
         scored = halves_hits(lambda texts_: self.encode(length, texts_), self.tokenizer, length,
                              self.config.pairs, corpus, random.Random(rng_seed))  # fmt: skip
         chunkings = other_chunkings(self.reader, self.tokenizer, length, self.config, corpus,
                                     random.Random(rng_seed))  # fmt: skip
-        for name, (hits, seconds) in [*scored.items(), *chunkings.items()]:
-            self.add(task, length, name, hits, seed, seconds)
+        named = {label(m, self.config.chunk_length): result for m, result in scored.items()}
+        for name, (hits, seconds) in [*named.items(), *chunkings.items()]:
+            self.add(task, length, name, hits, seed, seconds, labelled=True)
 
     def paragraphs(self, seed: int) -> None:
         """WikiText paragraph halves: `pairs` paragraphs of 64 tokens to two chunks, each cut at its middle token; a

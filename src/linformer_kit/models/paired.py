@@ -83,14 +83,19 @@ def differences(records: list[dict]) -> list[dict]:
                 entry = {"task": task, "length": length, "method": method, "against": against}
                 out.append({**entry, "difference": diff, "low": low, "high": high, "queries": n})
         chunked = [m for m in theirs_all if base(m).startswith("chunks-")]
-        if chunked:
-            strongest = max(chunked, key=lambda m: (sum(map(sum, theirs_all[m].values())), m))
+        if chunked:  # most hits on the queries `difference` reads: the seeds `mine` shares, of its counts
+            strongest = max(chunked, key=lambda m: (_shared_hits(mine, theirs_all[m]), m))
             diff, low, high, n = difference(mine, theirs_all[strongest])
             if n:
                 entry = {"task": task, "length": length, "method": method, "against": STRONGEST}
                 out.append({**entry, "difference": diff, "low": low, "high": high, "queries": n,
                             "strongest": strongest})  # fmt: skip
     return out
+
+
+def _shared_hits(mine: dict[int, list[int]], theirs: dict[int, list[int]]) -> int:
+    """`theirs`' hits on the seeds `difference` pairs with `mine` (shared, of the same query count)."""
+    return sum(sum(hits) for seed, hits in theirs.items() if len(mine.get(seed, ())) == len(hits))
 
 
 def reading_order(labelled: str) -> tuple[int, int, str]:

@@ -61,6 +61,8 @@ def native_local_attention(
         return split_local_attention(q, k, v, keyset, scale=scale, dropout_p=dropout_p)
     b = q.shape[0]
     k, v, real, w, g, shared_ok, key_ok = window_inputs(q, k, v, keyset)
+    if not _layout_fits(q, k, v):  # pads zeroed by a select may lay a non-dense view out anew
+        return split_local_attention(q, k, v, keyset, scale=scale, dropout_p=dropout_p)
     keys, values = (
         t.contiguous().expand(b, -1, -1, -1) for t in shared_keys(slots.keys, slots.values, k, v, g)
     )
@@ -81,7 +83,7 @@ def native_ready(q: Tensor, k: Tensor, v: Tensor, *slots: Tensor) -> bool:
     d = q.shape[-1]
     fits = q.device.type == "cpu" and q.dtype == k.dtype == v.dtype == torch.float32
     fits = fits and not backward_reaches(q, k, v, *slots) and _layout_fits(q, k, v)
-    return fits and d % 16 == 0 and d <= 128 and isinstance(q.shape[-2], int) and _native_library()
+    return fits and 0 < d <= 128 and d % 16 == 0 and isinstance(q.shape[-2], int) and _native_library()
 
 
 def _layout_fits(q: Tensor, k: Tensor, v: Tensor) -> bool:

@@ -63,6 +63,9 @@ def split_local_attention(
     # PyTorch's CPU flash kernel, called here directly, reads d as unit-stride whatever the strides say (a q
     # strided in d gave NaN): such a view is copied once (the linears' views never are)
     q, k, v = (t if t.stride(-1) == 1 else t.contiguous() for t in (q, k, v))
+    if any(t.stride(-1) != 1 for t in slots[:2]):  # the slots reach the kernel as they are where g = 0
+        slots = slots._replace(keys=slots.keys.contiguous(), values=slots.values.contiguous())
+        keyset = keyset._replace(slots=slots)
     k, v, real, w, g, shared_ok, key_ok = window_inputs(q, k, v, keyset)
     band_w = None if keyset.window is None else w  # None: no band
     grad = backward_reaches(q, k, v, slots.keys, slots.values)

@@ -184,7 +184,7 @@ void check_inputs(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
     TORCH_CHECK_VALUE(x.stride(3) == 1, "local_window: ", names[i], " needs unit stride in d, got ", shape(x));
   }
   const int64_t d = q.size(3);
-  TORCH_CHECK_VALUE(d % 16 == 0 && d <= 128, "local_window: the head size must be a multiple of 16 up to 128, "
+  TORCH_CHECK_VALUE(d > 0 && d % 16 == 0 && d <= 128, "local_window: the head size must be a multiple of 16 up to 128, "
                     "got q ", shape(q));
   for (int i = 1; i < 3; ++i)
     TORCH_CHECK_VALUE(xs[i]->sizes() == q.sizes(), "local_window: ", names[i], " must have q's sizes ",

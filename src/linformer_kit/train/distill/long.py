@@ -230,6 +230,8 @@ def long_stage(config: DistillConfig) -> StagePlan:
         del options["long_adapter_rank"]
     if config.long_tune != "layers" or config.short_layers == "student":  # (likewise)
         del options["short_layers"]
+    if config.long_held_out == 0.1:  # (likewise: the share held out before the option existed)
+        del options["long_held_out"]
     if config.short_text == "train":  # (likewise)
         del options["short_text"]
     elif config.long_train and len(config.long_train) > 1:

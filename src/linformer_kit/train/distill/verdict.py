@@ -59,8 +59,8 @@ METHODS: tuple[Method, ...] = (
     "chunks-best-512",
 )
 HELD_OUT = {
-    True: "each --long-train source's last documents (a tenth, at least 2, at most max_eval_documents), split "
-    "off before any step: no stage trains on them",
+    True: "each --long-train source's last documents ({share:.0%} of them, --long-held-out; at least 2, at most "
+    "max_eval_documents), split off before any step: no stage trains on them",
     False: "the fidelity's held-out documents (--validation, or train's last documents), no --long-train source "
     "holding any out: no stage trains on them",
 }
@@ -113,9 +113,8 @@ def long_reading(
                 try:
                     scored = halves_hits(read, tokenizer, length, config.verdict_pairs, texts, rng)
                 except TooShort as error:
-                    longest = max(
-                        len(x) for x in tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
-                    )
+                    ids = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
+                    longest = max((len(x) for x in ids), default=0)
                     skipped.append(
                         {"source": source, "length": length, "why": str(error), "longest": longest}
                     )
@@ -123,7 +122,7 @@ def long_reading(
                 records += [_record(config, source, length, method, hits, seconds)
                             for method, (hits, seconds) in scored.items()]  # fmt: skip
     return {
-        "held_out": HELD_OUT[from_long],
+        "held_out": HELD_OUT[from_long].format(share=config.long_held_out),
         "pairs": config.verdict_pairs,
         "chunk_length": config.seq_len,
         "records": records,
@@ -190,8 +189,8 @@ def reading_line(reading: dict[str, Any], long_seconds: float | None = None) -> 
         shortest = min(skip["length"] for skip in skips)
         # why: a pair is two halves of length - 2 tokens of one document, which its documents may not reach
         why = (
-            f" (a pair needs a document of 2 x {_tokens(shortest - 2)} tokens; its longest held-out one has "
-            f"{_tokens(skips[0]['longest'])})"
+            f" (its held-out documents hold fewer than the 2 spans of 2 x {_tokens(shortest - 2)} tokens a verdict "
+            f"needs; the longest has {_tokens(skips[0]['longest'])})"
             if "longest" in skips[0]
             else ""
         )
