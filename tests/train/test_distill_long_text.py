@@ -85,6 +85,7 @@ def test_held_out_count_is_a_tenth_within_its_bounds() -> None:
     assert [held_out_count(n, 256) for n in (3, 40, 1000, 50_000)] == [2, 4, 100, 256]
     # --long-held-out 0.4: the study's 100 of the 250 Gutenberg train books (docs/longdocs.md)
     assert [held_out_count(n, 256, 0.4) for n in (3, 250, 1000)] == [2, 100, 256]
+    assert held_out_count(100, 256, 0.29) == 29  # not 28 (100 * 0.29 is 28.999... in floating point)
 
 
 def test_long_held_out_holds_out_that_share_of_each_source(word_teacher: Path, tmp_path: Path) -> None:
@@ -95,6 +96,12 @@ def test_long_held_out_holds_out_that_share_of_each_source(word_teacher: Path, t
     documents = load_text([str(books)], "text", "t")["text"]
     assert list(text.train["text"]) == documents[:12]
     assert list(text.held_out_documents.values()) == [documents[12:]]
+
+
+def test_long_held_out_without_long_train_is_named(word_teacher: Path, tmp_path: Path) -> None:
+    books = _documents(tmp_path / "books.txt", 20, 100, 1)
+    with pytest.raises(ValueError, match=r"long_held_out=0\.4: the share held out of each --long-train source"):
+        _config(word_teacher, books, tmp_path / "out", long_held_out=0.4, long_length=64)
 
 
 @pytest.mark.parametrize("share", [0.0, 1.0, -0.1, float("nan")])

@@ -304,6 +304,11 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         check_number("long_length", self.long_length, 3, integer=True)
         check_number("long_steps", self.long_steps, 1, integer=True)
         check_number("long_held_out", self.long_held_out, 0, below=1, exclusive=True)
+        if self.long_held_out != 0.1 and not self.long_train:
+            raise ValueError(
+                f"long_held_out={self.long_held_out}: the share held out of each --long-train source; without "
+                "--long-train the held-out documents are the fidelity's (--validation, or train's last tenth)"
+            )
         check_number("long_learning_rate", self.long_learning_rate, 0, exclusive=True)
         check_number("contrastive_scale", self.contrastive_scale, 0, exclusive=True)
         for name in ("window_weight", "contrastive_weight", "crop_weight"):

@@ -121,7 +121,7 @@ def long_text(config: DistillConfig, tokenizer: PreTrainedTokenizerBase) -> Long
 def held_out_count(documents: int, most: int, share: float = 0.1) -> int:
     """How many of a source's last documents are held out: `share` of them (rounded down), at least the 2
     the baseline compares, at most `most`."""
-    return min(most, max(MIN_EVAL_DOCUMENTS, int(documents * share)))
+    return min(most, max(MIN_EVAL_DOCUMENTS, int(documents * share + 1e-9)))  # (100 * 0.29 is 28.999...)
 
 
 def passages(
