@@ -172,7 +172,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                   "(default: --train)"},
     )  # fmt: skip
     # 0.1 keeps a user's corpus for training; the study holds out 0.4 of the 250 Gutenberg train books (100,
-    # with valid and test 110 books, about 600 pairs at 4 096: docs/longdocs.md, "The held-out books")
+    # with valid and test 110 books, 1 125 pairs at 4 096: docs/longdocs.md, "The held-out books")
     long_held_out: float = field(
         default=0.1,
         metadata={"help": "the share of each --long-train source's last documents held out of every stage "
