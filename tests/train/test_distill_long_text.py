@@ -100,7 +100,9 @@ def test_long_held_out_holds_out_that_share_of_each_source(word_teacher: Path, t
 
 def test_long_held_out_without_long_train_is_named(word_teacher: Path, tmp_path: Path) -> None:
     books = _documents(tmp_path / "books.txt", 20, 100, 1)
-    with pytest.raises(ValueError, match=r"long_held_out=0\.4: the share held out of each --long-train source"):
+    with pytest.raises(
+        ValueError, match=r"long_held_out=0\.4: the share held out of each --long-train source"
+    ):
         _config(word_teacher, books, tmp_path / "out", long_held_out=0.4, long_length=64)
 
 
