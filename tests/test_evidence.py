@@ -526,12 +526,14 @@ def paired(n: int, method: str, against: str, run: str = C160) -> tuple[Paired, 
 HELD = f"{LONG}/heldout/h40-s42/longdocs.json"  # the student of --long-held-out 0.4 and the original's chunkings
 HELD_SET = f"{LONG}/heldout/books.json"  # the held-out books and the pairs they hold
 HELD_DOC = f"docs/{LONG}/heldout/README.md"
+HELD_2048 = f"{LONG}/heldout/h40-s42-2048/longdocs.json"  # every method and chunking at 2 048, one run
 STRONGEST = "strongest chunking"
 
 
-def held_paired(method: str, against: str) -> tuple[Paired, Paired, Paired]:
-    """A paired difference on the held-out books at 4 096 (300 pairs) and its interval's ends."""
-    return tuple(Paired(HELD, 4096, method, against, part) for part in ("difference", "low", "high"))  # type: ignore[return-value]
+def held_paired(method: str, against: str, n: int = 4096) -> tuple[Paired, Paired, Paired]:
+    """A paired difference on the held-out books at n tokens (300 pairs) and its interval's ends."""
+    file = HELD if n == 4096 else HELD_2048
+    return tuple(Paired(file, n, method, against, part) for part in ("difference", "low", "high"))  # type: ignore[return-value]
 
 
 def readme_lead(task: str, n: int, chunks: str) -> Source:
@@ -652,6 +654,14 @@ FIGURES: tuple[F, ...] = (
     F(HELD_DOC, "| student: whole | {53.7} | **{-9.0} [{-14.7}, {-3.2}]** |", score(HELD, "documents", 4096, "whole"), *held_paired("whole", STRONGEST)),
     F(HELD_DOC, "| student: its own 2 048-token chunks, best / averaged | {59.0} / {53.0} | {-3.7} [{-9.1}, {+1.8}] / **{-9.7} [{-15.7}, {-3.5}]** |", score(HELD, "documents", 4096, "model-chunks-best-2048"), score(HELD, "documents", 4096, "model-chunks-mean-2048"), *held_paired("model-chunks-best-2048", STRONGEST), *held_paired("model-chunks-mean-2048", STRONGEST)),
     F(HELD_DOC, "110 books no stage reads, {1 125} pairs at 4 096 tokens and {2 312} at 2 048", J(HELD_SET, "pairs_available", "4096"), J(HELD_SET, "pairs_available", "2048")),
+    F(HELD_DOC, "tie as the strongest chunking ({59.7} each). The student's contextual\nchunks read {64.7}: {+5.0} [{-0.3}, {+10.2}] over the overlapping 256-token chunks", score(HELD_2048, "documents", 2048, "chunks-best-512"), score(HELD_2048, "documents", 2048, "contextual-chunks-512"), *held_paired("contextual-chunks-512", STRONGEST, 2048)),
+    F(HELD_DOC, "against the student) and {+5.0} [{+0.8}, {+9.1}] over the best 512-token chunk", *held_paired("contextual-chunks-512", "chunks-best-512", 2048)),
+    F(HELD_DOC, "The whole reading ties them ({58.7}).", score(HELD_2048, "documents", 2048, "whole")),
+    F(LONGDOCS, "At 2 048 on the same books its contextual chunks lead\nthe strongest chunking by {5.0} [{-0.3}, {+10.2}]", *held_paired("contextual-chunks-512", STRONGEST, 2048)),
+    F(LONGDOCS, "not met; {+5.0} [{+0.8}, {+9.1}] over the\nbest 512-token chunk", *held_paired("contextual-chunks-512", "chunks-best-512", 2048)),
+    # docs/benchmarks.md, "A padded batch of short and long rows"
+    *(F(BENCHMARKS, f"| {rows} | {{{b1}}}x / {{{b2}}}x | " + ("**" if bold else "") + f"{{{n1}}}x / {{{n2}}}x" + ("**" if bold else "") + " |", *(J(f"benchmarks/padded-batch/{file}.json", "cases", {"lengths": lengths}, key) for key in ("routed_over_alone", "groups_over_alone") for file in ("ab", "ab-2")))
+      for rows, lengths, bold, b1, b2, n1, n2 in (("4 096 + 300", [4096, 300], True, "3.14", "2.97", "1.10", "1.01"), ("3 000 + 2 900", [3000, 2900], False, "1.18", "1.17", "1.17", "1.18"), ("4 096 + 4 000", [4096, 4000], False, "1.18", "1.11", "1.16", "1.15"))),
     # docs/longdocs.md's first lines: the held-out books at 4 096
     F(LONGDOCS, "reads with contextual chunks {+2.0} [{-1.6}, {+5.6}] points over the strongest chunking of the original, its best\n512-token chunk ({62.7};", *held_paired("contextual-chunks-512", STRONGEST), score(HELD, "documents", 4096, "chunks-best-512")),
     F(LONGDOCS, "its whole reading trails the\nbest chunk by {9.0} [{-14.7}, {-3.2}] and averaged chunks by {4.0} [{-7.8}, {-0.2}]", held_paired("whole", "chunks-best-512")[0] * -1, *held_paired("whole", "chunks-best-512")[1:], held_paired("whole", "chunks-mean-512")[0] * -1, *held_paired("whole", "chunks-mean-512")[1:]),

@@ -118,3 +118,14 @@ def test_the_strongest_chunking_is_chosen_on_the_queries_it_is_compared_on() -> 
     ]  # fmt: skip
     (strongest,) = [e for e in differences(records) if e["against"] == "strongest chunking"]
     assert (strongest["strongest"], strongest["difference"]) == ("chunks-best-512", -25.0)
+
+
+def test_of_chunkings_tied_on_hits_the_strongest_is_the_one_the_model_is_weakest_against() -> None:
+    """Tied on hits, the chunking whose paired interval with the model's reading reaches lowest: the stricter."""
+    records = [
+        _record("whole", [1, 1, 0, 0], seed=0),
+        _record("chunks-best-512", [1, 1, 0, 0], seed=0),  # the model's own hits: a narrow interval
+        _record("chunks-mean-256", [0, 0, 1, 1], seed=0),  # the same count, the other queries: a wide one
+    ]  # fmt: skip
+    (strongest,) = [e for e in differences(records) if e["against"] == "strongest chunking"]
+    assert strongest["strongest"] == "chunks-mean-256"

@@ -83,8 +83,14 @@ def differences(records: list[dict]) -> list[dict]:
                 entry = {"task": task, "length": length, "method": method, "against": against}
                 out.append({**entry, "difference": diff, "low": low, "high": high, "queries": n})
         chunked = [m for m in theirs_all if base(m).startswith("chunks-")]
-        if chunked:  # most hits on the queries `difference` reads: the seeds `mine` shares, of its counts
-            strongest = max(chunked, key=lambda m: (_shared_hits(mine, theirs_all[m]), m))
+        if (
+            chunked
+        ):  # most hits on the queries `difference` reads (the seeds `mine` shares, of its counts); of
+            # chunkings tied on hits, the one the model's interval is lowest against (never the kinder one)
+            strongest = max(
+                chunked,
+                key=lambda m: (_shared_hits(mine, theirs_all[m]), -difference(mine, theirs_all[m])[1], m),
+            )
             diff, low, high, n = difference(mine, theirs_all[strongest])
             if n:
                 entry = {"task": task, "length": length, "method": method, "against": STRONGEST}
