@@ -192,9 +192,8 @@ def test_projections_alone_keep_every_weight_the_short_reading_has(
     assert "long_tune" not in long_stage(every_weight).options
     # likewise the share held out at its first default (0.1); another share is compared
     assert "long_held_out" not in long_stage(every_weight).options
-    held = _config(
-        word_teacher, long_text, tmp_path / "held", seq_len=32, long_held_out=0.4, short_weight=1.0
-    )
+    held = _config(word_teacher, long_text, tmp_path / "held", seq_len=32, long_held_out=0.4, short_weight=1.0,
+                   long_train=[str(long_text)])  # fmt: skip
     assert long_stage(held).options["long_held_out"] == 0.4
 
 
