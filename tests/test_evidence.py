@@ -639,8 +639,8 @@ FIGURES: tuple[F, ...] = (
     F(README, "{220} vs {446} on an H100)", run(GPU_LEARNS, "k128-w16"), run(GPU_LEARNS, "full")),
     F(README, "finetuned IMDB trails by about {1} point", (finetuned(CPU_LOCAL, "full-s42") - finetuned(CPU_LOCAL, "k128-w16-s42-branch") + finetuned(CPU_LOCAL, "full-s43") - finetuned(CPU_LOCAL, "k128-w16-s43-branch")) * 50),
     F(README, "{18.9} vs full attention's {20.2} at n = 2 048 (seed 42)", run(CPU_LOCAL_LONG, "k128-w16-n2048-s42"), run(CPU_LOCAL_LONG, "full-n2048-s42")),
-    F(README, "Prose to 2 048 tokens: contextual chunks beat the best chunk by at least {7.2} points (2 training seeds, 95 % intervals from {+2.0}); at 4 096 not yet worth it", Least(paired(2048, "contextual-chunks-512", "chunks-best-512")[0], paired(2048, "contextual-chunks-512", "chunks-best-512", S43)[0]), Least(paired(2048, "contextual-chunks-512", "chunks-best-512")[1], paired(2048, "contextual-chunks-512", "chunks-best-512", S43)[1])),
-    F(README, ": {+2.0} [{-1.6}, {+5.6}] over the strongest chunking on {110} held-out books", *held_paired("contextual-chunks-512", STRONGEST), J(HELD_SET, "books")),
+    F(README, "To 2 048 tokens contextual chunks beat the best chunk by at least {7.2} points (2 seeds, 95 % intervals from {+2.0}); at 4 096 a tie", Least(paired(2048, "contextual-chunks-512", "chunks-best-512")[0], paired(2048, "contextual-chunks-512", "chunks-best-512", S43)[0]), Least(paired(2048, "contextual-chunks-512", "chunks-best-512")[1], paired(2048, "contextual-chunks-512", "chunks-best-512", S43)[1])),
+    F(README, ": {+2.0} [{-1.6}, {+5.6}] over the strongest chunking", *held_paired("contextual-chunks-512", STRONGEST)),
     F(README, "at cosine {0.976} in {11} CPU minutes;", quality("k128-w64-g1-e2e150", "fidelity"), stage_minutes(MINILM_512)),
     F(README, "IMDB probe {1.0} point behind", (quality("original@512", "probe_mean") - quality("k128-w64-g1-e2e150", "probe_mean")) * 100),
     # docs/longdocs.md, "The answer on all-MiniLM-L6-v2": the learning curve's goals (means over the seeds curve.json lists)
@@ -772,7 +772,6 @@ README_SETTINGS = (
     "with `--exact-length 512` encodes level with the original to 512",
     "k = 128 with `--local-window 16` from scratch; `--local-window 64 --global-tokens 1` for a pretrained encoder",
     "all-MiniLM-L6-v2",
-    "(goal +3)",
 )
 
 

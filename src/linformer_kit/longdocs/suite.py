@@ -29,7 +29,7 @@ import torch
 
 from linformer_kit.longdocs import sources, texts
 from linformer_kit.longdocs.config import LongDocsConfig
-from linformer_kit.models.halves import Record, halves_hits, other_chunkings
+from linformer_kit.models.halves import Record, draw, other_chunkings
 from linformer_kit.models.readings import (
     DIFFERENT_TEXTS,
     Method,
@@ -137,12 +137,11 @@ class Suite:
 
     def halves(self, task: str, length: int, seed: int) -> None:
         """Books, wikitext or your documents at one length: a first half finds its second half (models/halves.py)."""
-        rng_seed = f"{task}-{length}-{seed}"  # the baselines' generator: the same seed, the same pairs
         corpus = getattr(self, {"books": "books", "wikitext": "articles", "documents": "documents"}[task])
-        scored = halves_hits(lambda texts_: self.encode(length, texts_), self.tokenizer, length,
-                             self.config.pairs, corpus, random.Random(rng_seed))  # fmt: skip
-        chunkings = other_chunkings(self.reader, self.tokenizer, length, self.config, corpus,
-                                    random.Random(rng_seed))  # fmt: skip
+        rng = random.Random(f"{task}-{length}-{seed}")  # one draw of the pairs: every reading's
+        firsts, seconds_ = draw(self.tokenizer, length, self.config.pairs, corpus, rng)
+        scored = retrieval(functools.partial(self.encode, length), seconds_, firsts, list(range(len(firsts))))
+        chunkings = other_chunkings(self.reader, firsts, seconds_, length, self.config)
         named = {label(m, self.config.chunk_length): result for m, result in scored.items()}
         for name, (hits, seconds) in [*named.items(), *chunkings.items()]:
             self.add(task, length, name, hits, seed, seconds, labelled=True)

@@ -117,11 +117,10 @@ def chunking_hits(
 
 
 def other_chunkings(
-    reader_of: Callable[..., Reader | None], tokenizer, length: int, config: Any, corpus: list[str],
-    rng: random.Random,
-) -> dict[str, tuple[torch.Tensor, float]]:  # fmt: skip
-    """The chunkings of longdocs/config.py on the pairs `draw` gives with `rng` (the suite's own pairs, drawn with
-    a generator of the same seed) -> {label: (hits, seconds per document)} (`chunking_hits`):
+    reader_of: Callable[..., Reader | None], firsts: list[str], seconds: list[str], length: int, config: Any
+) -> dict[str, tuple[torch.Tensor, float]]:
+    """The chunkings of longdocs/config.py on the suite's pairs `firsts` -> `seconds` at `length` tokens
+    -> {label: (hits, seconds per document)} (`chunking_hits`):
 
         config.baselines     the original, chunks of L tokens consecutive (but the methods' own chunk_length,
                              read already) and every (L - 2) / 2 tokens
@@ -129,9 +128,6 @@ def other_chunkings(
 
     `reader_of(pass, length, chunk)` is the suite's `Suite.reader`: "chunks" the original's, "whole" the model's.
     """
-    if not config.baselines and not config.model_chunks:
-        return {}
-    firsts, seconds = draw(tokenizer, length, config.pairs, corpus, rng)
     out = {}
     for chunk in config.baselines:
         reader = reader_of("chunks", length, chunk)

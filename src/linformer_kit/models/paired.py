@@ -26,9 +26,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from linformer_kit.models.readings import METHODS, MODEL_METHODS, base, reads_model
+from linformer_kit.models.readings import METHODS, base, reads_model
 
-ORIGINAL_READINGS = tuple(m for m in METHODS if m not in MODEL_METHODS)  # truncation, chunks, full-extended
 STRONGEST = "strongest chunking"  # `differences`' column against the best of the original's chunk readings
 Z95 = 1.96
 
@@ -83,10 +82,9 @@ def differences(records: list[dict]) -> list[dict]:
                 entry = {"task": task, "length": length, "method": method, "against": against}
                 out.append({**entry, "difference": diff, "low": low, "high": high, "queries": n})
         chunked = [m for m in theirs_all if base(m).startswith("chunks-")]
-        if (
-            chunked
-        ):  # most hits on the queries `difference` reads (the seeds `mine` shares, of its counts); of
-            # chunkings tied on hits, the one the model's interval is lowest against (never the kinder one)
+        # most hits on the queries `difference` reads (the seeds `mine` shares, of its counts); of chunkings tied
+        # on hits, the one the model's interval is lowest against (never the kinder one)
+        if chunked:
             strongest = max(
                 chunked,
                 key=lambda m: (_shared_hits(mine, theirs_all[m]), -difference(mine, theirs_all[m])[1], m),

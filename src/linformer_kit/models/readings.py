@@ -62,9 +62,8 @@ PASSES: dict[Method, tuple[Pass, ...]] = {
 }  # fmt: skip
 # the methods that read with the model under test (records name it); the others read with the original alone
 MODEL_METHODS: tuple[Method, ...] = tuple(m for m in METHODS if "whole" in PASSES[m])
-MODEL_PREFIX = (
-    "model-"  # a chunking read by the model under test (longdocs --model-chunks): model-chunks-mean-2048
-)
+# a chunking read by the model under test (longdocs --model-chunks): model-chunks-mean-2048
+MODEL_PREFIX = "model-"
 OVERLAP = "-overlap"  # a chunking's label suffix: chunks of L tokens every L / 2 (`read`'s stride)
 
 

@@ -88,7 +88,8 @@ def native_ready(q: Tensor, k: Tensor, v: Tensor, *slots: Tensor) -> bool:
 
 def _layout_fits(q: Tensor, k: Tensor, v: Tensor) -> bool:
     """The layout the op reads (csrc/local_window.cpp `check_inputs`): q, k, v 4-d of one shape, unit stride in
-    d, and v's position stride k's (pad rows zeroed by a select keep both layouts: `window_inputs`)."""
+    d, and v's position stride k's. Checked on the inputs (what "auto" may pick) and again after `window_inputs`,
+    whose select zeroing the pad rows may lay a non-dense view out anew."""
     same = q.dim() == 4 and q.shape == k.shape == v.shape
     return same and q.stride(-1) == k.stride(-1) == v.stride(-1) == 1 and k.stride(-2) == v.stride(-2)
 
