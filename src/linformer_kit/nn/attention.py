@@ -28,6 +28,7 @@ from typing import TypedDict
 import torch
 from torch import nn
 
+from linformer_kit.nn.autotune import measured_core
 from linformer_kit.nn.backends import AttentionBackend
 from linformer_kit.nn.cores import CORES, choose
 from linformer_kit.nn.exact_rows import exact_outright, exact_up_to_length, export_refusal
@@ -279,6 +280,11 @@ class LinformerSelfAttention(ProjectedKeys):
         """softmax(Q keysᵀ / sqrt(d)) values in `core` (a name of nn/cores.py's table, or "auto")."""
         options = self._softmax_options()
         name = choose(core, query, keys, values, window=False, dropout_p=options["dropout_p"])
+        run = lambda c: CORES[c].plain(query, keys, values, attn_mask, causal=causal, **options)  # noqa: E731
+        shape = (keys.shape[-2], attn_mask is not None, causal)  # what else decides the cores' cost
+        name = measured_core(
+            name, core, query, keys, values, run, shape, window=False, dropout_p=options["dropout_p"]
+        )
         return CORES[name].plain(query, keys, values, attn_mask, causal=causal, **options)
 
     def _local_softmax(
@@ -289,6 +295,12 @@ class LinformerSelfAttention(ProjectedKeys):
         options = self._softmax_options()
         name = choose(core, query, *tokens, window=True, dropout_p=options["dropout_p"])
         keyset = KeySet(slots, mask, self.local_window, self.global_tokens, longest=self.max_seq_len)
+        run = lambda c: CORES[c].window(query, *tokens, keyset, **options)  # noqa: E731
+        shape = (slots.keys.shape[-2], self.local_window, self.global_tokens, mask is not None,
+                 slots.keep is not None, slots.windowed is not None)  # fmt: skip
+        name = measured_core(
+            name, core, query, *tokens, run, shape, window=True, dropout_p=options["dropout_p"]
+        )
         return CORES[name].window(query, *tokens, keyset, **options)
 
     def _softmax_options(self) -> SoftmaxOptions:
