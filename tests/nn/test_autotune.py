@@ -47,7 +47,9 @@ class Slow:
 
 def test_mode_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(AUTOTUNE_VARIABLE, "always")
-    with pytest.raises(ValueError, match=r"LINFORMER_KIT_AUTOTUNE='always': must be one of process, disk, off"):
+    with pytest.raises(
+        ValueError, match=r"LINFORMER_KIT_AUTOTUNE='always': must be one of process, disk, off"
+    ):
         autotune_mode()
 
 
@@ -96,7 +98,8 @@ def test_the_disk_cache_is_read_by_a_later_process(monkeypatch: pytest.MonkeyPat
     call = Slow({"split": 0.004, "blocked": 0.0})
     assert pick_core("split", ("split", "blocked"), call, "k") == "blocked"
     stored = json.loads(autotune_cache_file().read_text())
-    assert stored["winners"] == {"k": "blocked"} and stored["torch"] == torch.__version__
+    assert stored["winners"] == {"k": "blocked"}
+    assert stored["torch"] == torch.__version__
     forget_picks()  # a new process: nothing in memory
     again = Slow({"split": 0.004, "blocked": 0.0})
     assert pick_core("split", ("split", "blocked"), again, "k") == "blocked"
@@ -112,7 +115,9 @@ def test_an_unreadable_cache_is_measured_anew(monkeypatch: pytest.MonkeyPatch) -
     path.parent.mkdir(parents=True)
     path.write_text("{not json")
     with pytest.warns(UserWarning, match="unreadable autotune cache"):
-        assert pick_core("split", ("split", "blocked"), Slow({"split": 0.004, "blocked": 0.0}), "k") == "blocked"
+        assert (
+            pick_core("split", ("split", "blocked"), Slow({"split": 0.004, "blocked": 0.0}), "k") == "blocked"
+        )
     assert json.loads(path.read_text())["winners"] == {"k": "blocked"}  # written whole over the bad file
 
 
