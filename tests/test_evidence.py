@@ -265,8 +265,19 @@ def as_written(figure: str, value: float) -> str:
 README = "README.md"
 LONGDOCS = "docs/longdocs.md"
 DISTILL = "docs/distill.md"
+DISTILL_MINILM = "docs/reproduction/distill-minilm/README.md"  # the 512 students' record, moved from docs/distill.md (issue 83)
+DISTILL_LONG = "docs/reproduction/long-minilm/long4096-readme/README.md"  # the long student's record, moved from docs/distill.md
+DISTILL_HISTORY = "docs/reproduction/long-minilm/README.md"  # the long stage's earlier runs, moved from docs/distill.md
 STUDY = "docs/reproduction.md"
+STUDY_PAPER = "docs/reproduction/cpu-paper/README.md"  # the study's record, moved from docs/reproduction.md (issue 83)
 BENCHMARKS = "docs/benchmarks.md"
+# The lab records docs/benchmarks.md links, each beside its evidence (docs/benchmarks/FOLDER/README.md)
+AB_DOC = "docs/benchmarks/ab-5a34af5/README.md"
+BAND_DOC = "docs/benchmarks/split-band/README.md"
+NATIVE_DOC = "docs/benchmarks/native/README.md"
+TRAIN_DOC = "docs/benchmarks/split-train/README.md"
+STUDENTS_DOC = "docs/benchmarks/student-cpu/README.md"
+PADDED_DOC = "docs/benchmarks/padded-batch/README.md"
 
 # Evidence files (under docs/) that several figures read
 GPU_LAYER = "benchmarks/gpu/layer/benchmark.json"
@@ -338,7 +349,7 @@ def exact512(student: str, n: int, batch: int, baseline: str = "original") -> J:
     return J(EXACT512, "ratios", {"student": student, "runtime": "torch", "n": n, "batch": batch, "baseline": baseline}, "speed")
 
 
-AB = "benchmarks/ab-5a34af5"  # main 5a34af5 and 3876da5 side by side, two runs each (docs/benchmarks.md)
+AB = "benchmarks/ab-5a34af5"  # main 5a34af5 and 3876da5 side by side, two runs each (docs/benchmarks/ab-5a34af5/README.md)
 
 
 def ab_ratio(side: str, run: int, n: int, baseline: str) -> J:
@@ -346,7 +357,7 @@ def ab_ratio(side: str, run: int, n: int, baseline: str) -> J:
     return J(f"{AB}/student-{side}-{run}.json", "ratios", {"n": n, "batch": 1, "baseline": baseline}, "speed")
 
 
-BAND = "benchmarks/split-band"  # 1a4727f and 169ef86 side by side, three runs each (docs/benchmarks.md)
+BAND = "benchmarks/split-band"  # 1a4727f and 169ef86 side by side, three runs each (docs/benchmarks/split-band/README.md)
 
 
 def batch1_ratio(file: str, n: int, baseline: str, key: str = "speed") -> J:
@@ -379,7 +390,7 @@ def limits_band(student: str, baseline: str, key: str = "speed") -> J:
     return at_4096(CPU_LIMITS, student, baseline, key)
 
 
-NATIVE = "benchmarks/native"  # 52226b2 (split) and the native kernel side by side, three runs each (docs/benchmarks.md)
+NATIVE = "benchmarks/native"  # 52226b2 (split) and the native kernel side by side, three runs each (docs/benchmarks/native/README.md)
 CPU_LIMITS_NATIVE = "benchmarks/student-cpu/limits-native/student.json"  # the four students on the native kernel
 
 
@@ -400,7 +411,15 @@ def limits_native(student: str, baseline: str, key: str = "speed") -> J:
     return at_4096(CPU_LIMITS_NATIVE, student, baseline, key)
 
 
-TRAIN = "benchmarks/split-train"  # the window's training core: SDPA's query blocks against split (docs/benchmarks.md)
+CPU_WINDOW = "benchmarks/cpu-window/benchmark.json"  # one layer, fp32, 2 AVX-512 cores (2026-11-26): k = 128, windows none to 64, SDPA
+
+
+def cpu_layer(method: str, n: int, window: int | None = None) -> J:
+    """One layer's forward seconds in the local window's run (`local_window` None: no window)."""
+    return J(CPU_WINDOW, "records", {"method": method, "n": n, "pass_type": "forward", "local_window": window}, "time_median_s")
+
+
+TRAIN = "benchmarks/split-train"  # the window's training core: SDPA's query blocks against split (docs/benchmarks/split-train/README.md)
 
 
 def train_ab(shape: str) -> tuple[Source, ...]:
@@ -564,50 +583,50 @@ C1_BOOKS_LEAD = tuple(score(ANSWER, "books", 1024, "whole", seed) - score(ANSWER
 
 
 FIGURES: tuple[F, ...] = (
-    # docs/benchmarks.md, "The student at 5a34af5 and now": both commits side by side
-    F(BENCHMARKS, "| 8 chunks of 512 at 4 096, batch 1 | {0.93}x / {0.93}x | {0.95}x / {0.94}x |", *(ab_ratio(side, r, 4096, "chunks") for side in ("old", "new") for r in (1, 2))),
-    F(BENCHMARKS, "| full attention at 4 096 (positions copied) | {2.27}x / {2.27}x | {2.30}x / {2.29}x |", *(ab_ratio(side, r, 4096, "full") for side in ("old", "new") for r in (1, 2))),
-    F(BENCHMARKS, "% of the fp32 GEMM rate | {80} % / {77} % | {79} % / {81} % |", *(ab_gemm(side, r) for side in ("old", "new") for r in (1, 2))),
-    # docs/benchmarks.md, "The split core's band read in place": 1a4727f and now side by side, the four students
-    F(BENCHMARKS, "| 8 chunks of 512 at 4 096, batch 1 | {0.95}x / {0.93}x / {0.96}x | {0.98}x / {0.98}x / {0.98}x | {1.05}x |", *(band_ratio(f"student-{side}-{r}", 4096, "chunks") for side in ("old", "new") for r in (1, 2, 3)), J(f"{BAND}/student-new-1.json", "ratios", {"n": 4096, "baseline": "chunks"}, "flop_limit")),
-    F(BENCHMARKS, "| full attention at 4 096 (positions copied) | {2.32}x / {2.29}x / {2.29}x | {2.39}x / {2.36}x / {2.39}x | {2.38}x |", *(band_ratio(f"student-{side}-{r}", 4096, "full") for side in ("old", "new") for r in (1, 2, 3)), J(f"{BAND}/student-new-1.json", "ratios", {"n": 4096, "baseline": "full"}, "flop_limit")),
-    F(BENCHMARKS, "| 128 and 512 tokens, batches 32 / 1 and 8 / 1 | {0.99}-{1.03}x | {0.97}-{1.01}x | 1.00x |", band_level("old"), band_level("old", most=True), band_level("new"), band_level("new", most=True)),
-    F(BENCHMARKS, "three rounds alternated; `block-64-*.json`, `block-32-*.json`): {0.97}x / {0.97}x / {0.97}x against\n{0.99}x / {0.99}x / {0.99}x chunks.", *(band_ratio(f"block-{b}-{r}", 4096, "chunks") for b in (64, 32) for r in (1, 2, 3))),
-    F(BENCHMARKS, "`avx2-*.json`): {0.95}x / {0.95}x / {0.96}x\nchunks at 1a4727f against {0.97}x / {0.99}x / {0.98}x now", *(band_ratio(f"avx2-{side}-{r}", 4096, "chunks") for side in ("old", "new") for r in (1, 2, 3))),
-    F(BENCHMARKS, "and {2.34}-{2.39}x against {2.42}-{2.46}x full attention.", *(Least(*(band_ratio(f"avx2-{side}-{r}", 4096, "full") for r in (1, 2, 3)), most=most) for side in ("old", "new") for most in (False, True))),
-    F(BENCHMARKS, "the band read in place left\n  it at {1.35}-{1.47}x, limits-band/)", chunk_ratios("memory").min(), chunk_ratios("memory").max()),
-    F(BENCHMARKS, "| 8 chunks of 512 (FLOP limit) | {0.99}x ({1.05}x) | **{1.04}x** ({1.09}x) | **{1.03}x** ({1.10}x) | **{1.07}x** ({1.14}x) |", *(limits_band(st, "chunks", key) for st in ("w64", "w16", "k64", "k64-w16") for key in ("speed", "flop_limit"))),
-    F(BENCHMARKS, "| full attention (FLOP limit) | {2.40}x ({2.38}x) | {2.52}x ({2.47}x) | {2.52}x ({2.50}x) | {2.61}x ({2.59}x) |", *(limits_band(st, "full", key) for st in ("w64", "w16", "k64", "k64-w16") for key in ("speed", "flop_limit"))),
-    F(BENCHMARKS, "0.98x / 0.98x / 0.98x the chunks in three runs beside the commit before, {2.36}-{2.39}x full attention.", Least(*(band_ratio(f"student-new-{r}", 4096, "full") for r in (1, 2, 3))), Least(*(band_ratio(f"student-new-{r}", 4096, "full") for r in (1, 2, 3)), most=True)),
-    # docs/benchmarks.md, "The native window kernel, A/B"
-    F(BENCHMARKS, "{0.82} ns on 8 chunks of 512, {1.22} ns on the band's blocks without a mask ({1.25} with the mask broadcast,\n{1.38} with a full one) and {0.91} ns on the shared keys.", *(J(f"{NATIVE}/flash-key-sets.json", case, "ns_per_score") for case in ("chunks 8 x 512", "band 32 x 160, no mask", "band 32 x 160, broadcast mask", "band 32 x 160, full mask", "shared 4096 x 129"))),
-    F(BENCHMARKS, "| 512 | {7.4} | {5.8} | {0.78} |", native_layer(512, "ms", "split"), native_layer(512, "ms", "native"), native_layer(512, "native_over_split")),
-    F(BENCHMARKS, "| 1 024 | {15.2} | {12.7} | {0.83} |", native_layer(1024, "ms", "split"), native_layer(1024, "ms", "native"), native_layer(1024, "native_over_split")),
-    F(BENCHMARKS, "| 4 096 | {55.2} | {46.7} | {0.85} |", native_layer(4096, "ms", "split"), native_layer(4096, "ms", "native"), native_layer(4096, "native_over_split")),
-    F(BENCHMARKS, "the kernel is level with the split core or slower: {0.97} / {1.01} / {1.08} at 512 / 1 024 / 4 096.", *(native_layer(n, "native_over_split", file="window-cores-avx2") for n in (512, 1024, 4096))),
-    F(BENCHMARKS, "| 8 chunks of 512 at 4 096, batch 1 | {0.97}x / {0.98}x / {0.97}x | **{1.04}x / {1.05}x / {1.05}x** | {1.05}x |", *(native_ratio(side, r, 4096, "chunks") for side in ("split", "native") for r in (1, 2, 3)), native_ratio("native", 1, 4096, "chunks", "flop_limit")),
-    F(BENCHMARKS, "| full attention at 4 096 (positions copied) | {2.38}x / {2.38}x / {2.38}x | {2.53}x / {2.55}x / {2.55}x | {2.38}x |", *(native_ratio(side, r, 4096, "full") for side in ("split", "native") for r in (1, 2, 3)), native_ratio("native", 1, 4096, "full", "flop_limit")),
-    F(BENCHMARKS, "| 128 and 512 tokens, batches 32 / 1 and 8 / 1 | {0.99}-{1.02}x | {0.98}-{1.02}x | 1.00x |", native_level("split"), native_level("split", most=True), native_level("native"), native_level("native", most=True)),
-    F(BENCHMARKS, "| 8 chunks of 512 at 4 096, batch 1 | {0.94}x / {0.95}x / {0.94}x | **{1.03}x / {1.04}x / {1.07}x** | {1.05}x |", *(native_ratio(side, r, 4096, "chunks") for side in ("5a34af5", "now") for r in (1, 2, 3)), native_ratio("now", 1, 4096, "chunks", "flop_limit")),
-    F(BENCHMARKS, "| full attention at 4 096 (positions copied) | {2.29}x / {2.31}x / {2.26}x | {2.51}x / {2.54}x / {2.61}x | {2.38}x |", *(native_ratio(side, r, 4096, "full") for side in ("5a34af5", "now") for r in (1, 2, 3)), native_ratio("now", 1, 4096, "full", "flop_limit")),
-    F(BENCHMARKS, "| 128 and 512 tokens, batches 32 / 1 and 8 / 1 | {0.99}-{1.04}x | {1.00}-{1.03}x | 1.00x |", native_level("5a34af5"), native_level("5a34af5", most=True), native_level("now"), native_level("now", most=True)),
-    F(BENCHMARKS, "4 096 tokens {1.04}-{1.05}x as fast as 512-token chunks", Least(*(native_ratio("native", r, 4096, "chunks") for r in (1, 2, 3))), Least(*(native_ratio("native", r, 4096, "chunks") for r in (1, 2, 3)), most=True)),
-    F(BENCHMARKS, "| 8 chunks of 512 (FLOP limit) | **{1.03}x** ({1.05}x) | **{1.08}x** ({1.09}x) | **{1.09}x** ({1.10}x) | **{1.13}x** ({1.14}x) |", *(limits_native(st, "chunks", key) for st in ("w64", "w16", "k64", "k64-w16") for key in ("speed", "flop_limit"))),
-    F(BENCHMARKS, "| full attention (FLOP limit) | {2.53}x ({2.38}x) | {2.65}x ({2.47}x) | {2.68}x ({2.50}x) | {2.79}x ({2.59}x) |", *(limits_native(st, "full", key) for st in ("w64", "w16", "k64", "k64-w16") for key in ("speed", "flop_limit"))),
-    F(BENCHMARKS, "Up to 512 all four are level with the original ({0.99}-{1.03}x).", Many(CPU_LIMITS_NATIVE, "ratios", {"runtime": "torch", "baseline": "original"}, "speed").min(), Many(CPU_LIMITS_NATIVE, "ratios", {"runtime": "torch", "baseline": "original"}, "speed").max()),
-    F(BENCHMARKS, "Since the native window kernel (2026-11-29, \"The native window kernel, A/B\" below): {1.04}x / {1.05}x / {1.05}x\nthe chunks in three runs beside the commit before, {2.53}-{2.55}x full attention.", *(native_ratio("native", r, 4096, "chunks") for r in (1, 2, 3)), Least(*(native_ratio("native", r, 4096, "full") for r in (1, 2, 3))), Least(*(native_ratio("native", r, 4096, "full") for r in (1, 2, 3)), most=True)),
-    F(BENCHMARKS, "(benchmarks/split-train/student-2x4096.json)) | {4.05} s, {3 031} MiB | {3.80} s, {2 297} MiB | {0.94}x time, {0.76}x peak |", *train_ab("2x4096")),
-    F(BENCHMARKS, "(benchmarks/split-train/student-4x4096.json)) | {8.21} s, {5 901} MiB | {7.64} s, {4 409} MiB | {0.93}x time, {0.75}x peak |", *train_ab("4x4096")),
-    F(BENCHMARKS, "| seconds (data, extension and 4 steps) | {95.4} / {94.0} | {88.1} / {89.6} |", *(long_stage(side, r, "stage_seconds") for side in ("old", "new") for r in (1, 2))),
-    F(BENCHMARKS, "| the process's peak | {8.69} / {8.98} GB | {7.59} / {7.51} GB |", *(long_stage(side, r, "stage_peak_gb") for side in ("old", "new") for r in (1, 2))),
-    F(BENCHMARKS, "So the long stage takes about {6} % less time and {1.1}-{1.5} GB less memory;", ((long_stage("old", 1, "stage_seconds") + long_stage("old", 2, "stage_seconds")) - (long_stage("new", 1, "stage_seconds") + long_stage("new", 2, "stage_seconds"))) / (long_stage("old", 1, "stage_seconds") + long_stage("old", 2, "stage_seconds")) * 100, long_stage("old", 1, "stage_peak_gb") - long_stage("new", 1, "stage_peak_gb"), long_stage("old", 2, "stage_peak_gb") - long_stage("new", 2, "stage_peak_gb")),
-    F(DISTILL, "the long stage about {6} % faster and {1.1}-{1.5} GB lighter", ((long_stage("old", 1, "stage_seconds") + long_stage("old", 2, "stage_seconds")) - (long_stage("new", 1, "stage_seconds") + long_stage("new", 2, "stage_seconds"))) / (long_stage("old", 1, "stage_seconds") + long_stage("old", 2, "stage_seconds")) * 100, long_stage("old", 1, "stage_peak_gb") - long_stage("new", 1, "stage_peak_gb"), long_stage("old", 2, "stage_peak_gb") - long_stage("new", 2, "stage_peak_gb")),
-    F(BENCHMARKS, "the Linformer training step runs at {77} % / {78} % of the GEMM rate of its own rounds under AVX2 and {77} % / {78} %\nunrestricted", avx2_gemm("avx2", 1), avx2_gemm("avx2", 2), avx2_gemm("native", 1), avx2_gemm("native", 2)),
-    F(BENCHMARKS, "({212}-{218}\nagainst {210}-{215} GFLOP/s)", avx2_rate("avx2"), avx2_rate("avx2", most=True), avx2_rate("native"), avx2_rate("native", most=True)),
-    # docs/longdocs.md, "The answer": every pair of the test books, pair by pair
-    F(LONGDOCS, "its contextual chunks lead the best chunk by {4.1} [{+0.8}, {+7.4}] at 1 024", *paired(1024, "contextual-chunks-512", "chunks-best-512")),
-    F(LONGDOCS, "(482 pairs) and by {7.2} [{+2.0}, {+12.2}] at 2 048 (237 pairs), and its whole reading leads averaged chunks by {10.0}\n[{+5.8}, {+14.0}] at 1 024;", *paired(2048, "contextual-chunks-512", "chunks-best-512"), *paired(1024, "whole", "chunks-mean-512")),
-    F(LONGDOCS, "the contextual chunks lead the best chunk by {4.3} [{-3.2}, {+11.7}]\nand the whole reading trails averaged chunks by {3.5} [{-10.3}, {+3.5}]", *paired(4096, "contextual-chunks-512", "chunks-best-512"), paired(4096, "whole", "chunks-mean-512")[0] * -1, *paired(4096, "whole", "chunks-mean-512")[1:]),
+    # docs/benchmarks/ab-5a34af5/README.md (from docs/benchmarks.md), "The student at 5a34af5 and now": both commits side by side
+    F(AB_DOC, "| 8 chunks of 512 at 4 096, batch 1 | {0.93}x / {0.93}x | {0.95}x / {0.94}x |", *(ab_ratio(side, r, 4096, "chunks") for side in ("old", "new") for r in (1, 2))),
+    F(AB_DOC, "| full attention at 4 096 (positions copied) | {2.27}x / {2.27}x | {2.30}x / {2.29}x |", *(ab_ratio(side, r, 4096, "full") for side in ("old", "new") for r in (1, 2))),
+    F(AB_DOC, "% of the fp32 GEMM rate | {80} % / {77} % | {79} % / {81} % |", *(ab_gemm(side, r) for side in ("old", "new") for r in (1, 2))),
+    # docs/benchmarks/split-band/README.md (from docs/benchmarks.md), "The split core's band read in place": 1a4727f and now side by side, the four students
+    F(BAND_DOC, "| 8 chunks of 512 at 4 096, batch 1 | {0.95}x / {0.93}x / {0.96}x | {0.98}x / {0.98}x / {0.98}x | {1.05}x |", *(band_ratio(f"student-{side}-{r}", 4096, "chunks") for side in ("old", "new") for r in (1, 2, 3)), J(f"{BAND}/student-new-1.json", "ratios", {"n": 4096, "baseline": "chunks"}, "flop_limit")),
+    F(BAND_DOC, "| full attention at 4 096 (positions copied) | {2.32}x / {2.29}x / {2.29}x | {2.39}x / {2.36}x / {2.39}x | {2.38}x |", *(band_ratio(f"student-{side}-{r}", 4096, "full") for side in ("old", "new") for r in (1, 2, 3)), J(f"{BAND}/student-new-1.json", "ratios", {"n": 4096, "baseline": "full"}, "flop_limit")),
+    F(BAND_DOC, "| 128 and 512 tokens, batches 32 / 1 and 8 / 1 | {0.99}-{1.03}x | {0.97}-{1.01}x | 1.00x |", band_level("old"), band_level("old", most=True), band_level("new"), band_level("new", most=True)),
+    F(BAND_DOC, "three rounds alternated; `block-64-*.json`, `block-32-*.json`): {0.97}x / {0.97}x / {0.97}x against\n{0.99}x / {0.99}x / {0.99}x chunks.", *(band_ratio(f"block-{b}-{r}", 4096, "chunks") for b in (64, 32) for r in (1, 2, 3))),
+    F(BAND_DOC, "`avx2-*.json`): {0.95}x / {0.95}x / {0.96}x\nchunks at 1a4727f against {0.97}x / {0.99}x / {0.98}x now", *(band_ratio(f"avx2-{side}-{r}", 4096, "chunks") for side in ("old", "new") for r in (1, 2, 3))),
+    F(BAND_DOC, "and {2.34}-{2.39}x against {2.42}-{2.46}x full attention.", *(Least(*(band_ratio(f"avx2-{side}-{r}", 4096, "full") for r in (1, 2, 3)), most=most) for side in ("old", "new") for most in (False, True))),
+    F(STUDENTS_DOC, "the band read in place left\n  it at {1.35}-{1.47}x, limits-band/)", chunk_ratios("memory").min(), chunk_ratios("memory").max()),
+    F(BAND_DOC, "| 8 chunks of 512 (FLOP limit) | {0.99}x ({1.05}x) | **{1.04}x** ({1.09}x) | **{1.03}x** ({1.10}x) | **{1.07}x** ({1.14}x) |", *(limits_band(st, "chunks", key) for st in ("w64", "w16", "k64", "k64-w16") for key in ("speed", "flop_limit"))),
+    F(BAND_DOC, "| full attention (FLOP limit) | {2.40}x ({2.38}x) | {2.52}x ({2.47}x) | {2.52}x ({2.50}x) | {2.61}x ({2.59}x) |", *(limits_band(st, "full", key) for st in ("w64", "w16", "k64", "k64-w16") for key in ("speed", "flop_limit"))),
+    F(STUDENTS_DOC, "0.98x / 0.98x / 0.98x the chunks in three runs beside the commit before, {2.36}-{2.39}x full attention.", Least(*(band_ratio(f"student-new-{r}", 4096, "full") for r in (1, 2, 3))), Least(*(band_ratio(f"student-new-{r}", 4096, "full") for r in (1, 2, 3)), most=True)),
+    # docs/benchmarks/native/README.md (from docs/benchmarks.md), "The native window kernel, A/B"
+    F(NATIVE_DOC, "{0.82} ns on 8 chunks of 512, {1.22} ns on the band's blocks without a mask ({1.25} with the mask broadcast,\n{1.38} with a full one) and {0.91} ns on the shared keys.", *(J(f"{NATIVE}/flash-key-sets.json", case, "ns_per_score") for case in ("chunks 8 x 512", "band 32 x 160, no mask", "band 32 x 160, broadcast mask", "band 32 x 160, full mask", "shared 4096 x 129"))),
+    F(NATIVE_DOC, "| 512 | {7.4} | {5.8} | {0.78} |", native_layer(512, "ms", "split"), native_layer(512, "ms", "native"), native_layer(512, "native_over_split")),
+    F(NATIVE_DOC, "| 1 024 | {15.2} | {12.7} | {0.83} |", native_layer(1024, "ms", "split"), native_layer(1024, "ms", "native"), native_layer(1024, "native_over_split")),
+    F(NATIVE_DOC, "| 4 096 | {55.2} | {46.7} | {0.85} |", native_layer(4096, "ms", "split"), native_layer(4096, "ms", "native"), native_layer(4096, "native_over_split")),
+    F(NATIVE_DOC, "the kernel is level with the split core or slower: {0.97} / {1.01} / {1.08} at 512 / 1 024 / 4 096.", *(native_layer(n, "native_over_split", file="window-cores-avx2") for n in (512, 1024, 4096))),
+    F(NATIVE_DOC, "| 8 chunks of 512 at 4 096, batch 1 | {0.97}x / {0.98}x / {0.97}x | **{1.04}x / {1.05}x / {1.05}x** | {1.05}x |", *(native_ratio(side, r, 4096, "chunks") for side in ("split", "native") for r in (1, 2, 3)), native_ratio("native", 1, 4096, "chunks", "flop_limit")),
+    F(NATIVE_DOC, "| full attention at 4 096 (positions copied) | {2.38}x / {2.38}x / {2.38}x | {2.53}x / {2.55}x / {2.55}x | {2.38}x |", *(native_ratio(side, r, 4096, "full") for side in ("split", "native") for r in (1, 2, 3)), native_ratio("native", 1, 4096, "full", "flop_limit")),
+    F(NATIVE_DOC, "| 128 and 512 tokens, batches 32 / 1 and 8 / 1 | {0.99}-{1.02}x | {0.98}-{1.02}x | 1.00x |", native_level("split"), native_level("split", most=True), native_level("native"), native_level("native", most=True)),
+    F(NATIVE_DOC, "| 8 chunks of 512 at 4 096, batch 1 | {0.94}x / {0.95}x / {0.94}x | **{1.03}x / {1.04}x / {1.07}x** | {1.05}x |", *(native_ratio(side, r, 4096, "chunks") for side in ("5a34af5", "now") for r in (1, 2, 3)), native_ratio("now", 1, 4096, "chunks", "flop_limit")),
+    F(NATIVE_DOC, "| full attention at 4 096 (positions copied) | {2.29}x / {2.31}x / {2.26}x | {2.51}x / {2.54}x / {2.61}x | {2.38}x |", *(native_ratio(side, r, 4096, "full") for side in ("5a34af5", "now") for r in (1, 2, 3)), native_ratio("now", 1, 4096, "full", "flop_limit")),
+    F(NATIVE_DOC, "| 128 and 512 tokens, batches 32 / 1 and 8 / 1 | {0.99}-{1.04}x | {1.00}-{1.03}x | 1.00x |", native_level("5a34af5"), native_level("5a34af5", most=True), native_level("now"), native_level("now", most=True)),
+    F(NATIVE_DOC, "4 096 tokens {1.04}-{1.05}x as fast as 512-token chunks", Least(*(native_ratio("native", r, 4096, "chunks") for r in (1, 2, 3))), Least(*(native_ratio("native", r, 4096, "chunks") for r in (1, 2, 3)), most=True)),
+    F(NATIVE_DOC, "| 8 chunks of 512 (FLOP limit) | **{1.03}x** ({1.05}x) | **{1.08}x** ({1.09}x) | **{1.09}x** ({1.10}x) | **{1.13}x** ({1.14}x) |", *(limits_native(st, "chunks", key) for st in ("w64", "w16", "k64", "k64-w16") for key in ("speed", "flop_limit"))),
+    F(NATIVE_DOC, "| full attention (FLOP limit) | {2.53}x ({2.38}x) | {2.65}x ({2.47}x) | {2.68}x ({2.50}x) | {2.79}x ({2.59}x) |", *(limits_native(st, "full", key) for st in ("w64", "w16", "k64", "k64-w16") for key in ("speed", "flop_limit"))),
+    F(NATIVE_DOC, "Up to 512 all four are level with the original ({0.99}-{1.03}x).", Many(CPU_LIMITS_NATIVE, "ratios", {"runtime": "torch", "baseline": "original"}, "speed").min(), Many(CPU_LIMITS_NATIVE, "ratios", {"runtime": "torch", "baseline": "original"}, "speed").max()),
+    F(STUDENTS_DOC, "Since the native window kernel (2026-11-29, \"The native window kernel, A/B\" below): {1.04}x / {1.05}x / {1.05}x\nthe chunks in three runs beside the commit before, {2.53}-{2.55}x full attention.", *(native_ratio("native", r, 4096, "chunks") for r in (1, 2, 3)), Least(*(native_ratio("native", r, 4096, "full") for r in (1, 2, 3))), Least(*(native_ratio("native", r, 4096, "full") for r in (1, 2, 3)), most=True)),
+    F(TRAIN_DOC, "(student-2x4096.json)) | {4.05} s, {3 031} MiB | {3.80} s, {2 297} MiB | {0.94}x time, {0.76}x peak |", *train_ab("2x4096")),
+    F(TRAIN_DOC, "(student-4x4096.json)) | {8.21} s, {5 901} MiB | {7.64} s, {4 409} MiB | {0.93}x time, {0.75}x peak |", *train_ab("4x4096")),
+    F(TRAIN_DOC, "| seconds (data, extension and 4 steps) | {95.4} / {94.0} | {88.1} / {89.6} |", *(long_stage(side, r, "stage_seconds") for side in ("old", "new") for r in (1, 2))),
+    F(TRAIN_DOC, "| the process's peak | {8.69} / {8.98} GB | {7.59} / {7.51} GB |", *(long_stage(side, r, "stage_peak_gb") for side in ("old", "new") for r in (1, 2))),
+    F(TRAIN_DOC, "So the long stage takes about {6} % less time and {1.1}-{1.5} GB less memory;", ((long_stage("old", 1, "stage_seconds") + long_stage("old", 2, "stage_seconds")) - (long_stage("new", 1, "stage_seconds") + long_stage("new", 2, "stage_seconds"))) / (long_stage("old", 1, "stage_seconds") + long_stage("old", 2, "stage_seconds")) * 100, long_stage("old", 1, "stage_peak_gb") - long_stage("new", 1, "stage_peak_gb"), long_stage("old", 2, "stage_peak_gb") - long_stage("new", 2, "stage_peak_gb")),
+    F(DISTILL_LONG, "the long stage about {6} % faster and {1.1}-{1.5} GB lighter", ((long_stage("old", 1, "stage_seconds") + long_stage("old", 2, "stage_seconds")) - (long_stage("new", 1, "stage_seconds") + long_stage("new", 2, "stage_seconds"))) / (long_stage("old", 1, "stage_seconds") + long_stage("old", 2, "stage_seconds")) * 100, long_stage("old", 1, "stage_peak_gb") - long_stage("new", 1, "stage_peak_gb"), long_stage("old", 2, "stage_peak_gb") - long_stage("new", 2, "stage_peak_gb")),
+    F(AB_DOC, "the Linformer training step runs at {77} % / {78} % of the GEMM rate of its own rounds under AVX2 and {77} % / {78} %\nunrestricted", avx2_gemm("avx2", 1), avx2_gemm("avx2", 2), avx2_gemm("native", 1), avx2_gemm("native", 2)),
+    F(AB_DOC, "({212}-{218}\nagainst {210}-{215} GFLOP/s)", avx2_rate("avx2"), avx2_rate("avx2", most=True), avx2_rate("native"), avx2_rate("native", most=True)),
+    # docs/reproduction/long-minilm/curve/README.md (from docs/longdocs.md): every pair of the test books, pair by pair
+    F(f"docs/{LONG}/curve/README.md", "its contextual chunks lead the best chunk by {4.1} [{+0.8}, {+7.4}] at 1 024", *paired(1024, "contextual-chunks-512", "chunks-best-512")),
+    F(f"docs/{LONG}/curve/README.md", "(482 pairs) and by {7.2} [{+2.0}, {+12.2}] at 2 048 (237 pairs), and its whole reading leads averaged chunks by {10.0}\n[{+5.8}, {+14.0}] at 1 024;", *paired(2048, "contextual-chunks-512", "chunks-best-512"), *paired(1024, "whole", "chunks-mean-512")),
+    F(f"docs/{LONG}/curve/README.md", "the contextual chunks lead the best chunk by {4.3} [{-3.2}, {+11.7}]\nand the whole reading trails averaged chunks by {3.5} [{-10.3}, {+3.5}]", *paired(4096, "contextual-chunks-512", "chunks-best-512"), paired(4096, "whole", "chunks-mean-512")[0] * -1, *paired(4096, "whole", "chunks-mean-512")[1:]),
     # docs/reproduction/long-minilm/README.md, "Every pair the test books hold"
     F(f"docs/{LONG}/README.md", "| 1 024: whole | 482 | **{+10.0} [{+5.8}, {+14.0}]** | {+2.3} [{-2.0}, {+6.5}] |", *paired(1024, "whole", "chunks-mean-512"), *paired(1024, "whole", "chunks-best-512")),
     F(f"docs/{LONG}/README.md", "| 1 024: contextual chunks | 482 | **{+11.8} [{+7.8}, {+15.8}]** | **{+4.1} [{+0.8}, {+7.4}]** |", *paired(1024, "contextual-chunks-512", "chunks-mean-512"), *paired(1024, "contextual-chunks-512", "chunks-best-512")),
@@ -626,7 +645,7 @@ FIGURES: tuple[F, ...] = (
     F(f"docs/{LONG}/README.md", "long stage {3 694} s, peak {9.5} GB (`/usr/bin/time -v`), its verdict {72} s", J(f"{S43}/metrics.json", "stage_seconds", "long"), J(f"{S43}/memory.json", "peak_rss_kb") * KB_TO_GB, J(f"{S43}/metrics.json", "long_reading", "seconds")),
     F(f"docs/{LONG}/README.md", "| 2 048, every pair (237): whole − averaged chunks | {+4.2} [{-0.5}, {+8.9}] | {+3.0} [{-2.0}, {+7.8}] |", *paired(2048, "whole", "chunks-mean-512"), *paired(2048, "whole", "chunks-mean-512", S43)),
     F(f"docs/{LONG}/README.md", "| 2 048, every pair (237): contextual chunks − best chunk | **{+7.2} [{+2.0}, {+12.2}]** | **{+11.4} [{+6.2}, {+16.4}]** |", *paired(2048, "contextual-chunks-512", "chunks-best-512"), *paired(2048, "contextual-chunks-512", "chunks-best-512", S43)),
-    F(LONGDOCS, "its contextual chunks lead the best chunk by\n{11.4} [{+6.2}, {+16.4}] at 2 048 and by {0.9} [{-6.3}, {+8.0}] at 4 096, where its whole reading leads averaged chunks by\n{1.7} [{-4.8}, {+8.2}].", *paired(2048, "contextual-chunks-512", "chunks-best-512", S43), *paired(4096, "contextual-chunks-512", "chunks-best-512", S43), *paired(4096, "whole", "chunks-mean-512", S43)),
+    F(f"docs/{LONG}/curve/README.md", "its contextual chunks lead the best chunk by\n{11.4} [{+6.2}, {+16.4}] at 2 048 and by {0.9} [{-6.3}, {+8.0}] at 4 096, where its whole reading leads averaged chunks by\n{1.7} [{-4.8}, {+8.2}].", *paired(2048, "contextual-chunks-512", "chunks-best-512", S43), *paired(4096, "contextual-chunks-512", "chunks-best-512", S43), *paired(4096, "whole", "chunks-mean-512", S43)),
     # README, "Results in brief": one line a figure; the GPU and long-document rows follow docs/gpu.md and
     # docs/longdocs.md
     F(README, "({5.75}x flash attention at 16 384)", gpu_layer("full-sdpa", 16384) / gpu_layer("linformer-layerwise", 16384, 128)),
@@ -643,7 +662,7 @@ FIGURES: tuple[F, ...] = (
     F(README, ": {+2.0} [{-1.6}, {+5.6}] over the strongest chunking", *held_paired("contextual-chunks-512", STRONGEST)),
     F(README, "at cosine {0.976} in {11} CPU minutes;", quality("k128-w64-g1-e2e150", "fidelity"), stage_minutes(MINILM_512)),
     F(README, "IMDB probe {1.0} point behind", (quality("original@512", "probe_mean") - quality("k128-w64-g1-e2e150", "probe_mean")) * 100),
-    # docs/longdocs.md, "The answer on all-MiniLM-L6-v2": the learning curve's goals (means over the seeds curve.json lists)
+    # docs/reproduction/long-minilm/curve/README.md (from docs/longdocs.md): the learning curve's goals (means over the seeds curve.json lists)
     # docs/reproduction/long-minilm/heldout/README.md: the held-out books' table
     F(HELD_DOC, "| original: best 512-token chunk (the strongest) | {62.7} |", score(HELD, "documents", 4096, "chunks-best-512")),
     F(HELD_DOC, "| original: averaged 512-token chunks | {57.7} |", score(HELD, "documents", 4096, "chunks-mean-512")),
@@ -659,111 +678,184 @@ FIGURES: tuple[F, ...] = (
     F(HELD_DOC, "The whole reading ties them ({58.7}).", score(HELD_2048, "documents", 2048, "whole")),
     F(LONGDOCS, "At 2 048 on the same books its contextual chunks lead\nthe strongest chunking by {5.0} [{-0.3}, {+10.2}]", *held_paired("contextual-chunks-512", STRONGEST, 2048)),
     F(LONGDOCS, "not met; {+5.0} [{+0.8}, {+9.1}] over the\nbest 512-token chunk", *held_paired("contextual-chunks-512", "chunks-best-512", 2048)),
-    # docs/benchmarks.md, "A padded batch of short and long rows"
-    *(F(BENCHMARKS, f"| {rows} | {{{b1}}}x / {{{b2}}}x | " + ("**" if bold else "") + f"{{{n1}}}x / {{{n2}}}x" + ("**" if bold else "") + " |", *(J(f"benchmarks/padded-batch/{file}.json", "cases", {"lengths": lengths}, key) for key in ("routed_over_alone", "groups_over_alone") for file in ("ab", "ab-2")))
+    # docs/benchmarks/padded-batch/README.md (from docs/benchmarks.md), "A padded batch of short and long rows"
+    *(F(PADDED_DOC, f"| {rows} | {{{b1}}}x / {{{b2}}}x | " + ("**" if bold else "") + f"{{{n1}}}x / {{{n2}}}x" + ("**" if bold else "") + " |", *(J(f"benchmarks/padded-batch/{file}.json", "cases", {"lengths": lengths}, key) for key in ("routed_over_alone", "groups_over_alone") for file in ("ab", "ab-2")))
       for rows, lengths, bold, b1, b2, n1, n2 in (("4 096 + 300", [4096, 300], True, "3.14", "2.97", "1.10", "1.01"), ("3 000 + 2 900", [3000, 2900], False, "1.18", "1.17", "1.17", "1.18"), ("4 096 + 4 000", [4096, 4000], False, "1.18", "1.11", "1.16", "1.15"))),
+    # docs/benchmarks.md: its first lines and its one results table (the current headline figures)
+    F(BENCHMARKS, "on a GPU, one layer only from n = {8 192}.**", From(GPU_NS, gpu_layer_best, 1.0)),
+    F(BENCHMARKS, "layer runs {5.79}x PyTorch's fused full attention (SDPA) at n = 4 096 on 2 x86 cores with AVX-512 in fp32", cpu_layer("full-sdpa", 4096) / cpu_layer("linformer-headwise", 4096)),
+    F(BENCHMARKS, "beats flash attention from n = {8 192} on an NVIDIA H100 in bf16 ({5.75}x at 16 384)", From(GPU_NS, gpu_layer_best, 1.0), gpu_layer("full-sdpa", 16384) / gpu_layer("linformer-layerwise", 16384, 128)),
+    F(BENCHMARKS, "A training step is {1.26}x full attention at 512 and {4.01}x at 4 096 (2-core AMD EPYC, AVX2 only, fp32)", cpu_training_speedup(512), cpu_training_speedup(4096)),
+    F(BENCHMARKS, "| faster than flash attention (SDPA) from n = {8 192}; {5.75}x at 16 384 (k = 128) |", From(GPU_NS, gpu_layer_best, 1.0), gpu_layer("full-sdpa", 16384) / gpu_layer("linformer-layerwise", 16384, 128)),
+    F(BENCHMARKS, "| {2.43}x SDPA at 1 024, {5.79}x at 4 096; with a local window of 16: {2.73}x at 4 096 |", cpu_layer("full-sdpa", 1024) / cpu_layer("linformer-headwise", 1024), cpu_layer("full-sdpa", 4096) / cpu_layer("linformer-headwise", 4096), cpu_layer("full-sdpa", 4096) / cpu_layer("linformer-headwise", 4096, 16)),
+    F(BENCHMARKS, "| {1.26}x full attention at 512, {4.01}x at 4 096 |", cpu_training_speedup(512), cpu_training_speedup(4096)),
+    F(BENCHMARKS, "| {1.63}x the tokens/s |", Many("benchmarks/cpu-bf16/pretrain_throughput.json", "runs", {"precision": "bf16", "allocator": "ours"}, "tokens_per_second").mean() / Many("benchmarks/cpu-bf16/pretrain_throughput.json", "runs", {"precision": "fp32", "allocator": "ours"}, "tokens_per_second").mean()),
+    F(BENCHMARKS, "| {0.99}-{1.03}x up to 512 tokens; at 4 096: {1.03}-{1.13}x its 8 chunks of 512 (FLOP limit {1.05}-{1.14}x), {2.53}-{2.79}x its full attention |", Many(CPU_LIMITS_NATIVE, "ratios", {"runtime": "torch", "baseline": "original"}, "speed").min(), Many(CPU_LIMITS_NATIVE, "ratios", {"runtime": "torch", "baseline": "original"}, "speed").max(), chunk_ratios("speed", CPU_LIMITS_NATIVE).min(), chunk_ratios("speed", CPU_LIMITS_NATIVE).max(), chunk_ratios("flop_limit", CPU_LIMITS_NATIVE).min(), chunk_ratios("flop_limit", CPU_LIMITS_NATIVE).max(), Many(CPU_LIMITS_NATIVE, "ratios", {"runtime": "torch", "n": 4096, "baseline": "full"}, "speed").min(), Many(CPU_LIMITS_NATIVE, "ratios", {"runtime": "torch", "n": 4096, "baseline": "full"}, "speed").max()),
+    F(BENCHMARKS, "| {0.26}x 512-token chunks at 4 096 (batch 16) |", gpu_student("original", "chunks", 4096, 16) / gpu_student("w64", "whole", 4096, 16)),
+    F(BENCHMARKS, "| {1.10}x / {1.01}x (two runs; goal 1.15x) |", *(J(f"benchmarks/padded-batch/{file}.json", "cases", {"lengths": [4096, 300]}, "groups_over_alone") for file in ("ab", "ab-2"))),
+    F(BENCHMARKS, "+{112} % the windowless one's time at n = 4 096 (w = 16, forward;", (cpu_layer("linformer-headwise", 4096, 16) / cpu_layer("linformer-headwise", 4096) - 1) * 100),
+    F(BENCHMARKS, "even attention at no cost would beat 512-token chunks by {1.22}x", Count("(2D + I + 512) / (2D + I): a token's multiply-adds a layer in 4D units, MiniLM's D 384, I 1 536", (2 * 384 + 1536 + 512) / (2 * 384 + 1536))),
     # docs/longdocs.md's first lines: the held-out books at 4 096
     F(LONGDOCS, "reads with contextual chunks {+2.0} [{-1.6}, {+5.6}] points over the strongest chunking of the original, its best\n512-token chunk ({62.7};", *held_paired("contextual-chunks-512", STRONGEST), score(HELD, "documents", 4096, "chunks-best-512")),
     F(LONGDOCS, "its whole reading trails the\nbest chunk by {9.0} [{-14.7}, {-3.2}] and averaged chunks by {4.0} [{-7.8}, {-0.2}]", held_paired("whole", "chunks-best-512")[0] * -1, *held_paired("whole", "chunks-best-512")[1:], held_paired("whole", "chunks-mean-512")[0] * -1, *held_paired("whole", "chunks-mean-512")[1:]),
     F(LONGDOCS, "chunks does not close that (best {59.0}, averaged {53.0})", score(HELD, "documents", 4096, "model-chunks-best-2048"), score(HELD, "documents", 4096, "model-chunks-mean-2048")),
     F(LONGDOCS, "that is {110} books no stage reads, {1 125} pairs at 4 096 and {2 312} at 2 048", J(HELD_SET, "books"), J(HELD_SET, "pairs_available", "4096"), J(HELD_SET, "pairs_available", "2048")),
-    F(LONGDOCS, "the student whole reads {42.7} at 80 steps and {44.0} at 160 against averaged chunks' {47.3}", curve("80", "books", "whole"), curve("160", "books", "whole", schedule=160), curve("80", "books", "chunks-mean-512")),
-    F(LONGDOCS, "reach the best chunk's {52.0} and pass it", curve("80", "books", "chunks-best-512")),
-    F(LONGDOCS, "at 80 steps late\nchunks {51.3}, contextual chunks", curve("80", "books", "late-chunking-512")),
-    F(LONGDOCS, "the student's reading of the same tokens) {52.0};", curve("80", "books", "contextual-chunks-512")),
-    F(LONGDOCS, "at 160 late chunks {54.0}, contextual chunks {54.7} (goal +3)", curve("160", "books", "late-chunking-512", schedule=160), curve("160", "books", "contextual-chunks-512", schedule=160)),
-    F(LONGDOCS, "reading leads averaged chunks by {2.2} at 160 steps ({67.5} against {65.3}", curve("160", "imdb", "whole", schedule=160) - curve("160", "imdb", "chunks-mean-512", schedule=160), curve("160", "imdb", "whole", schedule=160), curve("160", "imdb", "chunks-mean-512", schedule=160)),
-    F(LONGDOCS, "(seed 1: {44} at 40 of 40 steps, {40} at 80)", curve("40", "books", "whole", schedule=40), curve("80", "books", "whole", seed=1)),
-    F(LONGDOCS, "4 096 ({36} at 80 and {40}\nat 160, against {70} at 40 steps; best chunk {52})", curve("80", "passkey", "whole"), curve("160", "passkey", "whole", schedule=160), curve("40", "passkey", "whole", schedule=40), curve("80", "passkey", "chunks-best-512")),
-    # docs/longdocs.md, "The answer on all-MiniLM-L6-v2": the table is `c1`'s, means over the seeds each run has
-    F(LONGDOCS, "| passkey, 1 024 / 2 048 / 4 096 | **{68} / {71} / {62}** | {58} / {64} / **{70}** | {34} / {17} / {18} | {41} / {39} / {20} | {59} / {58} / {52} |", *c1("passkey", KEYS, METHODS)),
-    F(LONGDOCS, "| needle, 1 024 / 2 048 (3) | {7} / {3} | {12} / {5} | {9} / {5} | {4} / {3} | **{15} / {9}** |", *c1("needle", (1024, 2048), METHODS)),
-    F(LONGDOCS, "| book halves, 1 024 / 4 096 (3) | **{68}** / {44} | – / {47} | {40} / {23} | {51} / {47} | {56} / **{52}** |", *c1("books", (1024, 4096), ("whole",)), seeds_mean(ANSWER, "books", 4096, "late-chunking-512"), *c1("books", (1024, 4096), METHODS[2:])),
-    F(LONGDOCS, "| IMDB reviews > 512 tokens (3) | {73.7} | **{74.8}** | {69.1} | {73.9} | – |", *c1("imdb", (4096,), METHODS[:4])),
-    F(LONGDOCS, "| fidelity at 512 | {0.971} |", J(f"{LONG}/k128-w64-g1-long4096-exact512-c1.json", "fidelity", "long")),
-    F(LONGDOCS, "at 4 096 it reads a text at\n{1.03}x the speed of 512-token chunks", limits_native("w64", "chunks")),
-    F(LONGDOCS, "limits-native/: {1.03}-{1.13}x)", chunk_ratios("speed", CPU_LIMITS_NATIVE).min(), chunk_ratios("speed", CPU_LIMITS_NATIVE).max()),
-    F(LONGDOCS, "(the README's long command, {41} minutes on 2 AVX2 cores, peak {9.0} GB;", J(MEMORY, "wall_s") / 60, J(MEMORY, "peak_rss_kb") * KB_TO_GB),
-    F(LONGDOCS, "fidelity {1.000} on book, review, encyclopedia and sentence text and paragraph recall the original's {49.2}, both by construction", README_FIDELITY, score(f"{README_RUN}/paragraphs/longdocs.json", "paragraphs", 512, "whole"), construction=True),
-    F(LONGDOCS, "(`c1`: 88.7 on 512-token book passages, the issue's measurement, in no file here;"),
-    F(LONGDOCS, "beside its 512 student's weights: {97.5}-{98.2})", *fidelity_range(f"{LONG}/long4096-sbw-layers")),
-    F(LONGDOCS, "Passkey {68} / {72} / {70} at 1 024 / 2 048 / 4 096 (best chunk {56} / {60} / {52})", *readme_run("passkey", KEYS), *(score(CHUNKS_KEYS, "passkey", n, "chunks-best-512") for n in KEYS)),
-    F(LONGDOCS, "book halves {66} / {44} at 1 024 / 4 096", *readme_run("books", (1024, 4096))),
-    F(LONGDOCS, "the access-code construction {70} / {80} / {38} (best chunk {44} / {66} / {60})", *readme_run("access-code", KEYS), *(score(CHUNKS_ACCESS, "access-code", n, "chunks-best-512") for n in KEYS)),
-    F(LONGDOCS, "book halves at 4 096 between {42} and {48} against averaged chunks' {46}-{47}", Least(*SIX_STAGES_BOOKS), Least(*SIX_STAGES_BOOKS, most=True), score(ANSWER, "books", 4096, "chunks-mean-512"), seeds_mean(ANSWER, "books", 4096, "chunks-mean-512")),
-    F(LONGDOCS, "(at lr 1e-3 they broke the 4 096 reading: books {22.7})", seeds_mean(f"{LONG}/long4096-proj-lr1e3/books/longdocs.json", "books", 4096, "whole")),
+    F(f"docs/{LONG}/curve/README.md", "the student whole reads {42.7} at 80 steps and {44.0} at 160 against averaged chunks' {47.3}", curve("80", "books", "whole"), curve("160", "books", "whole", schedule=160), curve("80", "books", "chunks-mean-512")),
+    F(f"docs/{LONG}/curve/README.md", "reach the best chunk's {52.0} and pass it", curve("80", "books", "chunks-best-512")),
+    F(f"docs/{LONG}/curve/README.md", "at 80 steps late\nchunks {51.3}, contextual chunks", curve("80", "books", "late-chunking-512")),
+    F(f"docs/{LONG}/curve/README.md", "the student's reading of the same tokens) {52.0};", curve("80", "books", "contextual-chunks-512")),
+    F(f"docs/{LONG}/curve/README.md", "at 160 late chunks {54.0}, contextual chunks {54.7} (goal +3)", curve("160", "books", "late-chunking-512", schedule=160), curve("160", "books", "contextual-chunks-512", schedule=160)),
+    F(f"docs/{LONG}/curve/README.md", "reading leads averaged chunks by {2.2} at 160 steps ({67.5} against {65.3}", curve("160", "imdb", "whole", schedule=160) - curve("160", "imdb", "chunks-mean-512", schedule=160), curve("160", "imdb", "whole", schedule=160), curve("160", "imdb", "chunks-mean-512", schedule=160)),
+    F(f"docs/{LONG}/curve/README.md", "(seed 1: {44} at 40 of 40 steps, {40} at 80)", curve("40", "books", "whole", schedule=40), curve("80", "books", "whole", seed=1)),
+    F(f"docs/{LONG}/curve/README.md", "4 096 ({36} at 80 and {40}\nat 160, against {70} at 40 steps; best chunk {52})", curve("80", "passkey", "whole"), curve("160", "passkey", "whole", schedule=160), curve("40", "passkey", "whole", schedule=40), curve("80", "passkey", "chunks-best-512")),
+    # docs/reproduction/long-minilm/answer/README.md (from docs/longdocs.md): `c1`'s table, means over the seeds each run has; the default long student; why
+    F(f"docs/{LONG}/answer/README.md", "| passkey, 1 024 / 2 048 / 4 096 | **{68} / {71} / {62}** | {58} / {64} / **{70}** | {34} / {17} / {18} | {41} / {39} / {20} | {59} / {58} / {52} |", *c1("passkey", KEYS, METHODS)),
+    F(f"docs/{LONG}/answer/README.md", "| needle, 1 024 / 2 048 (3) | {7} / {3} | {12} / {5} | {9} / {5} | {4} / {3} | **{15} / {9}** |", *c1("needle", (1024, 2048), METHODS)),
+    F(f"docs/{LONG}/answer/README.md", "| book halves, 1 024 / 4 096 (3) | **{68}** / {44} | – / {47} | {40} / {23} | {51} / {47} | {56} / **{52}** |", *c1("books", (1024, 4096), ("whole",)), seeds_mean(ANSWER, "books", 4096, "late-chunking-512"), *c1("books", (1024, 4096), METHODS[2:])),
+    F(f"docs/{LONG}/answer/README.md", "| IMDB reviews > 512 tokens (3) | {73.7} | **{74.8}** | {69.1} | {73.9} | – |", *c1("imdb", (4096,), METHODS[:4])),
+    F(f"docs/{LONG}/answer/README.md", "| fidelity at 512 | {0.971} |", J(f"{LONG}/k128-w64-g1-long4096-exact512-c1.json", "fidelity", "long")),
+    F(f"docs/{LONG}/answer/README.md", "at 4 096 it reads a text at\n{1.03}x the speed of 512-token chunks", limits_native("w64", "chunks")),
+    F(f"docs/{LONG}/answer/README.md", "limits-native/: {1.03}-{1.13}x)", chunk_ratios("speed", CPU_LIMITS_NATIVE).min(), chunk_ratios("speed", CPU_LIMITS_NATIVE).max()),
+    F(f"docs/{LONG}/answer/README.md", "(the README's long command, {41} minutes on 2 AVX2 cores, peak {9.0} GB;", J(MEMORY, "wall_s") / 60, J(MEMORY, "peak_rss_kb") * KB_TO_GB),
+    F(f"docs/{LONG}/answer/README.md", "fidelity {1.000} on book, review, encyclopedia and sentence text and paragraph recall the original's {49.2}, both by construction", README_FIDELITY, score(f"{README_RUN}/paragraphs/longdocs.json", "paragraphs", 512, "whole"), construction=True),
+    F(f"docs/{LONG}/answer/README.md", "(`c1`: 88.7 on 512-token book passages, the issue's measurement, in no file here;"),
+    F(f"docs/{LONG}/answer/README.md", "beside its 512 student's weights: {97.5}-{98.2})", *fidelity_range(f"{LONG}/long4096-sbw-layers")),
+    F(f"docs/{LONG}/answer/README.md", "Passkey {68} / {72} / {70} at 1 024 / 2 048 / 4 096 (best chunk {56} / {60} / {52})", *readme_run("passkey", KEYS), *(score(CHUNKS_KEYS, "passkey", n, "chunks-best-512") for n in KEYS)),
+    F(f"docs/{LONG}/answer/README.md", "book halves {66} / {44} at 1 024 / 4 096", *readme_run("books", (1024, 4096))),
+    F(f"docs/{LONG}/answer/README.md", "the access-code construction {70} / {80} / {38} (best chunk {44} / {66} / {60})", *readme_run("access-code", KEYS), *(score(CHUNKS_ACCESS, "access-code", n, "chunks-best-512") for n in KEYS)),
+    F(f"docs/{LONG}/answer/README.md", "book halves at 4 096 between {42} and {48} against averaged chunks' {46}-{47}", Least(*SIX_STAGES_BOOKS), Least(*SIX_STAGES_BOOKS, most=True), score(ANSWER, "books", 4096, "chunks-mean-512"), seeds_mean(ANSWER, "books", 4096, "chunks-mean-512")),
+    F(f"docs/{LONG}/answer/README.md", "(at lr 1e-3 they broke the 4 096 reading: books {22.7})", seeds_mean(f"{LONG}/long4096-proj-lr1e3/books/longdocs.json", "books", 4096, "whole")),
     F(LONGDOCS, "the default long student {+18} over the best chunk on LongEmbed's passkey, {-22} on the access code", readme_lead("passkey", 4096, CHUNKS_KEYS), readme_lead("access-code", 4096, CHUNKS_ACCESS)),
     F(LONGDOCS, "(the default long student {+4} over the best chunk, seed 1; `c1` {+6} to {+16}, by seed)", readme_lead("books", 1024, CHUNKS_BOOKS), Least(*C1_BOOKS_LEAD), Least(*C1_BOOKS_LEAD, most=True)),
     F(LONGDOCS, "(a tie; both {5}-{6} points above truncation)", seeds_mean(ANSWER, "imdb", 4096, "chunks-mean-512") - seeds_mean(ANSWER, "imdb", 4096, "truncate-512"), seeds_mean(ANSWER, "imdb", 4096, "late-chunking-512") - seeds_mean(ANSWER, "imdb", 4096, "truncate-512")),
     F(LONGDOCS, "(fidelity {1.000}, by construction;", README_FIDELITY, construction=True),
-    # docs/distill.md, "The answer on all-MiniLM-L6-v2 (CPU, 2 cores)"
-    F(DISTILL, "embeddings (mean cosine {0.976} to the original's on 1 000 random held-out IMDB reviews", quality("k128-w64-g1-e2e150", "fidelity")),
-    F(DISTILL, "150 steps of distillation, {11} minutes on 2 CPU cores**", stage_minutes(MINILM_512)),
-    F(DISTILL, "already scores {0.968}.", grid("drop-in-k128-w64-g1")),
-    F(DISTILL, "(k = 128: {0.590} as converted, {0.879} after the same 150 steps;", grid("drop-in-k128"), grid("e2e150-k128")),
-    F(DISTILL, "(recall@1 {0.378} against {0.369})", quality("k128-w64-g1-e2e150", "recall_at_1"), quality("original@512", "recall_at_1")),
-    F(DISTILL, "is {1.0} point behind its IMDB probe ({76.87} against {77.87} %, 3 seeds;", (quality("original@512", "probe_mean") - quality("k128-w64-g1-e2e150", "probe_mean")) * 100, quality("k128-w64-g1-e2e150", "probe_mean") * 100, quality("original@512", "probe_mean") * 100),
-    F(DISTILL, "{3.8} points better than the original cut at 512 ({77.3} against {73.5} %)", (quality("k128-w64-g1-e2e150@2048", "probe_mean_long") - quality("original@512", "probe_mean_long")) * 100, quality("k128-w64-g1-e2e150@2048", "probe_mean_long") * 100, quality("original@512", "probe_mean_long") * 100),
-    F(DISTILL, "It encodes {1.68}x faster than the original at n = 4 096 on a CPU, {0.79}x at 512", J(f"{MINILM}/speed-w64.json", "lengths", "4096", "speedup"), J(f"{MINILM}/speed-w64.json", "lengths", "512", "speedup")),
-    F(DISTILL, "512 tokens ({0.96}-{1.02}x there; {1.28}x at n = 128, batch 32, where the original's times spread) and {2.24}x the original's full attention at 4 096, {0.90}x its 512-token chunks", Least(*EXACT512_LEVEL), Least(*EXACT512_LEVEL, most=True), exact512("w64", 128, 32), exact512("w64", 4096, 1, "full"), exact512("w64", 4096, 1, "chunks")),
-    F(DISTILL, "| k = 64 | {0.470} | {0.425} | – | – |", grid("drop-in-k64"), grid("drop-in-k64", 256)),
-    F(DISTILL, "| k = 128 | {0.590} | {0.556} | {0.879} | {0.862} |", *grid_row("k128")),
-    F(DISTILL, "| k = 256 | {0.762} | {0.740} | – | – |", grid("drop-in-k256"), grid("drop-in-k256", 256)),
-    F(DISTILL, "| k = 64, w 16 + 1 global | {0.907} | {0.902} | {0.956} | {0.952} |", *grid_row("k64-w16-g1")),
-    F(DISTILL, "| k = 128, w 16 + 1 global | {0.917} | {0.913} | {0.959} | {0.955} |", *grid_row("k128-w16-g1")),
-    F(DISTILL, "| k = 256, w 16 + 1 global | {0.936} | {0.932} | **{0.974}** | **{0.988}** |", *grid_row("k256-w16-g1")),
-    F(DISTILL, "| k = 64, w 64 + 1 global | {0.967} | {0.968} | **{0.975}** | **{0.974}** |", *grid_row("k64-w64-g1")),
-    F(DISTILL, "| k = 128, w 64 + 1 global | {0.968} | {0.968} | **{0.976}** | **{0.974}** |", *grid_row("k128-w64-g1")),
-    F(DISTILL, "| k = 128, w 16 + 1 global, 600 steps | | | {0.966} | {0.963} |", grid("e2e600-k128-w16-g1"), grid("e2e600-k128-w16-g1", 256)),
-    F(DISTILL, "512: {0.333}, 256: {0.298}", grid("original@512", key="different_documents"), grid("original@256", 256, "different_documents")),  # different reviews under the original
-    F(DISTILL, "from {0.590} to {0.968} at k = 128 with no training at all (the grid's 1 000 random reviews); 150 steps add {0.008}", grid("drop-in-k128"), grid("drop-in-k128-w64-g1"), grid("e2e150-k128-w64-g1") - grid("drop-in-k128-w64-g1")),
-    F(DISTILL, "(600 steps, {41} minutes beside other jobs, about 34 alone) reach {0.966}", stage_minutes(f"{MINILM}/k128-w16-g1-e2e600.json"), grid("e2e600-k128-w16-g1")),
-    F(DISTILL, "k = 64 and k = 128 end {0.0003} apart ({0.975}, {0.976});", grid("e2e150-k128-w64-g1") - grid("e2e150-k64-w64-g1"), grid("e2e150-k64-w64-g1"), grid("e2e150-k128-w64-g1")),
-    F(DISTILL, "with w = 16, k = 256 ({0.974}) beats k = 128 ({0.959}) and k = 64 ({0.956})", grid("e2e150-k256-w16-g1"), grid("e2e150-k128-w16-g1"), grid("e2e150-k64-w16-g1")),
-    F(DISTILL, "which is why k = 256 at n = 256 reaches {0.988} after training", grid("e2e150-k256-w16-g1", 256)),
-    F(DISTILL, "(CPU time; k = 128's {0.879} shows where", grid("e2e150-k128")),
-    F(DISTILL, "k = 128 alone {442} s, k = 64 / 128 / 256 with w = 16 {507} / {543} / {628} s, k = 64 / 128 with w = 64 {564} / {663} s", *(J(f"{MINILM}/{name}.json", "stage_seconds", "end-to-end") for name in ("k128-e2e", "k64-w16-g1-e2e", "k128-w16-g1-e2e-rerun", "k256-w16-g1-e2e", "k64-w64-g1-e2e", "k128-w64-g1-e2e"))),
-    # docs/distill.md, "The long stage": "The answer first" and the recommended long student
-    F(DISTILL, "(fidelity {1.000} on book, review, encyclopedia and sentence text at 256 and 512 tokens, by construction)", README_FIDELITY, construction=True),
-    F(DISTILL, "LongEmbed's passkey {70} against the best chunk's {52}, the access code {38} against {60}.", *readme_run("passkey", (4096,)), score(CHUNKS_KEYS, "passkey", 4096, "chunks-best-512"), *readme_run("access-code", (4096,)), score(CHUNKS_ACCESS, "access-code", 4096, "chunks-best-512")),
-    F(DISTILL, "fidelity {1.000} at 256 and 512 tokens on Gutenberg, IMDB, WikiText and SST-2 (`longdocs --tasks fidelity`; `distill`'s report {1.000} on each held-out source), and WikiText paragraph halves at the original's recall, both by construction", README_FIDELITY, Many(f"{LONG}/k128-w64-g1-long4096-readme.json", "fidelity_by_source", "*", "fidelity").min(), construction=True),
-    F(DISTILL, "passkey {66} / {54} / {68} / {72} / {70} at 256 ... 4 096 tokens against the best 512-token chunk's {66} / {54} / {56} / {60} / {52}", *readme_run("passkey", (256, 512, *KEYS)), *(score(CHUNKS_KEYS, "passkey", n, "chunks-best-512") for n in (256, 512, *KEYS))),
-    F(DISTILL, "book halves {66} / {44} at 1 024 / 4 096 (best chunk {62} / {44}, averaged chunks {54} / {46})", *readme_run("books", (1024, 4096)), *(score(CHUNKS_BOOKS, "books", n, method) for method in ("chunks-best-512", "chunks-mean-512") for n in (1024, 4096))),
-    F(DISTILL, "**{41} minutes on 2 AVX2 cores, peak RSS {9.0} GB**", J(MEMORY, "wall_s") / 60, J(MEMORY, "peak_rss_kb") * KB_TO_GB),
-    F(DISTILL, "**{25} minutes (the 512 stage {422} s at 2.8-2.9 s a step,\nthe long stage {823} s at 20 s a step) and {7.9} GB**", J(MEMORY_1129, "wall_s") / 60, J(MEMORY_1129, "stage_seconds", "end-to-end"), J(MEMORY_1129, "stage_seconds", "long"), J(MEMORY_1129, "peak_rss_kb") * KB_TO_GB),
-    F(DISTILL, "holding\npairs, each read by the student and by the teacher's chunks and truncation) {70} s, {9} % of the long stage's\n{823} s.", J(f"{LONG}/long4096-readme-1129/metrics.json", "long_reading", "seconds"), J(f"{LONG}/long4096-readme-1129/metrics.json", "long_reading", "seconds") / J(f"{LONG}/long4096-readme-1129/metrics.json", "stage_seconds", "long") * 100, J(f"{LONG}/long4096-readme-1129/metrics.json", "stage_seconds", "long")),
-    F(BENCHMARKS, "machine and day): {25} minutes, {7.9} GB", J(MEMORY_1129, "wall_s") / 60, J(MEMORY_1129, "peak_rss_kb") * KB_TO_GB),
+    # docs/longdocs.md, "The answer on all-MiniLM-L6-v2": its one table
+    F(LONGDOCS, "| test books, 1 024 (482), `c160` | contextual chunks − best chunk | **{+4.1} [{+0.8}, {+7.4}]** |", *paired(1024, "contextual-chunks-512", "chunks-best-512")),
+    F(LONGDOCS, "| test books, 2 048 (237), `c160`, training seeds 42 / 43 | contextual chunks − best chunk | **{+7.2} [{+2.0}, {+12.2}]** / **{+11.4} [{+6.2}, {+16.4}]** |", *paired(2048, "contextual-chunks-512", "chunks-best-512"), *paired(2048, "contextual-chunks-512", "chunks-best-512", S43)),
+    F(LONGDOCS, "| held-out books, 2 048, `h40` | contextual chunks − strongest chunking | {+5.0} [{-0.3}, {+10.2}] |", *held_paired("contextual-chunks-512", STRONGEST, 2048)),
+    F(LONGDOCS, "| held-out books, 4 096 (300), `h40` | contextual chunks − strongest chunking | {+2.0} [{-1.6}, {+5.6}] |", *held_paired("contextual-chunks-512", STRONGEST)),
+    F(LONGDOCS, "| held-out books, 4 096 (300), `h40` | whole − best chunk | **{-9.0} [{-14.7}, {-3.2}]** |", *held_paired("whole", "chunks-best-512")),
+    F(LONGDOCS, "| passkey, 4 096, the default | whole − best chunk | {70} against {52} |", *readme_run("passkey", (4096,)), score(CHUNKS_KEYS, "passkey", 4096, "chunks-best-512")),
+    F(LONGDOCS, "| access code, 4 096, the default | whole − best chunk | {38} against {60} |", *readme_run("access-code", (4096,)), score(CHUNKS_ACCESS, "access-code", 4096, "chunks-best-512")),
+    F(LONGDOCS, "| read by the original's own weights | fidelity {1.000}, by construction |", README_FIDELITY, construction=True),
+    F(LONGDOCS, "| speed at 4 096, 2 CPU cores | whole / 512-token chunks | {1.03}x |", limits_native("w64", "chunks")),
+    # docs/spectrum.md, "Figure 1 for our models": the mini study's full-attention model
+    F("docs/spectrum.md", "| {454} / {229} | [{454}, {251}] | `--projected-length none,{251}` |", Many("reproduction/cpu-paper/spectrum-full/spectrum.json", "effective_rank", "0.9", "mean", 0, "*").mean(), Many("reproduction/cpu-paper/spectrum-full/spectrum.json", "effective_rank", "0.9", "mean", 1, "*").mean(), J("reproduction/cpu-paper/spectrum-full/spectrum.json", "rank_projected_length", 0), J("reproduction/cpu-paper/spectrum-full/spectrum.json", "rank_projected_length", 1), J("reproduction/cpu-paper/spectrum-full/spectrum.json", "recommended_projected_length", 1)),
+    # docs/gpu.md, "Results (one H100, bf16)": its one table
+    F("docs/gpu.md", "| {0.51}-{0.70}x up to n = 4 096; **{1.24}x** at 8 192, **{5.75}x** at 16 384, **{60.34}x** at 65 536;", Least(*(gpu_layer("full-sdpa", n) / gpu_layer("linformer-layerwise", n, 128) for n in GPU_NS[:4])), Least(*(gpu_layer("full-sdpa", n) / gpu_layer("linformer-layerwise", n, 128) for n in GPU_NS[:4]), most=True), *(gpu_layer("full-sdpa", n) / gpu_layer("linformer-layerwise", n, 128) for n in (8192, 16384, 65536))),
+    F("docs/gpu.md", "faster at every n: {1.70}x at 512, {18.99}x at 8 192", *(gpu_layer("full-eager", n) / gpu_layer("linformer-layerwise", n, 128) for n in (512, 8192))),
+    F("docs/gpu.md", "| **{1.61}x** at batch 1, **{2.67}x** at batch 8 |", *(J("benchmarks/gpu/compiled.json", {"method": "full-sdpa", "batch": b}, "eager_ms") / J("benchmarks/gpu/compiled.json", {"method": "linformer-headwise", "batch": b}, "compiled_ms") for b in (1, 8))),
+    F("docs/gpu.md", "| {1.01}x / {1.09}x / {1.21}x / **{1.43}x** at n = 512 / 1 024 / 2 048 / 4 096 |", *(J("benchmarks/gpu/train_throughput.json", "results", {"n": n, "k": 128}, "best", "tokens_per_s") / J("benchmarks/gpu/train_throughput.json", "results", {"n": n, "k": None}, "best", "tokens_per_s") for n in (512, 1024, 2048, 4096))),
+    F("docs/gpu.md", "inference at n = 4 096, batch 16, against 512-token chunks | {0.26}x |", gpu_student("original", "chunks", 4096, 16) / gpu_student("w64", "whole", 4096, 16)),
+    F("docs/gpu.md", "validation perplexity, floor {516.7} | k = 128 + window 16: **{219.9}**; full attention {446.0}; k = 128 {446.1} |", run(GPU_LEARNS, "full", "no_context_perplexity"), run(GPU_LEARNS, "k128-w16"), run(GPU_LEARNS, "full"), run(GPU_LEARNS, "k128")),
+    # docs/training.md, "Pretraining that learns": its table
+    F("docs/training.md", "(floor {224.3}) | full attention {20.4}; k = 128 with `--local-window 16` {19.47} |", floors("full"), ppl("full"), run(CPU_LOCAL, "k128-w16-s42-branch")),
+    F("docs/training.md", "| {80.5} against {138.7} |", run("reproduction/cpu/results.json", "full-keep"), run("reproduction/cpu/results.json", "full")),
+    # docs/lra.md, "Published numbers and ours": the CPU tier's rows (test accuracy, %)
+    F("docs/lra.md", "| ours, CPU tier, k = 256 window start | {15.5} (300 steps, 1 seed: one class for every tree) | **{57.0}** (n = 1 000, 2 000 steps, 1 seed) |", run("reproduction/lra-cpu/results.json", "listops-scratch-k256-window-s1", "accuracy") * 100, run("reproduction/lra-cpu/results.json", "text-scratch-k256-window-s1", "accuracy") * 100),
+    F("docs/lra.md", "| ours, CPU tier, k = 256 random start | {15.5} (the same budget: the same one class) | **{51.95}** (the same budget) |", run("reproduction/lra-cpu/results.json", "listops-scratch-k256-random-s1", "accuracy") * 100, run("reproduction/lra-cpu/results.json", "text-scratch-k256-random-s1", "accuracy") * 100),
+    F("docs/lra.md", "| ours, CPU tier, k = 256 window start + local window 16 | not run | **{50.55}** (the same budget: never left chance) |", run("reproduction/lra-cpu/results.json", "text-scratch-k256-w16-s1", "accuracy") * 100),
+    F("docs/lra.md", "| majority class of the evaluated examples, CPU tier | {16.7} (2 000 test trees) | {50.7} (2 000 test reviews) |", run("reproduction/lra-cpu/results.json", "listops-scratch-k256-window-s1", "majority_class_accuracy") * 100, run("reproduction/lra-cpu/results.json", "text-scratch-k256-window-s1", "majority_class_accuracy") * 100),
+    # docs/choosing.md, "In one table": the long-documents row
+    F("docs/choosing.md", "test books at 2 048: {+7.2} [{+2.0}, {+12.2}] points over the best chunk; held-out books at 4 096: {+2.0} [{-1.6}, {+5.6}] over the strongest chunking", *paired(2048, "contextual-chunks-512", "chunks-best-512"), *held_paired("contextual-chunks-512", STRONGEST)),
+    # docs/distill.md (the guide), "The answer on all-MiniLM-L6-v2": its one table, "Encode speed", "Known limits"
+    F(DISTILL, "(two *different* reviews under the original\nscore {0.333})", grid("original@512", key="different_documents")),
+    F(DISTILL, "| {0.976} after 150 steps, {11} minutes on 2 CPU cores; {0.968} as converted; without a window {0.590} as converted, {0.879} after training |", quality("k128-w64-g1-e2e150", "fidelity"), stage_minutes(MINILM_512), grid("drop-in-k128-w64-g1"), grid("drop-in-k128"), grid("e2e150-k128")),
+    F(DISTILL, "| {76.87} against the original's {77.87} %; recall@1 {0.378} against {0.369} |", quality("k128-w64-g1-e2e150", "probe_mean") * 100, quality("original@512", "probe_mean") * 100, quality("k128-w64-g1-e2e150", "recall_at_1"), quality("original@512", "recall_at_1")),
+    F(DISTILL, "| {77.3} against {73.5} % for the original cut at 512 |", quality("k128-w64-g1-e2e150@2048", "probe_mean_long") * 100, quality("original@512", "probe_mean_long") * 100),
+    F(DISTILL, "| {0.99}-{1.01}x the original up to 512 tokens; at 4 096, {1.03}x its 512-token chunks and {2.53}x its full attention |", Many(CPU_LIMITS_NATIVE, "ratios", {"runtime": "torch", "baseline": "original", "student": "w64"}, "speed").min(), Many(CPU_LIMITS_NATIVE, "ratios", {"runtime": "torch", "baseline": "original", "student": "w64"}, "speed").max(), limits_native("w64", "chunks"), limits_native("w64", "full")),
+    F(DISTILL, "| the original, exactly: fidelity {1.000} by construction |", README_FIDELITY, construction=True),
+    F(DISTILL, "| {68} / {72} / {70} at 1 024 / 2 048 / 4 096 tokens against the original's best 512-token chunk's {56} / {60} / {52}; another construction of the key at 4 096: {38} against {60} |", *readme_run("passkey", KEYS), *(score(CHUNKS_KEYS, "passkey", n, "chunks-best-512") for n in KEYS), *readme_run("access-code", (4096,)), score(CHUNKS_ACCESS, "access-code", 4096, "chunks-best-512")),
+    F(DISTILL, "its contextual chunks {+2.0} [{-1.6}, {+5.6}] points over the strongest chunking (held-out books); at 2 048, at least {7.2} points over the best chunk", *held_paired("contextual-chunks-512", STRONGEST), Least(paired(2048, "contextual-chunks-512", "chunks-best-512")[0], paired(2048, "contextual-chunks-512", "chunks-best-512", S43)[0])),
+    F(DISTILL, "| {25} minutes on 2 AVX-512 cores, peak {7.9} GB |", J(MEMORY_1129, "wall_s") / 60, J(MEMORY_1129, "peak_rss_kb") * KB_TO_GB),
+    F(DISTILL, "slower than the original at 512 tokens ({0.79}x) and needs 1.3-1.6x the original's peak memory for one forward; at 4 096 tokens it is {1.68}x faster", J(f"{MINILM}/speed-w64.json", "lengths", "512", "speedup"), J(f"{MINILM}/speed-w64.json", "lengths", "4096", "speedup")),
+    F(DISTILL, "The 512 student's probe is {1.0} point behind the original's", (quality("original@512", "probe_mean") - quality("k128-w64-g1-e2e150", "probe_mean")) * 100),
+    F(DISTILL, "The long student's fidelity up to 512 is {1.000} by construction", README_FIDELITY, construction=True),
+    # docs/reproduction/distill-minilm/README.md, "The answer on all-MiniLM-L6-v2 in full" (moved from docs/distill.md)
+    F(DISTILL_MINILM, "embeddings (mean cosine {0.976} to the original's on 1 000 random held-out IMDB reviews", quality("k128-w64-g1-e2e150", "fidelity")),
+    F(DISTILL_MINILM, "150 steps of distillation, {11} minutes on 2 CPU cores**", stage_minutes(MINILM_512)),
+    F(DISTILL_MINILM, "already scores {0.968}.", grid("drop-in-k128-w64-g1")),
+    F(DISTILL_MINILM, "(k = 128: {0.590} as converted, {0.879} after the same 150 steps;", grid("drop-in-k128"), grid("e2e150-k128")),
+    F(DISTILL_MINILM, "(recall@1 {0.378} against {0.369})", quality("k128-w64-g1-e2e150", "recall_at_1"), quality("original@512", "recall_at_1")),
+    F(DISTILL_MINILM, "is {1.0} point behind its IMDB probe ({76.87} against {77.87} %, 3 seeds;", (quality("original@512", "probe_mean") - quality("k128-w64-g1-e2e150", "probe_mean")) * 100, quality("k128-w64-g1-e2e150", "probe_mean") * 100, quality("original@512", "probe_mean") * 100),
+    F(DISTILL_MINILM, "{3.8} points better than the original cut at 512 ({77.3} against {73.5} %)", (quality("k128-w64-g1-e2e150@2048", "probe_mean_long") - quality("original@512", "probe_mean_long")) * 100, quality("k128-w64-g1-e2e150@2048", "probe_mean_long") * 100, quality("original@512", "probe_mean_long") * 100),
+    F(DISTILL_MINILM, "It encodes {1.68}x faster than the original at n = 4 096 on a CPU, {0.79}x at 512", J(f"{MINILM}/speed-w64.json", "lengths", "4096", "speedup"), J(f"{MINILM}/speed-w64.json", "lengths", "512", "speedup")),
+    F(DISTILL_MINILM, "512 tokens ({0.96}-{1.02}x there; {1.28}x at n = 128, batch 32, where the original's times spread) and {2.24}x the original's full attention at 4 096, {0.90}x its 512-token chunks", Least(*EXACT512_LEVEL), Least(*EXACT512_LEVEL, most=True), exact512("w64", 128, 32), exact512("w64", 4096, 1, "full"), exact512("w64", 4096, 1, "chunks")),
+    F(DISTILL_MINILM, "| k = 64 | {0.470} | {0.425} | – | – |", grid("drop-in-k64"), grid("drop-in-k64", 256)),
+    F(DISTILL_MINILM, "| k = 128 | {0.590} | {0.556} | {0.879} | {0.862} |", *grid_row("k128")),
+    F(DISTILL_MINILM, "| k = 256 | {0.762} | {0.740} | – | – |", grid("drop-in-k256"), grid("drop-in-k256", 256)),
+    F(DISTILL_MINILM, "| k = 64, w 16 + 1 global | {0.907} | {0.902} | {0.956} | {0.952} |", *grid_row("k64-w16-g1")),
+    F(DISTILL_MINILM, "| k = 128, w 16 + 1 global | {0.917} | {0.913} | {0.959} | {0.955} |", *grid_row("k128-w16-g1")),
+    F(DISTILL_MINILM, "| k = 256, w 16 + 1 global | {0.936} | {0.932} | **{0.974}** | **{0.988}** |", *grid_row("k256-w16-g1")),
+    F(DISTILL_MINILM, "| k = 64, w 64 + 1 global | {0.967} | {0.968} | **{0.975}** | **{0.974}** |", *grid_row("k64-w64-g1")),
+    F(DISTILL_MINILM, "| k = 128, w 64 + 1 global | {0.968} | {0.968} | **{0.976}** | **{0.974}** |", *grid_row("k128-w64-g1")),
+    F(DISTILL_MINILM, "| k = 128, w 16 + 1 global, 600 steps | | | {0.966} | {0.963} |", grid("e2e600-k128-w16-g1"), grid("e2e600-k128-w16-g1", 256)),
+    F(DISTILL_MINILM, "512: {0.333}, 256: {0.298}", grid("original@512", key="different_documents"), grid("original@256", 256, "different_documents")),  # different reviews under the original
+    F(DISTILL_MINILM, "from {0.590} to {0.968} at k = 128 with no training at all (the grid's 1 000 random reviews); 150 steps add {0.008}", grid("drop-in-k128"), grid("drop-in-k128-w64-g1"), grid("e2e150-k128-w64-g1") - grid("drop-in-k128-w64-g1")),
+    F(DISTILL_MINILM, "(600 steps, {41} minutes beside other jobs, about 34 alone) reach {0.966}", stage_minutes(f"{MINILM}/k128-w16-g1-e2e600.json"), grid("e2e600-k128-w16-g1")),
+    F(DISTILL_MINILM, "k = 64 and k = 128 end {0.0003} apart ({0.975}, {0.976});", grid("e2e150-k128-w64-g1") - grid("e2e150-k64-w64-g1"), grid("e2e150-k64-w64-g1"), grid("e2e150-k128-w64-g1")),
+    F(DISTILL_MINILM, "with w = 16, k = 256 ({0.974}) beats k = 128 ({0.959}) and k = 64 ({0.956})", grid("e2e150-k256-w16-g1"), grid("e2e150-k128-w16-g1"), grid("e2e150-k64-w16-g1")),
+    F(DISTILL_MINILM, "which is why k = 256 at n = 256 reaches {0.988} after training", grid("e2e150-k256-w16-g1", 256)),
+    F(DISTILL_MINILM, "(CPU time; k = 128's {0.879} shows where", grid("e2e150-k128")),
+    F(DISTILL_MINILM, "k = 128 alone {442} s, k = 64 / 128 / 256 with w = 16 {507} / {543} / {628} s, k = 64 / 128 with w = 64 {564} / {663} s", *(J(f"{MINILM}/{name}.json", "stage_seconds", "end-to-end") for name in ("k128-e2e", "k64-w16-g1-e2e", "k128-w16-g1-e2e-rerun", "k256-w16-g1-e2e", "k64-w64-g1-e2e", "k128-w64-g1-e2e"))),
+    # docs/reproduction/long-minilm/long4096-readme/README.md: "The answer first" and the recommended long student (moved from docs/distill.md)
+    F(DISTILL_LONG, "(fidelity {1.000} on book, review, encyclopedia and sentence text at 256 and 512 tokens, by construction)", README_FIDELITY, construction=True),
+    F(DISTILL_LONG, "LongEmbed's passkey {70} against the best chunk's {52}, the access code {38} against {60}.", *readme_run("passkey", (4096,)), score(CHUNKS_KEYS, "passkey", 4096, "chunks-best-512"), *readme_run("access-code", (4096,)), score(CHUNKS_ACCESS, "access-code", 4096, "chunks-best-512")),
+    F(DISTILL_LONG, "fidelity {1.000} at 256 and 512 tokens on Gutenberg, IMDB, WikiText and SST-2 (`longdocs --tasks fidelity`; `distill`'s report {1.000} on each held-out source), and WikiText paragraph halves at the original's recall, both by construction", README_FIDELITY, Many(f"{LONG}/k128-w64-g1-long4096-readme.json", "fidelity_by_source", "*", "fidelity").min(), construction=True),
+    F(DISTILL_LONG, "passkey {66} / {54} / {68} / {72} / {70} at 256 ... 4 096 tokens against the best 512-token chunk's {66} / {54} / {56} / {60} / {52}", *readme_run("passkey", (256, 512, *KEYS)), *(score(CHUNKS_KEYS, "passkey", n, "chunks-best-512") for n in (256, 512, *KEYS))),
+    F(DISTILL_LONG, "book halves {66} / {44} at 1 024 / 4 096 (best chunk {62} / {44}, averaged chunks {54} / {46})", *readme_run("books", (1024, 4096)), *(score(CHUNKS_BOOKS, "books", n, method) for method in ("chunks-best-512", "chunks-mean-512") for n in (1024, 4096))),
+    F(DISTILL_LONG, "**{41} minutes on 2 AVX2 cores, peak RSS {9.0} GB**", J(MEMORY, "wall_s") / 60, J(MEMORY, "peak_rss_kb") * KB_TO_GB),
+    F(DISTILL_LONG, "**{25} minutes (the 512 stage {422} s at 2.8-2.9 s a step,\nthe long stage {823} s at 20 s a step) and {7.9} GB**", J(MEMORY_1129, "wall_s") / 60, J(MEMORY_1129, "stage_seconds", "end-to-end"), J(MEMORY_1129, "stage_seconds", "long"), J(MEMORY_1129, "peak_rss_kb") * KB_TO_GB),
+    F(DISTILL_LONG, "holding\npairs, each read by the student and by the teacher's chunks and truncation) {70} s, {9} % of the long stage's\n{823} s.", J(f"{LONG}/long4096-readme-1129/metrics.json", "long_reading", "seconds"), J(f"{LONG}/long4096-readme-1129/metrics.json", "long_reading", "seconds") / J(f"{LONG}/long4096-readme-1129/metrics.json", "stage_seconds", "long") * 100, J(f"{LONG}/long4096-readme-1129/metrics.json", "stage_seconds", "long")),
+    F(TRAIN_DOC, "machine and day): {25} minutes, {7.9} GB", J(MEMORY_1129, "wall_s") / 60, J(MEMORY_1129, "peak_rss_kb") * KB_TO_GB),
     F(README, "{25} minutes of 2 AVX-512 cores, peak {7.9} GB resident", J(MEMORY_1129, "wall_s") / 60, J(MEMORY_1129, "peak_rss_kb") * KB_TO_GB),
-    F(DISTILL, "Two *different* reviews under the original score {0.333} (n = 512) and {0.298} (n = 256).", grid("original@512", key="different_documents"), grid("original@256", 256, "different_documents")),
-    F(DISTILL, "(at dropout 0.1: {7.6} GB against {16.8}; 88-91 s a step against 62-65 in another run, not an A/B;", J(f"{LONG}/long4096-sbw-layers/memory-gradient-checkpointing.json", "peak_rss_kb") * KB_TO_GB, J(f"{LONG}/long4096-sbw-layers/memory.json", "peak_rss_kb") * KB_TO_GB),
-    F(DISTILL, "a longer one pays {2.8} % more multiply-adds in the layer's linears at rank 16", ADAPTERS),
-    # counted costs in the code and docs/models.md
+    F(DISTILL_MINILM, "Two *different* reviews under the original score {0.333} (n = 512) and {0.298} (n = 256).", grid("original@512", key="different_documents"), grid("original@256", 256, "different_documents")),
+    F(DISTILL_LONG, "(at dropout 0.1: {7.6} GB against {16.8}; 88-91 s a step against 62-65 in another run, not an A/B;", J(f"{LONG}/long4096-sbw-layers/memory-gradient-checkpointing.json", "peak_rss_kb") * KB_TO_GB, J(f"{LONG}/long4096-sbw-layers/memory.json", "peak_rss_kb") * KB_TO_GB),
+    F(DISTILL_HISTORY, "a longer one pays {2.8} % more multiply-adds in the layer's linears at rank 16", ADAPTERS),
+    # counted costs in the code, docs/models.md and docs/notes/models/README.md
     F("src/linformer_kit/nn/exact_rows.py", "MiniLM's shape: about {4} % of a layer's)", EXACT_PATH),
-    F("docs/models.md", "about {4} % more multiply-adds a layer at n = 4 096, T = 512, MiniLM's shape", EXACT_PATH),
+    F("docs/notes/models/README.md", "about {4} % more multiply-adds a layer at n = 4 096, T = 512, MiniLM's shape", EXACT_PATH),
     F("src/linformer_kit/nn/long_adapters.py", "(r = 16, D = 384: 8 D r / 12 D² = {2.8} % of the layer's linears)", ADAPTERS),
     F("docs/models.md", "(r = 16, D = 384: 8 D r / 12 D² = {2.8} % of the layer's linears)", ADAPTERS),
+    # docs/models.md, "A long-input model from a short one": the CPU tier's extension (its record: docs/reproduction/cpu-long/README.md)
+    F("docs/models.md", "| full attention, positions copied | **{103.9}** |", run("reproduction/cpu-long/results.json", "full-copied")),
+    F("docs/models.md", "| full attention, positions 512+ new | {179.3} |", run("reproduction/cpu-long/results.json", "full-new")),
+    F("docs/models.md", "| Linformer k = 128 in every layer, positions copied | {237.0} (floor {232.1}) |", run("reproduction/cpu-long/results.json", "copied"), run("reproduction/cpu-long/results.json", "copied", "no_context_perplexity")),
     # docs/reproduction/long-minilm/README.md, "The original up to 512": the goals of the README's long command
     F(f"docs/{LONG}/README.md", "Fidelity at 512 is {1.000} by construction", J(f"{LONG}/k128-w64-g1-long4096-readme.json", "fidelity", "long"), construction=True),
     F(f"docs/{LONG}/README.md", "command; {41} minutes on 2 AVX2 cores (goal 60); peak {9.0} GB (goal 16);", J(MEMORY, "wall_s") / 60, J(MEMORY, "peak_rss_kb") * KB_TO_GB),
-    # docs/reproduction.md, "The answer at CPU scale": the headline and the tables of the study's runs
-    F(STUDY, "the `mini` encoder ({0.6} M parameters without E, F)", params("full")),
-    F(STUDY, "with 21 000 instead of 3 000 steps at n = 512 ({123} M tokens, {2.5}x the study's) it leaves it ({0.53} and {0.45} × floor, seeds 42 and 43)", run(MORE, "k128-30000", "train_tokens") / 1e6, run(MORE, "k128-30000", "train_tokens") / run(PAPER, "k128", "train_tokens"), ppl_floor("k128-30000", MORE)[1], ppl_floor("k128-30000-s43", MORE)[1]),
-    F(STUDY, "it comes within {4}-{8} % in both seeds where full attention learned", (ppl("k512-128-s43") / ppl("full-s43") - 1) * 100, (ppl("k512-128") / ppl("full") - 1) * 100),
-    F(STUDY, "no-context floor {224.3} for every seed-42 run (the same masks; seed 43's: {224.8}, seed 44's: {224.7}):", floors("full"), floors("full-s43"), floors("full-s44")),
-    F(STUDY, "| 9 000 / 3 000 | **{20.4}** ({0.09} × floor); seed 43: **{21.5}** ({0.10}); seed 44: **{215.0}** ({0.96}, no drop) | **{213.0}** ({0.95}); seed 43: **{216.4}** ({0.96}); seed 44: **{216.6}** ({0.96}) | **{22.1}** ({0.10}); seed 43: **{22.4}** ({0.10}); seed 44: **{216.0}** ({0.96}, no drop) |", *(x for name in ("full", "full-s43", "full-s44", "k128", "k128-s43", "k128-s44", "k512-128", "k512-128-s43", "k512-128-s44") for x in ppl_floor(name))),
-    F(STUDY, "| 6 000 / 1 500 | **{82.1}** ({0.37}) | **{213.9}** ({0.95}) | – |", *ppl_floor("full", P7500), *ppl_floor("k128", P7500)),
-    F(STUDY, "| 6 000 / 6 000 | – (not continued past 7 500) | **{181.3}** ({0.81}) | – |", *ppl_floor("k128", P12000)),
-    F(STUDY, "| 9 000 / 21 000 | – | **{119.2}** ({0.53}); seed 43: **{101.2}** ({0.45}; floor {224.8}) | – |", *ppl_floor("k128-30000", MORE), *ppl_floor("k128-30000-s43", MORE), floors("k128-30000-s43", MORE)),
-    F(STUDY, "| **{20.4}** ({0.09}) | **{199.8}** ({0.89}) | **{213.0}** ({0.95}) | **{231.3}** ({1.03}) | **{231.0}** ({1.03}) | **{22.1}** ({0.10}) |", *(x for name in ("full", "k256", "k128", "k64", "k32", "k512-128") for x in ppl_floor(name))),
-    F(STUDY, "| none: E, F per head ({1.14} M) | **{202.6}** ({0.90}) | **{21.97}** ({0.10}) |", params("k128-none"), *ppl_floor("k128-none"), *ppl_floor("k512-128-none")),
-    F(STUDY, "| headwise: E, F per layer ({0.87} M) | **{213.0}** ({0.95}); seed 43: {216.4} | **{22.1}** ({0.10}); seed 43: {22.4} |", params("k128"), *ppl_floor("k128"), ppl("k128-s43"), *ppl_floor("k512-128"), ppl("k512-128-s43")),
-    F(STUDY, "| kv: E = F per layer ({0.74} M) | **{200.6}** ({0.89}) | **{22.25}** ({0.10}) |", params("k128-kv"), *ppl_floor("k128-kv"), *ppl_floor("k512-128-kv")),
-    F(STUDY, "| layerwise: one E = F for every layer ({0.68} M) | **{206.4}** ({0.92}) |", params("k128-layerwise"), *ppl_floor("k128-layerwise")),
-    F(STUDY, "**{180.9}** ({0.81}) from step 0, **{217.9}** ({0.97}) on `full`'s trunk (only the start differs from k = 128's {213.0})", *ppl_floor("k128-random"), *ppl_floor("k128-random-full-trunk"), ppl("k128")),
-    F(STUDY, "at n = 1 024 the floor of the validation masks is {231.9}, at n = 2 048 {231.7}", floors("full-n1024"), floors("k128-n2048")),
-    F(STUDY, "| 512 | **{20.4}** ({0.09}) | **{22.1}** ({0.10}) | **{213.0}** ({0.95}) |", *ppl_floor("full"), *ppl_floor("k512-128"), *ppl_floor("k128")),
-    F(STUDY, "| 1 024 | **{221.7}** ({0.96}) | **{221.8}** ({0.96}) | **{223.9}** ({0.97}) |", *ppl_floor("full-n1024"), *ppl_floor("k1024-128-n1024"), *ppl_floor("k128-n1024")),
-    F(STUDY, "| 2 048 (floor {231.7}) | not run (below) | not run (below) | **{231.4}** ({1.00}) |", floors("k128-n2048"), *ppl_floor("k128-n2048")),
+    # docs/reproduction/cpu-paper/README.md, "The answer at CPU scale": the headline and the tables of the study's runs
+    F(STUDY_PAPER, "the `mini` encoder ({0.6} M parameters without E, F)", params("full")),
+    F(STUDY_PAPER, "with 21 000 instead of 3 000 steps at n = 512 ({123} M tokens, {2.5}x the study's) it leaves it ({0.53} and {0.45} × floor, seeds 42 and 43)", run(MORE, "k128-30000", "train_tokens") / 1e6, run(MORE, "k128-30000", "train_tokens") / run(PAPER, "k128", "train_tokens"), ppl_floor("k128-30000", MORE)[1], ppl_floor("k128-30000-s43", MORE)[1]),
+    F(STUDY_PAPER, "it comes within {4}-{8} % in both seeds where full attention learned", (ppl("k512-128-s43") / ppl("full-s43") - 1) * 100, (ppl("k512-128") / ppl("full") - 1) * 100),
+    F(STUDY_PAPER, "no-context floor {224.3} for every seed-42 run (the same masks; seed 43's: {224.8}, seed 44's: {224.7}):", floors("full"), floors("full-s43"), floors("full-s44")),
+    F(STUDY_PAPER, "| 9 000 / 3 000 | **{20.4}** ({0.09} × floor); seed 43: **{21.5}** ({0.10}); seed 44: **{215.0}** ({0.96}, no drop) | **{213.0}** ({0.95}); seed 43: **{216.4}** ({0.96}); seed 44: **{216.6}** ({0.96}) | **{22.1}** ({0.10}); seed 43: **{22.4}** ({0.10}); seed 44: **{216.0}** ({0.96}, no drop) |", *(x for name in ("full", "full-s43", "full-s44", "k128", "k128-s43", "k128-s44", "k512-128", "k512-128-s43", "k512-128-s44") for x in ppl_floor(name))),
+    F(STUDY_PAPER, "| 6 000 / 1 500 | **{82.1}** ({0.37}) | **{213.9}** ({0.95}) | – |", *ppl_floor("full", P7500), *ppl_floor("k128", P7500)),
+    F(STUDY_PAPER, "| 6 000 / 6 000 | – (not continued past 7 500) | **{181.3}** ({0.81}) | – |", *ppl_floor("k128", P12000)),
+    F(STUDY_PAPER, "| 9 000 / 21 000 | – | **{119.2}** ({0.53}); seed 43: **{101.2}** ({0.45}; floor {224.8}) | – |", *ppl_floor("k128-30000", MORE), *ppl_floor("k128-30000-s43", MORE), floors("k128-30000-s43", MORE)),
+    F(STUDY_PAPER, "| **{20.4}** ({0.09}) | **{199.8}** ({0.89}) | **{213.0}** ({0.95}) | **{231.3}** ({1.03}) | **{231.0}** ({1.03}) | **{22.1}** ({0.10}) |", *(x for name in ("full", "k256", "k128", "k64", "k32", "k512-128") for x in ppl_floor(name))),
+    F(STUDY_PAPER, "| none: E, F per head ({1.14} M) | **{202.6}** ({0.90}) | **{21.97}** ({0.10}) |", params("k128-none"), *ppl_floor("k128-none"), *ppl_floor("k512-128-none")),
+    F(STUDY_PAPER, "| headwise: E, F per layer ({0.87} M) | **{213.0}** ({0.95}); seed 43: {216.4} | **{22.1}** ({0.10}); seed 43: {22.4} |", params("k128"), *ppl_floor("k128"), ppl("k128-s43"), *ppl_floor("k512-128"), ppl("k512-128-s43")),
+    F(STUDY_PAPER, "| kv: E = F per layer ({0.74} M) | **{200.6}** ({0.89}) | **{22.25}** ({0.10}) |", params("k128-kv"), *ppl_floor("k128-kv"), *ppl_floor("k512-128-kv")),
+    F(STUDY_PAPER, "| layerwise: one E = F for every layer ({0.68} M) | **{206.4}** ({0.92}) |", params("k128-layerwise"), *ppl_floor("k128-layerwise")),
+    F(STUDY_PAPER, "**{180.9}** ({0.81}) from step 0, **{217.9}** ({0.97}) on `full`'s trunk (only the start differs from k = 128's {213.0})", *ppl_floor("k128-random"), *ppl_floor("k128-random-full-trunk"), ppl("k128")),
+    F(STUDY_PAPER, "at n = 1 024 the floor of the validation masks is {231.9}, at n = 2 048 {231.7}", floors("full-n1024"), floors("k128-n2048")),
+    F(STUDY_PAPER, "| 512 | **{20.4}** ({0.09}) | **{22.1}** ({0.10}) | **{213.0}** ({0.95}) |", *ppl_floor("full"), *ppl_floor("k512-128"), *ppl_floor("k128")),
+    F(STUDY_PAPER, "| 1 024 | **{221.7}** ({0.96}) | **{221.8}** ({0.96}) | **{223.9}** ({0.97}) |", *ppl_floor("full-n1024"), *ppl_floor("k1024-128-n1024"), *ppl_floor("k128-n1024")),
+    F(STUDY_PAPER, "| 2 048 (floor {231.7}) | not run (below) | not run (below) | **{231.4}** ({1.00}) |", floors("k128-n2048"), *ppl_floor("k128-n2048")),
+    # docs/reproduction.md (the guide), "The answer at CPU scale": its one table
+    F(STUDY, "A `mini` encoder ({0.6} M parameters, 2 layers), 12 000 steps of 4 096 tokens ({49} M)", params("full"), run(PAPER, "k128", "train_tokens") / 1e6),
+    F(STUDY, "(the no-context\nfloor, a model that ignores every neighbour, is about {224})", floors("full")),
+    F(STUDY, "| perplexity {213.0} / {216.4} (at the floor) against full attention's {20.4} / {21.5} |", ppl("k128"), ppl("k128-s43"), ppl("full"), ppl("full-s43")),
+    F(STUDY, "| with {2.5}x the tokens at n = 512 | {119.2} / {101.2}: off the floor", run(MORE, "k128-30000", "train_tokens") / run(PAPER, "k128", "train_tokens"), ppl("k128-30000", MORE), ppl("k128-30000-s43", MORE)),
+    F(STUDY, "| {231.0} / {231.3} / {213.0} / {199.8}: the paper's order", ppl("k32"), ppl("k64"), ppl("k128"), ppl("k256")),
+    F(STUDY, "| {200.6}-{213.0} for every sharing |", Least(*(ppl(name) for name in ("k128-none", "k128", "k128-kv", "k128-layerwise"))), Least(*(ppl(name) for name in ("k128-none", "k128", "k128-kv", "k128-layerwise")), most=True)),
+    F(STUDY, "| {22.1} / {22.4}: within {4}-{8} % of full attention |", ppl("k512-128"), ppl("k512-128-s43"), (ppl("k512-128-s43") / ppl("full-s43") - 1) * 100, (ppl("k512-128") / ppl("full") - 1) * 100),
+    F(STUDY, "| {19.47} / {24.07} against full attention's {20.58} / {27.26} |", run(CPU_LOCAL, "k128-w16-s42-branch"), run(CPU_LOCAL, "k128-w16-s43-branch"), run(CPU_LOCAL, "full-s42"), run(CPU_LOCAL, "full-s43")),
+    F(STUDY, "| {18.88} / {25.74} against {20.24} / {29.73} |", run(CPU_LOCAL_LONG, "k128-w16-n2048-s42"), run(CPU_LOCAL_LONG, "k128-w16-n2048"), run(CPU_LOCAL_LONG, "full-n2048-s42"), run(CPU_LOCAL_LONG, "full-n2048")),
+    F(STUDY, "| {74.47} / {76.27} % against full attention's {75.33} / {77.58} %; k = 128 alone {72.72} against {75.47} % |", *(finetuned(CPU_LOCAL, name) * 100 for name in ("k128-w16-s42-branch", "k128-w16-s43-branch", "full-s42", "full-s43")), finetuned(PAPER, "k128") * 100, finetuned(PAPER, "full") * 100),
+    F(STUDY, "| {70.80} / {71.90} % against {71.06} / {71.33} % |", *(finetuned(CPU_LOCAL, name, "sst2") * 100 for name in ("k128-w16-s42-branch", "k128-w16-s43-branch", "full-s42", "full-s43"))),
+    F(STUDY, "no: IMDB full attention from scratch {76.63} %, pretrained {75.47} %; a bag-of-words logistic regression {86.00} %", finetuned(PAPER, "scratch:full") * 100, finetuned(PAPER, "full") * 100, finetuned(PAPER, "bag-of-words") * 100),
 )
 # fmt: on
 

@@ -1,6 +1,7 @@
-"""The README's Python examples run as written (a block opening with `# not run in tests` is skipped).
+"""The Python examples of the README and of docs/usage.md (its longer recipes) run as written (a block
+opening with `# not run in tests` is skipped).
 
-Its shell blocks run in tests/test_readme_shell.py.
+Their shell blocks run in tests/test_readme_shell.py.
 """
 
 from __future__ import annotations
@@ -11,7 +12,12 @@ from pathlib import Path
 import pytest
 
 README = Path(__file__).parents[1] / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.DOTALL)
+USAGE = README.parent / "docs" / "usage.md"  # the README's recipes at full size
+BLOCKS = [
+    (path, block)
+    for path in (README, USAGE)
+    for block in re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.DOTALL)
+]
 
 
 def test_readme_has_python_examples() -> None:
@@ -22,10 +28,10 @@ def test_readme_has_python_examples() -> None:
 def test_readme_python_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # examples that write files write them here
     namespace: dict = {}
-    for block in BLOCKS:
+    for path, block in BLOCKS:
         if block.startswith("# not run in tests"):
             continue
-        exec(compile(block, str(README), "exec"), namespace)
+        exec(compile(block, str(path), "exec"), namespace)
 
 
 # The README's results section: from its heading line "## Results in brief" up to (not including) the next
@@ -68,7 +74,9 @@ def markdown_without_code(path: Path) -> str:
     return re.sub(r"```.*?```", "", path.read_text(), flags=re.DOTALL)
 
 
-@pytest.mark.parametrize("doc", ["README.md", "docs/choosing.md", "docs/distill.md"])
+@pytest.mark.parametrize(
+    "doc", ["README.md", "docs/index.md", "docs/usage.md", "docs/choosing.md", "docs/distill.md"]
+)
 def test_relative_links_resolve(doc: str) -> None:
     """Every relative link (outside code blocks) names a file that exists, and an anchor in a .md file a heading."""
     path = README.parent / doc

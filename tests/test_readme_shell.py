@@ -1,4 +1,5 @@
-"""Every shell block of the README runs, in-process and in a temporary folder, with smoke settings.
+"""Every shell block of the README, then of docs/usage.md (its recipes at full size), runs, in-process and
+in a temporary folder, with smoke settings.
 
 How a block is read (the README says the same in one sentence, above its tour):
 - a block whose first line is `# not run in tests: REASON` is skipped with that reason (a GPU, the Hub,
@@ -23,7 +24,12 @@ import pytest
 
 ROOT = Path(__file__).parents[1]
 README = ROOT / "README.md"
-BLOCKS = re.findall(r"```bash\n(.*?)```", README.read_text(), flags=re.DOTALL)
+USAGE = ROOT / "docs" / "usage.md"  # run after the README's blocks, with the variables and runs they left
+BLOCKS = [
+    block
+    for path in (README, USAGE)
+    for block in re.findall(r"```bash\n(.*?)```", path.read_text(), flags=re.DOTALL)
+]
 SKIP_PREFIX = "# not run in tests:"
 
 # The two set-up commands of a fresh machine (.ci/run runs the same): kept byte for byte.
