@@ -489,7 +489,7 @@ def grid(model: str, length: int = 512, key: str = "fidelity") -> J:
 
 
 def grid_row(name: str) -> list[Source]:
-    """A row of distill.md's grid table: drop-in at 512 / 256, then 150 steps at 512 / 256."""
+    """A row of the grid table in docs/reproduction/distill-minilm/README.md: drop-in at 512 / 256, then 150 steps at 512 / 256."""
     return [grid(f"drop-in-{name}"), grid(f"drop-in-{name}", 256), grid(f"e2e150-{name}"), grid(f"e2e150-{name}", 256)]
 
 
@@ -569,7 +569,7 @@ def fidelity_range(folder: str) -> tuple[Source, Source]:
 README_FIDELITY = fidelity_range(README_RUN)[0] / 100  # 1.000 by construction: the original's weights read them
 MEMORY = f"{README_RUN}/memory.json"
 MEMORY_1129 = f"{LONG}/long4096-readme-1129/memory.json"  # the README's long command again, 2 AVX-512 cores, 2026-11-29
-# Book halves at 4 096, whole text, in the six long stages of longdocs.md's "Why" (means where seeds are several)
+# Book halves at 4 096, whole text, in the six long stages of docs/reproduction/long-minilm/answer/README.md's "Why" (means where seeds are several)
 SIX_STAGES_BOOKS = (
     score(f"{LONG}/long4096-books/longdocs.json", "books", 4096, "whole"),  # the first
     score(f"{LONG}/long4096-exact512-books/longdocs.json", "books", 4096, "whole"),

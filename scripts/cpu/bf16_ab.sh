@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bf16 on a CPU with AVX512-bf16 or AMX (docs/benchmarks.md, "bfloat16 on CPU"). Run from the repo
+# bf16 on a CPU with AVX512-bf16 or AMX (docs/benchmarks/cpu-bf16/README.md, "bfloat16 on CPU"). Run from the repo
 # root on a quiet machine (nothing else running); about 15 minutes on 2 cores.
 #   1. the layer forward in bf16 against PyPI `linformer` (n = 4096, 16384; k = 256), and the same
 #      with glibc's default malloc (any MALLOC_*_ variable turns linformer_kit/allocator.py off);

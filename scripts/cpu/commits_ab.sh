@@ -1,6 +1,6 @@
 #!/bin/bash
 # The recommended student and a training step at one older commit and at this checkout, side by side on one
-# machine (docs/benchmarks.md, "The student at 5a34af5 and now"): each commit converts its own student from
+# machine (docs/benchmarks/ab-5a34af5/README.md, "The student at 5a34af5 and now"): each commit converts its own student from
 # all-MiniLM-L6-v2 and runs `benchmark --preset student` and `--preset training --seq-lens 2048`, in the order
 # old, new, old, new. Run from the repository root on a quiet machine, with the older commit checked out apart:
 #     git worktree add --detach ../ab-old 5a34af5

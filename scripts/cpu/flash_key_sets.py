@@ -6,7 +6,7 @@ every query against the 129 shared keys (the slots and the global key).
     python scripts/cpu/flash_key_sets.py [--rounds 15] > flash-key-sets.json
 
 Prints one JSON object: per case the median ms of a call and ns per score (scores computed, masked or not).
-The reason for the native window kernel (nn/local_native.py; docs/benchmarks.md, "The native window kernel").
+The reason for the native window kernel (nn/local_native.py; docs/benchmarks/native/README.md, "The native window kernel").
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ inference), each core against `split`, rounds rotating which runs first.
 "native" is the kernel of our own (nn/local_native.py, built on its first call), "flex" PyTorch's compiled
 FlexAttention kernel (the layer eager). Prints one JSON line per length: the median ms of each core, each
 core / split (> 1: slower than split) and each core's largest difference from split. The basis of `auto`'s CPU
-rule (nn/cores.py; docs/benchmarks.md, "Local window" and "The native window kernel").
+rule (nn/cores.py; docs/benchmarks/cpu-window/README.md, "Local window", and
+docs/benchmarks/native/README.md, "The native window kernel").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 PyTorch allocates every activation and gradient with the C library's malloc. glibc gives each
 block of 128 KiB or more its own mmap (up to a 32 MiB dynamic threshold) and trims the top of the
 heap when blocks are freed, so the next step's tensors land on fresh pages, each costing a fault and
-a zeroing in the kernel. Measured on a 2-core EPYC (docs/benchmarks.md, "Allocator"):
+a zeroing in the kernel. Measured on a 2-core EPYC (docs/benchmarks/cpu-bf16/README.md, "Allocator"):
 `linformer pretrain --preset small`, n = 512, batch 64: fp32 3 080 -> 4 950 tokens/s (system time
 48 s -> 14 s over the run), bf16 6 164 -> 7 960; the masked-LM logits alone are 160 MB a step.
 PyTorch's CPU tuning guide gives the same advice (jemalloc / tcmalloc, or these malloc settings).
@@ -68,7 +68,8 @@ def map_large_blocks() -> bool:
     For a run whose peak is a few large activations alive at once: a heap that keeps every freed block
     grows to hold each step's large tensors wherever they fell. Measured on distill's long stage (batch 4 x
     4 096 tokens, 2 cores): OOM-killed at 24 GB under `reuse_freed_memory` alone, 22.8 GB with blocks of
-    32 MiB and more mapped (the MALLOC_* settings of docs/distill.md, "Memory"). Their pages are faulted
+    32 MiB and more mapped (the MALLOC_* settings of
+    docs/reproduction/long-minilm/long4096-readme/README.md, "Time and memory"). Their pages are faulted
     anew each step, a cost small beside such a step.
     """
     libc = _glibc()

@@ -21,9 +21,9 @@ The plain softmax is the window's case with no window (a key set of slots alone)
 own case).
 A layer names its core (`LinformerSelfAttention(backend=...)`); a model takes it from its config, the way
 transformers models take `attn_implementation` (models/modeling_linformer.py). "auto", the default, picks per
-call in `choose`: each rule is the faster core where it was measured (docs/benchmarks.md, "bfloat16 on CPU"
-and "Local window"). Flex is not among them until a GPU times it against SDPA's window (issue "On a GPU",
-scripts/gpu/student_speed.py): `attn_implementation="flex"` / `backend="flex"` runs it by name.
+call in `choose`: each rule is the faster core where it was measured (docs/benchmarks/cpu-bf16/README.md,
+"bfloat16 on CPU", and docs/benchmarks/cpu-window/README.md, "Local window"). Flex is not among them until a
+GPU times it against SDPA's window (issue "On a GPU", scripts/gpu/student_speed.py): `attn_implementation="flex"` / `backend="flex"` runs it by name.
 """
 
 from __future__ import annotations

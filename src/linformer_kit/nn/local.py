@@ -53,7 +53,7 @@ fp32 or wider (half precision promoted, as `eager_attention`; SDPA accumulates h
 inside its kernel). All six agree to float64 round-off, values and gradients (tests/nn/test_local.py; the
 flex core: tests/nn/test_local_flex.py, gradients on CUDA; the native kernel, float32 only: to float32
 round-off, tests/nn/test_local_native.py);
-which is faster where: docs/benchmarks.md, "Local window". Torch-only.
+which is faster where: docs/benchmarks/cpu-window/README.md, "Local window". Torch-only.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ holds all of theirs (the lattice, one kernel call); the queries before them (the
 tail) read one slice of K each: at most three calls (`segments`). A neighbourhood that reaches into the next
 row holds keys the mask drops, so no row is padded and nothing is copied (until 2026-11-29 the split core
 copied K and V into a zero-padded buffer each layer, and its band's output back into the token order: the A/B
-of docs/benchmarks.md, "The split core's band read in place").
+of docs/benchmarks/split-band/README.md, "The split core's band read in place").
 
 Per block the work is B (B + 2w) scores, as before; the head and the tail are at most w + B queries each.
 The positions' part of the mask depends on (b, n, B, w, g) only, and is built once and kept (`_positions`);

@@ -23,7 +23,7 @@ from linformer_kit.nn.keys import (
 # Queries per block of `banded_attention` when the window is narrower (B = max(MIN_BLOCK, w)), and of
 # `sdpa_local_attention` (B = max(SDPA_BLOCK, w)): a larger block copies the slots fewer times and wastes
 # more of the band (B + 2w keys for 2w + 1 used); each the fastest of three blocks measured, or within the
-# noise of it (docs/benchmarks.md, "Local window").
+# noise of it (docs/benchmarks/cpu-window/README.md, "Local window").
 MIN_BLOCK = 32
 SDPA_BLOCK = 128
 

@@ -12,8 +12,8 @@ outputs to merge and no score written past the cache.
 
 Why: at the recommended student's shape (d = 32, s = 128, w = 64, g = 1) PyTorch's fused kernel, which the
 split core calls for each part and band segment, pays a fixed cost per block of queries that short key sets
-do not repay: a band score costs about 1.5 times one on 512-token chunks (docs/benchmarks.md, "The native
-window kernel"). Here a query costs its S + T + 2w scores (T - 1 more band keys than its 2w + 1: 12 % at
+do not repay: a band score costs about 1.5 times one on 512-token chunks (docs/benchmarks/native/README.md,
+"The native window kernel"). Here a query costs its S + T + 2w scores (T - 1 more band keys than its 2w + 1: 12 % at
 w = 64 with AVX-512), two fused multiply-adds a head dimension each, and their exps.
 
 Scope: float32, no gradient, no dropout, a window (w given), d a multiple of 16 up to 128, a concrete n, not
@@ -116,7 +116,8 @@ def _native_library() -> bool:
 
 def native_preferred(q: Tensor, k: Tensor, v: Tensor) -> bool:
     """Whether "auto" takes the kernel for this call: where it runs, on a CPU whose PyTorch kernels run AVX-512,
-    the one instruction set it was measured faster on (docs/benchmarks.md, "The native window kernel")."""
+    the one instruction set it was measured faster on (docs/benchmarks/native/README.md, "The native window
+    kernel")."""
     if tracing():  # (first: nothing below is traced)
         return False
     # the instruction set before `native_ready`: no build where auto would not take the kernel

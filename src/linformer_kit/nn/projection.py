@@ -16,7 +16,8 @@ Start (`init`, the learned kinds):
             positions (identity when k = max_seq_len); conv: the kernel 1/w, i.e. mean pooling.
             Each slot starts as the mean of its window's keys / values, so a query can find its
             neighbours from the first step: the start that lets masked-LM pretraining learn local
-            context (docs/reproduction.md, "Projection start").
+            context (docs/reproduction/cpu/README.md, "The window start carries what was learned into
+            the projection").
     random  linear: E ~ N(0, 1/max_seq_len), zero mean (the paper, fairseq and every public
             Linformer start dense and random); conv: kernel ~ N(0, 1/w).
 The `random` kind is a fixed Gaussian by definition and `mean` / `max` have no weights: `init`

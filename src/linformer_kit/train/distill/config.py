@@ -132,7 +132,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     )  # fmt: skip
     # 0, not the teacher's 0.1: with it a CPU trains the window on a fused kernel (nn/cores.py, scores never
     # written out): a long step at 0.58x the time and 0.61x the peak memory, a 512 step at 0.67x and 0.58x
-    # (docs/distill.md, "Time and memory"); the targets are the teacher's, so the noise buys nothing
+    # (docs/reproduction/long-minilm/long4096-readme/README.md, "Time and memory"); the targets are the
+    # teacher's, so the noise buys nothing
     attention_dropout: float = field(
         default=0.0,
         metadata={"help": "dropout on the student's attention weights while a stage trains, only then (the "
@@ -245,8 +246,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                   "by inputs longer than --exact-length only (nn/long_adapters.py)"},
     )  # fmt: skip
     # 20: on the README's run (MiniLM, 4 096, 2 AVX-512 cores, 2026-11-29) 70 s, 9 % of the long stage's 823 s
-    # (docs/distill.md, "The verdict"; each run prints its own): each pair is 2 texts, read by the student whole
-    # and by the teacher's chunks and truncation, at 2 lengths
+    # (docs/reproduction/long-minilm/long4096-readme/README.md, "The verdict"; each run prints its own): each
+    # pair is 2 texts, read by the student whole and by the teacher's chunks and truncation, at 2 lengths
     verdict_pairs: int = field(
         default=20,
         metadata={"help": "after the long stage, the verdict: pairs of halves of each --long-train source's "

@@ -25,7 +25,8 @@ The cost is inference only: each pair is 2 texts, each read once by the student 
 same pass) and by the teacher's chunks and truncation (the best chunk reads the averaged chunks' pass), at each
 length. It grows with the pairs and the sources that hold them, where the long stage grows with its steps and
 batch; the summary line prints it and its share of the long stage's time, from the run that prints them (on the
-README's run of 2026-11-29, 2 AVX-512 cores: 70 s, 9 %; docs/distill.md, "The verdict").
+README's run of 2026-11-29, 2 AVX-512 cores: 70 s, 9 %;
+docs/reproduction/long-minilm/long4096-readme/README.md, "The verdict").
 """
 
 from __future__ import annotations
