@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
@@ -19,7 +20,7 @@ from linformer_kit.nn.dense_projection import window_matrix
 from linformer_kit.train.distill import DistillConfig, distill
 from linformer_kit.train.distill.config import LONG_OPTIONS
 from linformer_kit.train.distill.data import long_spans
-from linformer_kit.train.distill.long import LongTrainer, long_student, stretched
+from linformer_kit.train.distill.long import LongTrainer, long_student, span_length, stretched
 from linformer_kit.train.distill.long_losses import (
     crops_loss,
     embedded_halves,
@@ -558,3 +559,33 @@ def test_a_long_option_typed_at_its_default_without_long_length_is_refused(
         f"{name}: options of the long stage, which runs only with --long-length N" in capsys.readouterr().err
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_whole_halves_read_spans_of_two_halves_of_long_length(
+    word_teacher: Path, long_text: Path, tmp_path: Path
+) -> None:
+    """halves="whole": a span is 2 long_length - 2 tokens, each half long_length (what the student serves); the
+    window term reads the first half as "split" reads a span of long_length, and the halves term each half."""
+    split = _config(word_teacher, long_text, tmp_path / "out", seq_len=32, long_tune="tune", short_weight=0.0)
+    whole = _config(word_teacher, long_text, tmp_path / "out", seq_len=32, long_tune="tune", short_weight=0.0,
+                    halves="whole")  # fmt: skip
+    assert (span_length(split), span_length(whole)) == (64, 126)
+    teacher = load_teacher(str(word_teacher))
+    student = long_student(student_from(teacher, whole), whole, teacher).eval()
+    ids = torch.randint(5, 99, (2, 126))
+    ids[:, 0], ids[:, -1] = teacher.config.bos_token_id or 2, teacher.config.eos_token_id or 3
+    first = halves(ids)[0]  # (2, 64): [CLS] + the first 62 text tokens + [SEP]
+    assert first.shape == (2, 64)
+    inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+    windows = {"contrastive_weight": 0.0}
+    with torch.no_grad():
+        got = long_loss(student, teacher, inputs, dataclasses.replace(whole, **windows))
+        want = long_loss(student, teacher, {"input_ids": first, "attention_mask": torch.ones_like(first)},
+                         dataclasses.replace(split, **windows))  # fmt: skip
+        assert_close(got, want)
+        contrast = long_loss(student, teacher, inputs, dataclasses.replace(whole, window_weight=0.0))
+        assert_close(
+            contrast, halves_loss(embedded_halves(encoder_of(student), ids), whole.contrastive_scale)
+        )
+    with pytest.raises(ValueError, match=r"halves"):
+        _config(word_teacher, long_text, tmp_path / "out", halves="apart")

@@ -23,7 +23,10 @@ A layer names its core (`LinformerSelfAttention(backend=...)`); a model takes it
 transformers models take `attn_implementation` (models/modeling_linformer.py). "auto", the default, picks per
 call in `choose`: each rule is the faster core where it was measured (docs/benchmarks/cpu-bf16/README.md,
 "bfloat16 on CPU", and docs/benchmarks/cpu-window/README.md, "Local window"). Flex is not among them until a
-GPU times it against SDPA's window (issue "On a GPU", scripts/gpu/student_speed.py): `attn_implementation="flex"` / `backend="flex"` runs it by name.
+GPU times it against SDPA's window (issue "On a GPU", scripts/gpu/student_speed.py): `attn_implementation="flex"`
+/ `backend="flex"` runs it by name. Those rules were measured on one CPU: where a call may be timed (a CPU
+inference call), nn/autotune.py times the cores on the call's shape once and the layer runs the winner; the
+rules stand everywhere else, and are what `choose` returns.
 """
 
 from __future__ import annotations

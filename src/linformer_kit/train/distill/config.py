@@ -38,7 +38,7 @@ ProjectionResize = Literal["interpolate", "restart"]
 LONG_OPTIONS = ("long_train", "long_held_out", "long_steps", "long_batch_size", "long_learning_rate", "window_weight",
                 "contrastive_weight", "contrastive_scale", "short_weight", "crop_weight", "crop_length",
                 "crops_per_half", "projection_resize", "long_tune", "long_adapter_rank", "short_text",
-                "short_layers")  # fmt: skip
+                "short_layers", "halves")  # fmt: skip
 # options only a long stage reads: its own and its verdict's (train/distill/verdict.py), which a resume does not
 # compare (the verdict trains nothing)
 LONG_ONLY_OPTIONS = (*LONG_OPTIONS, "verdict_pairs")
@@ -51,6 +51,9 @@ LONG_ONLY_TUNES = ("projections", "adapters", "layers")
 # the short term's (c) text in the long stage: the 512 stages' examples alone, or those alternating with
 # seq_len-token windows of the long text (train/distill/long.py); the 512 stages' text likewise (`stage_text`)
 ShortText = Literal["train", "train+long"]
+# the halves of the long stage's contrastive terms (b) and (d) (train/distill/long_losses.py): each span of
+# long_length cut in two, or each half itself a span of long_length (spans of twice that drawn)
+Halves = Literal["split", "whole"]
 # the weights a long-layers student reads inputs of at most exact_length tokens with (train/distill/long.py)
 ShortLayers = Literal["original", "student"]
 Examples = Literal["documents", "blocks"]
@@ -214,6 +217,13 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
         metadata={"help": "long stage: weight of the crops' contrastive loss (d): crops of each half, read by "
                   "the teacher, find their half among the batch's (0: off)"},
     )  # fmt: skip
+    halves: Halves = field(
+        default="split",
+        metadata={"help": "long stage: the halves of the contrastive terms (b) and (d): 'split' (each span of "
+                  "--long-length tokens cut in two: halves of half that length) or 'whole' (each half a span "
+                  "of --long-length tokens: spans of twice that are drawn, and the window term (a) reads the "
+                  "first half), so the contrastive term trains the reading at the length the student serves"},
+    )  # fmt: skip
     crop_length: int = field(
         default=64, metadata={"help": "long stage: text tokens of a crop (d), at most half a span's text"}
     )
@@ -335,6 +345,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             )
         check_choice("short_text", self.short_text, get_args(ShortText))
         check_choice("short_layers", self.short_layers, get_args(ShortLayers))
+        check_choice("halves", self.halves, get_args(Halves))
         if self.long_tune in LONG_ONLY_TUNES:
             self._check_long_only()
         if self.exact_length is not None:  # else the preflight's default, seq_len (`_check_inputs`)

@@ -232,6 +232,8 @@ def long_stage(config: DistillConfig) -> StagePlan:
         del options["short_layers"]
     if config.long_held_out == 0.1:  # (likewise: the share held out before the option existed)
         del options["long_held_out"]
+    if config.halves == "split":  # (likewise)
+        del options["halves"]
     if config.short_text == "train":  # (likewise)
         del options["short_text"]
     elif config.long_train and len(config.long_train) > 1:
@@ -245,6 +247,13 @@ def long_stage(config: DistillConfig) -> StagePlan:
         trainer=functools.partial(LongTrainer, config=config), collator=LongCollator,
         batch_size=config.long_batch_size,
     )  # fmt: skip
+
+
+def span_length(config: DistillConfig) -> int:
+    """Tokens of a long stage's span: long_length, or with halves="whole" two halves of long_length tokens
+    each ([CLS] + 2 (long_length - 2) text tokens + [SEP]: `halves` cuts it into two of long_length)."""
+    assert config.long_length is not None
+    return config.long_length if config.halves == "split" else 2 * config.long_length - 2
 
 
 def run_long_stage(
@@ -263,11 +272,13 @@ def run_long_stage(
     map_large_blocks()  # a long step's large activations are returned when freed (allocator.py)
     longer = long_student(student, config, teacher)
     wanted = config.long_steps * config.long_batch_size * config.gradient_accumulation_steps
-    spans = long_spans(long.train, tokenizer, config.long_length, wanted, config.seed)
+    length = span_length(config)
+    spans = long_spans(long.train, tokenizer, length, wanted, config.seed)
     if len(spans) < config.long_batch_size:
         raise ValueError(
-            f"long_train: the text holds {len(spans)} span(s) of long_length={config.long_length} tokens, "
-            f"fewer than long_batch_size={config.long_batch_size}; give longer documents or lower --long-length"
+            f"long_train: the text holds {len(spans)} span(s) of {length} tokens (long_length="
+            f"{config.long_length}, halves={config.halves!r}), fewer than long_batch_size="
+            f"{config.long_batch_size}; give longer documents or lower --long-length"
         )
     rows = long_examples(spans, short_examples(config, short, long.sources, tokenizer, len(spans)))
     return run_stage(config, long_stage(config), longer, teacher, rows, tokenizer)

@@ -8,7 +8,8 @@ and B short documents of the 512 stages' examples:
                  of the span in which it sits near the centre (windows at a stride of half their
                  length): "the original with context on both sides", read by the student in one pass
                      L_win = mean_l ||h_l^S(span) - h_l^win||² / ||h_l^win||²      (all tokens real)
-    (b) halves   the span's two halves embedded apart (mean pooling, normalised), each first half
+    (b) halves   the span's two halves embedded apart (mean pooling, normalised; `halves`="split": halves of
+                 N / 2 tokens; "whole": spans of 2 N - 2 tokens, so each half is N and (a) reads the first), each first half
                  against the B second halves of the batch, in-batch negatives, MultipleNegativesRanking-
                  Loss's semantics (sentence-transformers): L_mnr = CE(scale · cos(a_i, p_j), j = i)
     (c) short    L_e2e (train/distill/losses.py) on the short documents against the teacher at 512:
@@ -125,16 +126,17 @@ def long_terms(
     """The weighted terms of L_long whose weight is above 0, each built when the last is taken: the window
     term (a), the halves' (b) with the crops' (d) (they share the embedded halves), the short term (c)."""
     encoder = encoder_of(model)  # the last hidden state, not a head's logits (PEFT-wrapped or not)
-    ids = inputs["input_ids"]
+    ids = inputs["input_ids"]  # (b, n): spans, no padding
     if config.window_weight > 0:
         assert config.seq_len is not None
+        # halves="whole": a span is two halves of long_length, and the window term reads the first
+        read = ids if config.halves == "split" else halves(ids)[0]
         # the encoders, not the head models: a masked-LM head would build (b, n, vocab) logits and drop them
         # (2 GB of fp32 at 4 x 4 096 x 30 522)
-        want = window_targets(encoder_of(teacher), ids, config.seq_len)
-        got = encoder(
-            input_ids=ids, attention_mask=inputs["attention_mask"], output_hidden_states=True
-        ).hidden_states
-        real = inputs["attention_mask"].bool()
+        want = window_targets(encoder_of(teacher), read, config.seq_len)
+        mask = torch.ones_like(read)
+        got = encoder(input_ids=read, attention_mask=mask, output_hidden_states=True).hidden_states
+        real = mask.bool()
         errors = [relative_error(s, t, real) for s, t in zip(got[1:], want[1:], strict=True)]
         yield config.window_weight * torch.stack(errors).mean()
         del want, got, errors  # the graph goes with its backward; the targets go too
