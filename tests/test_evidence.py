@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from linformer_kit.models.paired import differences
+from linformer_kit.models.paired import difference, differences
 from tests.test_readme import results_section
 
 ROOT = Path(__file__).parents[1]
@@ -546,13 +546,33 @@ HELD = f"{LONG}/heldout/h40-s42/longdocs.json"  # the student of --long-held-out
 HELD_SET = f"{LONG}/heldout/books.json"  # the held-out books and the pairs they hold
 HELD_DOC = f"docs/{LONG}/heldout/README.md"
 HELD_2048 = f"{LONG}/heldout/h40-s42-2048/longdocs.json"  # every method and chunking at 2 048, one run
+HELD_K256 = f"{LONG}/heldout/h40-k256-s42/longdocs.json"  # k = 256 at 4 096, with the same chunkings
 STRONGEST = "strongest chunking"
 
 
-def held_paired(method: str, against: str, n: int = 4096) -> tuple[Paired, Paired, Paired]:
+def held_paired(method: str, against: str, n: int = 4096, file: str | None = None) -> tuple[Paired, Paired, Paired]:
     """A paired difference on the held-out books at n tokens (300 pairs) and its interval's ends."""
-    file = HELD if n == 4096 else HELD_2048
+    file = file or (HELD if n == 4096 else HELD_2048)
     return tuple(Paired(file, n, method, against, part) for part in ("difference", "low", "high"))  # type: ignore[return-value]
+
+
+class Between(Source):
+    """A paired difference of one reading by two students on the same queries (models/paired.py's `difference`,
+    student a's hits against student b's), or an end of its interval."""
+
+    def __init__(self, a: str, b: str, method: str, part: int) -> None:
+        self.a, self.b, self.method, self.part = a, b, method, part
+
+    def value(self) -> float:
+        hits = [{r["seed"]: r["hits"] for r in load(f)["records"] if r["method"] == self.method} for f in (self.a, self.b)]
+        return difference(*hits)[self.part]
+
+    def __repr__(self) -> str:
+        return f"{self.a} - {self.b}: {self.method} [{self.part}]"
+
+
+def between(a: str, b: str, method: str) -> tuple[Between, Between, Between]:
+    return tuple(Between(a, b, method, part) for part in (0, 1, 2))  # type: ignore[return-value]
 
 
 def readme_lead(task: str, n: int, chunks: str) -> Source:
@@ -676,6 +696,10 @@ FIGURES: tuple[F, ...] = (
     F(HELD_DOC, "tie as the strongest chunking ({59.7} each). The student's contextual\nchunks read {64.7}: {+5.0} [{-0.3}, {+10.2}] over the overlapping 256-token chunks", score(HELD_2048, "documents", 2048, "chunks-best-512"), score(HELD_2048, "documents", 2048, "contextual-chunks-512"), *held_paired("contextual-chunks-512", STRONGEST, 2048)),
     F(HELD_DOC, "against the student) and {+5.0} [{+0.8}, {+9.1}] over the best 512-token chunk", *held_paired("contextual-chunks-512", "chunks-best-512", 2048)),
     F(HELD_DOC, "The whole reading ties them ({58.7}).", score(HELD_2048, "documents", 2048, "whole")),
+    F(HELD_DOC, "gathered with the\noriginal's chunkings above: contextual chunks {65.3}, {+2.7} [{-1.1}, {+6.4}] over the strongest chunking", score(HELD_K256, "documents", 4096, "contextual-chunks-512"), *held_paired("contextual-chunks-512", STRONGEST, file=HELD_K256)),
+    F(HELD_DOC, "512-token chunk); whole {53.0}, **{-9.7} [{-15.5}, {-3.8}]**", score(HELD_K256, "documents", 4096, "whole"), *held_paired("whole", STRONGEST, file=HELD_K256)),
+    F(HELD_DOC, "95 %): whole {-0.7} [{-2.1}, {+0.8}], contextual chunks {+0.7} [{-1.5}, {+2.8}]", *between(HELD_K256, HELD, "whole"), *between(HELD_K256, HELD, "contextual-chunks-512")),
+    F(HELD_DOC, "Its long stage took {1 116} s ({28} s a step, 23-25 at k = 128), peak {10.1} GB", J(f"{LONG}/heldout/h40-k256-s42/memory.json", "long_stage_seconds"), J(f"{LONG}/heldout/h40-k256-s42/memory.json", "long_stage_seconds") / 40, J(f"{LONG}/heldout/h40-k256-s42/memory.json", "peak_rss_kb") * KB_TO_GB),
     F(LONGDOCS, "At 2 048 on the same books its contextual chunks lead\nthe strongest chunking by {5.0} [{-0.3}, {+10.2}]", *held_paired("contextual-chunks-512", STRONGEST, 2048)),
     F(LONGDOCS, "not met; {+5.0} [{+0.8}, {+9.1}] over the\nbest 512-token chunk", *held_paired("contextual-chunks-512", "chunks-best-512", 2048)),
     # docs/benchmarks/padded-batch/README.md (from docs/benchmarks.md), "A padded batch of short and long rows"
