@@ -27,6 +27,8 @@ from pathlib import Path
 import torch
 from sentence_transformers import SentenceTransformer
 
+import linformer_kit.models  # noqa: F401  (registers model_type "linformer" for the student's folder)
+
 CASES = {"mixed": (128, 4096), "similar": (2900, 3100), "short": (128, 512)}
 CHUNK = 510  # tokens a chunk, so with [CLS] and [SEP] the original reads 512
 

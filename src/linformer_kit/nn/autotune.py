@@ -53,6 +53,7 @@ AUTOTUNE_DEFAULT: AutotuneMode = "process"
 AUTOTUNE_ROUNDS = (
     3  # timed rounds after the warm-up call; the least time of each core counts (the others are noise)
 )
+AUTOTUNE_DROP = 2.0  # a core whose warm-up took over twice the quickest one's is not timed further
 AUTOTUNE_MARGIN = 0.97  # a core must take under 97 % of the static pick's time to replace it
 TIMED_WINDOW_CORES = (
     "split",
@@ -61,6 +62,7 @@ TIMED_WINDOW_CORES = (
 )  # every window core "auto" may time, and "native" where it runs
 TIMED_PLAIN_CORES = ("sdpa", "blocked")
 
+_clock = time.perf_counter  # (a name of its own: the tests time stand-in calls on a clock of theirs)
 _picks: dict[str, str] = {}  # this process's picks, by `shape_bucket`
 
 
@@ -127,23 +129,27 @@ def pick_core(static: str, cores: Sequence[str], call: Callable[[str], object], 
 
 
 def _fastest_core(static: str, cores: Sequence[str], call: Callable[[str], object]) -> str:
-    """The fastest of `cores` on this call (the module docstring's rule); a core that raises drops out."""
-    running = []
+    """The fastest of `cores` on this call (the module docstring's rule); a core that raises drops out, and so
+    does one whose warm-up took over AUTOTUNE_DROP times the quickest warm-up (the static pick excepted), so
+    a core far off the pace costs one call, not AUTOTUNE_ROUNDS more."""
+    warm: dict[str, float] = {}
     for core in cores:
+        start = _clock()
         try:
             call(core)  # the warm-up: first-call allocations, lazy builds
         # a core that cannot take this call is no candidate (the static pick runs wherever the rule sends it)
         except Exception:
             continue
-        running.append(core)
-    if not running:
+        warm[core] = _clock() - start
+    if not warm:
         return static
+    running = [c for c in warm if c == static or warm[c] <= AUTOTUNE_DROP * min(warm.values())]
     best = {core: float("inf") for core in running}
     for _ in range(AUTOTUNE_ROUNDS):
         for core in running:  # alternating, so a slow moment of the machine falls on every core alike
-            start = time.perf_counter()
+            start = _clock()
             call(core)
-            best[core] = min(best[core], time.perf_counter() - start)
+            best[core] = min(best[core], _clock() - start)
     fastest = min(best, key=best.__getitem__)
     if static in best and best[fastest] > AUTOTUNE_MARGIN * best[static]:
         return static
