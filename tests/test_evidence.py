@@ -547,6 +547,7 @@ HELD_SET = f"{LONG}/heldout/books.json"  # the held-out books and the pairs they
 HELD_DOC = f"docs/{LONG}/heldout/README.md"
 HELD_2048 = f"{LONG}/heldout/h40-s42-2048/longdocs.json"  # every method and chunking at 2 048, one run
 HELD_K256 = f"{LONG}/heldout/h40-k256-s42/longdocs.json"  # k = 256 at 4 096, with the same chunkings
+HELD_WHOLE = f"{LONG}/heldout/h40-whole-s42/longdocs.json"  # --halves whole, with the same chunkings
 STRONGEST = "strongest chunking"
 
 
@@ -569,6 +570,19 @@ class Between(Source):
 
     def __repr__(self) -> str:
         return f"{self.a} - {self.b}: {self.method} [{self.part}]"
+
+
+ENCODE = "benchmarks/encode/encode-fp32.json"  # SentenceTransformer.encode at batch 32, the long student vs chunks
+
+
+def autotune_row(dtype: str, n: int) -> tuple[J, J, J]:
+    """One row of docs/benchmarks/autotune/README.md: the first call's seconds, the cost once, measured / static."""
+    file = f"benchmarks/autotune/cost-{dtype}.json"
+    return tuple(J(file, "lengths", {"n": n}, key) for key in ("first_call_s", "cost_once_s", "measured_over_static"))  # type: ignore[return-value]
+
+
+AUTOTUNE_COSTS = [J(f"benchmarks/autotune/cost-{dtype}.json", "lengths", {"n": n}, "cost_once_s")
+                  for dtype in ("fp32", "bf16") for n in (512, 2048, 4096)]  # fmt: skip
 
 
 def between(a: str, b: str, method: str) -> tuple[Between, Between, Between]:
@@ -699,6 +713,17 @@ FIGURES: tuple[F, ...] = (
     F(HELD_DOC, "gathered with the\noriginal's chunkings above: contextual chunks {65.3}, {+2.7} [{-1.1}, {+6.4}] over the strongest chunking", score(HELD_K256, "documents", 4096, "contextual-chunks-512"), *held_paired("contextual-chunks-512", STRONGEST, file=HELD_K256)),
     F(HELD_DOC, "512-token chunk); whole {53.0}, **{-9.7} [{-15.5}, {-3.8}]**", score(HELD_K256, "documents", 4096, "whole"), *held_paired("whole", STRONGEST, file=HELD_K256)),
     F(HELD_DOC, "95 %): whole {-0.7} [{-2.1}, {+0.8}], contextual chunks {+0.7} [{-1.5}, {+2.8}]", *between(HELD_K256, HELD, "whole"), *between(HELD_K256, HELD, "contextual-chunks-512")),
+    F(HELD_DOC, "On the same 300 pairs: whole\n{55.3}, **{-7.3} [{-13.0}, {-1.6}]** below the strongest chunking; contextual chunks {63.3}, {+0.7} [{-3.0}, {+4.3}]", score(HELD_WHOLE, "documents", 4096, "whole"), *held_paired("whole", STRONGEST, file=HELD_WHOLE), score(HELD_WHOLE, "documents", 4096, "contextual-chunks-512"), *held_paired("contextual-chunks-512", STRONGEST, file=HELD_WHOLE)),
+    F(HELD_DOC, "the default student (paired, 95 %): whole {+1.7} [{-1.5}, {+4.8}], contextual chunks {-1.3} [{-4.3}, {+1.6}]", *between(HELD_WHOLE, HELD, "whole"), *between(HELD_WHOLE, HELD, "contextual-chunks-512")),
+    F(HELD_DOC, "Its long stage took {1 479} s ({37} s a step),\npeak {14.5} GB", J(f"{LONG}/heldout/h40-whole-s42/memory.json", "long_stage_seconds"), J(f"{LONG}/heldout/h40-whole-s42/memory.json", "long_stage_seconds") / 40, J(f"{LONG}/heldout/h40-whole-s42/memory.json", "peak_rss_kb") * KB_TO_GB),
+    F(DISTILL, "at N = 4 096, {37} s a step and a peak of {14.5} GB", J(f"{LONG}/heldout/h40-whole-s42/memory.json", "long_stage_seconds") / 40, J(f"{LONG}/heldout/h40-whole-s42/memory.json", "peak_rss_kb") * KB_TO_GB),
+    F("docs/benchmarks/autotune/README.md", "| 512 | bf16 | {0.129} | {0.061} | sdpa (the rule: blocked) | **{0.844}** |", *autotune_row("bf16", 512)),
+    F("docs/benchmarks/autotune/README.md", "| 4 096 | fp32 | {1.097} | {0.374} | native (the rule's) | {1.009} |", *autotune_row("fp32", 4096)),
+    F("docs/benchmarks/autotune/README.md", "| 4 096 | bf16 | {0.985} | {0.498} | split (the rule's) | {0.983} |", *autotune_row("bf16", 4096)),
+    F("docs/benchmarks/autotune/README.md", "It costs {0.04}-{0.5} s once per shape bucket", Least(*AUTOTUNE_COSTS), Least(*AUTOTUNE_COSTS, most=True)),
+    F(BENCHMARKS, "({0.04}-{0.5} s once; in bf16 at 512 it\n  found SDPA at {0.844}x the rule's time", Least(*AUTOTUNE_COSTS), Least(*AUTOTUNE_COSTS, most=True), autotune_row("bf16", 512)[2]),
+    F("docs/benchmarks/encode/README.md", "| mixed, 128-4 096 tokens | {64} | {325} | 49.3 / 59.0 / 52.9 | 34.3 / 36.8 / 32.4 | **{0.62}x** |", J(ENCODE, "texts"), J(ENCODE, "cases", {"case": "mixed"}, "chunks"), J(ENCODE, "cases", {"case": "mixed"}, "student_speed_over_chunks")),
+    F(BENCHMARKS, "student is {0.62}x the original's 512-token chunks", J(ENCODE, "cases", {"case": "mixed"}, "student_speed_over_chunks")),
     F(HELD_DOC, "Its long stage took {1 116} s ({28} s a step, 23-25 at k = 128), peak {10.1} GB", J(f"{LONG}/heldout/h40-k256-s42/memory.json", "long_stage_seconds"), J(f"{LONG}/heldout/h40-k256-s42/memory.json", "long_stage_seconds") / 40, J(f"{LONG}/heldout/h40-k256-s42/memory.json", "peak_rss_kb") * KB_TO_GB),
     F(LONGDOCS, "At 2 048 on the same books its contextual chunks lead\nthe strongest chunking by {5.0} [{-0.3}, {+10.2}]", *held_paired("contextual-chunks-512", STRONGEST, 2048)),
     F(LONGDOCS, "not met; {+5.0} [{+0.8}, {+9.1}] over the\nbest 512-token chunk", *held_paired("contextual-chunks-512", "chunks-best-512", 2048)),

@@ -418,7 +418,7 @@ LONG_VALUES = dict(
     long_train=["more.txt"], long_held_out=0.4, long_steps=5, long_batch_size=2, long_learning_rate=1e-4, window_weight=2.0,
     contrastive_weight=0.5, contrastive_scale=10.0, short_weight=0.0, crop_weight=0.5, crop_length=8,
     crops_per_half=1, projection_resize="restart", long_tune="adapters", long_adapter_rank=4, short_text="train",
-    short_layers="student", exact_length=16,
+    short_layers="student", halves="whole", exact_length=16,
 )  # fmt: skip
 
 

@@ -41,9 +41,9 @@ SOURCES = (
     "nn/local_split.py",  # the split window core: two partial softmaxes merged, and their fused backward
     "nn/native_build.py",  # the native kernel's build under an OS lock: a killed build never hangs a later one
     "nn/local_native.py",  # the window's CPU forward in one kernel of ours (the split core without its source)
-    "nn/autotune.py",  # "auto" that measures: the cores timed once a shape, the winner kept
     "nn/local.py",  # the local window and global tokens beside the projection: its cores
     "nn/cores.py",  # the one table of attention cores and the one "auto"
+    "nn/autotune.py",  # "auto" that measures: the cores timed once a shape, the winner kept
     "nn/long_adapters.py",  # weights only rows longer than exact_length read
     "nn/long_layers.py",  # a second stack of layers only rows longer than exact_length read
     "nn/projected_keys.py",  # a layer's keys and values: every token's K, V and the slots E K, F V

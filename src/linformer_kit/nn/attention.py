@@ -28,9 +28,9 @@ from typing import TypedDict
 import torch
 from torch import nn
 
-from linformer_kit.nn.autotune import measured_core
+from linformer_kit.nn.autotune import measured_core, window_bucket
 from linformer_kit.nn.backends import AttentionBackend
-from linformer_kit.nn.cores import CORES, choose
+from linformer_kit.nn.cores import CORES
 from linformer_kit.nn.exact_rows import exact_outright, exact_up_to_length, export_refusal
 from linformer_kit.nn.keys import KeySet, Slots
 from linformer_kit.nn.layer_checks import check_input, check_layer_arguments, check_mask
@@ -66,9 +66,8 @@ class LinformerSelfAttention(ProjectedKeys):
         projection: "linear", "mean", "max", "conv" or "random" (see `SequenceProjection`).
         dropout: dropout on the attention weights (training only).
         bias: whether query/key/value/output linears have a bias.
-        backend: the attention core, a name of nn/cores.py's table: "auto" (per call, the faster core for
-            the input's device, dtype and key set), "sdpa" (torch.nn.functional.scaled_dot_product_attention),
-            "blocked" (query blocks in the input dtype, the bf16 CPU path), "split" / "native" / "flex" (window
+        backend: the attention core, a name of nn/cores.py's table: "auto" (per call: measured once a shape,
+            nn/autotune.py, else nn/cores.py's rule), "sdpa", "blocked", "split" / "native" / "flex" (window
             cores) or "eager" (explicit softmax in fp32, the reference). A model takes it from its config.
         projection_order: "auto" (fast order when it applies) or "paper" (the reference order).
         causal: only supported with projected_length=None: E mixes every position, so masking after
@@ -247,14 +246,8 @@ class LinformerSelfAttention(ProjectedKeys):
         return self.dense(out), weights
 
     def _exact(
-        self,
-        query: torch.Tensor,
-        x: torch.Tensor,
-        mask: torch.Tensor | None,
-        need_weights: bool,
-        *,
-        core: str,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        self, query: torch.Tensor, x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool, *, core: str,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
         """softmax(Q Kᵀ / sqrt(d)) V over the real keys -> (out (b, h, n, d), weights (b, h, n, n) | None)."""
         keys, values, attn_mask, causal = self._full_keys_values(x, mask)  # K, V (b, h, n, d)
         return self._softmax(query, keys, values, attn_mask, causal, core)
@@ -279,13 +272,11 @@ class LinformerSelfAttention(ProjectedKeys):
     ) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
         """softmax(Q keysᵀ / sqrt(d)) values in `core` (a name of nn/cores.py's table, or "auto")."""
         options = self._softmax_options()
-        name = choose(core, query, keys, values, window=False, dropout_p=options["dropout_p"])
         run = lambda c: CORES[c].plain(query, keys, values, attn_mask, causal=causal, **options)  # noqa: E731
         shape = (keys.shape[-2], attn_mask is not None, causal)  # what else decides the cores' cost
-        name = measured_core(
-            name, core, query, keys, values, run, shape, window=False, dropout_p=options["dropout_p"]
-        )
-        return CORES[name].plain(query, keys, values, attn_mask, causal=causal, **options)
+        dropout = options["dropout_p"]
+        name = measured_core(core, query, keys, values, run, shape, window=False, dropout_p=dropout)
+        return run(name)
 
     def _local_softmax(
         self, query: torch.Tensor, tokens: tuple[torch.Tensor, torch.Tensor], slots: Slots,
@@ -293,15 +284,11 @@ class LinformerSelfAttention(ProjectedKeys):
     ) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
         """Slots, window and global keys in one softmax (nn/local.py) -> (out (b, h, n, d), weights | None)."""
         options = self._softmax_options()
-        name = choose(core, query, *tokens, window=True, dropout_p=options["dropout_p"])
         keyset = KeySet(slots, mask, self.local_window, self.global_tokens, longest=self.max_seq_len)
         run = lambda c: CORES[c].window(query, *tokens, keyset, **options)  # noqa: E731
-        shape = (slots.keys.shape[-2], self.local_window, self.global_tokens, mask is not None,
-                 slots.keep is not None, slots.windowed is not None)  # fmt: skip
-        name = measured_core(
-            name, core, query, *tokens, run, shape, window=True, dropout_p=options["dropout_p"]
-        )
-        return CORES[name].window(query, *tokens, keyset, **options)
+        shape = window_bucket(keyset)  # what besides q decides the cores' cost
+        name = measured_core(core, query, *tokens, run, shape, window=True, dropout_p=options["dropout_p"])
+        return run(name)
 
     def _softmax_options(self) -> SoftmaxOptions:
         return {"scale": 1.0 / math.sqrt(self.head_dim), "dropout_p": self.dropout if self.training else 0.0}

@@ -42,8 +42,9 @@ from typing import Literal, cast, get_args
 import torch
 from torch import Tensor
 
+from linformer_kit.nn.cores import choose
 from linformer_kit.nn.exact_rows import uncached
-from linformer_kit.nn.keys import backward_reaches
+from linformer_kit.nn.keys import KeySet, backward_reaches
 from linformer_kit.nn.local_native import native_ready
 
 AutotuneMode = Literal["process", "disk", "off"]
@@ -91,15 +92,23 @@ def timed_candidates(
 
 
 def measured_core(
-    static: str, backend: str, q: Tensor, k: Tensor, v: Tensor, run: Callable[[str], object], shape: tuple,
+    backend: str, q: Tensor, k: Tensor, v: Tensor, run: Callable[[str], object], shape: tuple,
     *, window: bool, dropout_p: float,
 ) -> str:  # fmt: skip
-    """The core a layer runs: `static` (`choose`'s pick) where timing is not allowed, else the measured winner
-    on this call's bucket (`shape`: what besides q decides the cores' cost); `run(core)` computes the call."""
+    """The core a layer runs: the static rule's (`choose`) where timing is not allowed, else the measured
+    winner on this call's bucket (`shape`: what besides q decides the cores' cost); `run(core)` computes it."""
+    static = choose(backend, q, k, v, window=window, dropout_p=dropout_p)
     cores = timed_candidates(backend, q, k, v, window=window, dropout_p=dropout_p)
     if not cores:
         return static
     return pick_core(static, cores, run, shape_bucket(q, "window" if window else "plain", *shape))
+
+
+def window_bucket(keyset: KeySet) -> tuple:
+    """What besides q decides the window cores' cost: the slots, w, g, and which masks there are."""
+    slots = keyset.slots
+    masks = (keyset.real is not None, slots.keep is not None, slots.windowed is not None)
+    return (slots.keys.shape[-2], keyset.window, keyset.global_tokens, *masks)
 
 
 def shape_bucket(q: Tensor, *extra: object) -> str:
@@ -218,5 +227,5 @@ def forget_picks() -> None:
 
 __all__ = [
     "AUTOTUNE_DEFAULT", "AUTOTUNE_VARIABLE", "AutotuneMode", "autotune_cache_file", "autotune_mode", "forget_picks",
-    "measured_core", "pick_core", "shape_bucket", "timed_candidates",
+    "measured_core", "pick_core", "shape_bucket", "timed_candidates", "window_bucket",
 ]  # fmt: skip
