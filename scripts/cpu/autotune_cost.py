@@ -19,6 +19,7 @@ import torch
 
 from linformer_kit.models import LinformerModel
 from linformer_kit.nn import autotune
+from linformer_kit.nn.autotune import cpu_model_name
 
 
 def timed(model: LinformerModel, ids: torch.Tensor) -> float:
@@ -40,11 +41,10 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     model = LinformerModel.from_pretrained(args.model, dtype=getattr(torch, args.dtype)).eval()
-    info = Path("/proc/cpuinfo").read_text().splitlines()
     record = {
         "model": Path(args.model).name, "batch_size": args.batch_size, "rounds": args.rounds,
         "threads": args.threads, "dtype": args.dtype,
-        "cpu": next((line.split(":", 1)[1].strip() for line in info if "model name" in line), "?"),
+        "cpu": cpu_model_name() or "?",
         "cpu_capability": torch.backends.cpu.get_cpu_capability(), "torch": torch.__version__,
         "python": platform.python_version(), "lengths": [],
     }  # fmt: skip

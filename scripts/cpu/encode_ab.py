@@ -28,6 +28,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 import linformer_kit.models  # noqa: F401  (registers model_type "linformer" for the student's folder)
+from linformer_kit.nn.autotune import cpu_model_name
 
 CASES = {"mixed": (128, 4096), "similar": (2900, 3100), "short": (128, 512)}
 CHUNK = 510  # tokens a chunk, so with [CLS] and [SEP] the original reads 512
@@ -93,12 +94,11 @@ def main() -> None:
     student = SentenceTransformer(args.student, device="cpu", model_kwargs={"dtype": dtype})
     original = SentenceTransformer(args.original, device="cpu", model_kwargs={"dtype": dtype})
     original.max_seq_length = 512
-    info = Path("/proc/cpuinfo").read_text().splitlines()
     record = {
         "student": Path(args.student).name, "original": Path(args.original).name,
         "student_max_seq_length": student.max_seq_length, "batch_size": args.batch_size, "texts": args.texts,
         "rounds": args.rounds, "threads": args.threads, "dtype": args.dtype,
-        "cpu": next((line.split(":", 1)[1].strip() for line in info if "model name" in line), "?"),
+        "cpu": cpu_model_name() or "?",
         "cpu_capability": torch.backends.cpu.get_cpu_capability(), "torch": torch.__version__,
         "python": platform.python_version(), "cases": [],
     }  # fmt: skip

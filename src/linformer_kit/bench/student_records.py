@@ -13,6 +13,7 @@ from typing import Any
 
 from linformer_kit.bench import measure
 from linformer_kit.bench.config import BenchmarkConfig
+from linformer_kit.nn.autotune import cpu_model_name
 
 
 @dataclass
@@ -63,16 +64,5 @@ def environment(config: BenchmarkConfig) -> dict[str, Any]:
             found[f"{package}_version"] = version(package)
         except PackageNotFoundError:
             found[f"{package}_version"] = None
-    found["cpu"] = _cpu_name() or found["device_name"]
+    found["cpu"] = cpu_model_name() or found["device_name"]
     return found
-
-
-def _cpu_name() -> str | None:
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None

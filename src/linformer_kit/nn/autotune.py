@@ -51,16 +51,12 @@ AutotuneMode = Literal["process", "disk", "off"]
 AUTOTUNE_VARIABLE = "LINFORMER_KIT_AUTOTUNE"
 AUTOTUNE_CACHE_VARIABLE = "LINFORMER_KIT_CACHE"
 AUTOTUNE_DEFAULT: AutotuneMode = "process"
-AUTOTUNE_ROUNDS = (
-    3  # timed rounds after the warm-up call; the least time of each core counts (the others are noise)
-)
+# timed rounds after the warm-up call; the least time of each core counts (the others are noise)
+AUTOTUNE_ROUNDS = 3
 AUTOTUNE_DROP = 2.0  # a core whose warm-up took over twice the quickest one's is not timed further
 AUTOTUNE_MARGIN = 0.97  # a core must take under 97 % of the static pick's time to replace it
-TIMED_WINDOW_CORES = (
-    "split",
-    "blocked",
-    "sdpa",
-)  # every window core "auto" may time, and "native" where it runs
+# every window core "auto" may time, and "native" where it runs
+TIMED_WINDOW_CORES = ("split", "blocked", "sdpa")
 TIMED_PLAIN_CORES = ("sdpa", "blocked")
 
 _clock = time.perf_counter  # (a name of its own: the tests time stand-in calls on a clock of theirs)
@@ -79,16 +75,21 @@ def timed_candidates(
     backend: str, q: Tensor, k: Tensor, v: Tensor, *, window: bool, dropout_p: float
 ) -> tuple[str, ...]:
     """The cores "auto" may time for this call (q (b, h, n, d); k, v as `choose` reads them); () where the
-    static rule stands (the module docstring's list)."""
-    if backend != "auto" or autotune_mode() == "off" or q.device.type != "cpu" or dropout_p > 0.0:
-        return ()
-    if uncached() or not isinstance(q.shape[-2], int) or q.numel() == 0 or k.numel() == 0:
-        return ()
-    if backward_reaches(q, k, v):
+    static rule stands (`may_time`)."""
+    if not may_time(backend, q, k, v, dropout_p=dropout_p):
         return ()
     if not window:
         return TIMED_PLAIN_CORES
     return (*TIMED_WINDOW_CORES, "native") if native_ready(q, k, v) else TIMED_WINDOW_CORES
+
+
+def may_time(backend: str, q: Tensor, k: Tensor, v: Tensor, *, dropout_p: float) -> bool:
+    """Whether "auto" may time this call: not where the static rule stands (the module docstring's list)."""
+    if backend != "auto" or autotune_mode() == "off" or q.device.type != "cpu" or dropout_p > 0.0:
+        return False
+    if uncached() or not isinstance(q.shape[-2], int) or q.numel() == 0 or k.numel() == 0:
+        return False
+    return not backward_reaches(q, k, v)
 
 
 def measured_core(
@@ -97,11 +98,13 @@ def measured_core(
 ) -> str:  # fmt: skip
     """The core a layer runs: the static rule's (`choose`) where timing is not allowed, else the measured
     winner on this call's bucket (`shape`: what besides q decides the cores' cost); `run(core)` computes it."""
+    if not may_time(backend, q, k, v, dropout_p=dropout_p):
+        return choose(backend, q, k, v, window=window, dropout_p=dropout_p)
+    key = shape_bucket(q, "window" if window else "plain", *shape)
+    if key in _picks:  # kept: every layer after the first, every later call of the bucket (the hot path)
+        return _picks[key]
     static = choose(backend, q, k, v, window=window, dropout_p=dropout_p)
-    cores = timed_candidates(backend, q, k, v, window=window, dropout_p=dropout_p)
-    if not cores:
-        return static
-    return pick_core(static, cores, run, shape_bucket(q, "window" if window else "plain", *shape))
+    return pick_core(static, timed_candidates(backend, q, k, v, window=window, dropout_p=dropout_p), run, key)
 
 
 def window_bucket(keyset: KeySet) -> tuple:
@@ -126,9 +129,8 @@ def pick_core(static: str, cores: Sequence[str], call: Callable[[str], object], 
         return static
     if key not in _picks:
         stored = _stored_picks().get(key) if autotune_mode() == "disk" else None
-        if (
-            stored is not None and stored in cores
-        ):  # (a core the cache names that cannot run here is measured anew)
+        # (a core the cache names that cannot run here is measured anew)
+        if stored is not None and stored in cores:
             _picks[key] = stored
         else:
             _picks[key] = _fastest_core(static, cores, call)
@@ -171,19 +173,25 @@ def autotune_cache_file() -> Path:
     root = os.environ.get(AUTOTUNE_CACHE_VARIABLE) or Path(
         os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "linformer-kit"
     )
-    machine = "|".join((_cpu_model_name(), torch.__version__, torch.backends.cpu.get_cpu_capability()))
+    machine = "|".join((_cpu_label(), torch.__version__, torch.backends.cpu.get_cpu_capability()))
     return Path(root) / f"autotune-{hashlib.sha256(machine.encode()).hexdigest()[:16]}.json"
 
 
 @functools.cache
-def _cpu_model_name() -> str:
+def cpu_model_name() -> str | None:
+    """The CPU's model name (/proc/cpuinfo's "model name"), or None where it says none."""
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return None
+
+
+def _cpu_label() -> str:
+    return cpu_model_name() or platform.processor() or platform.machine()
 
 
 def _stored_picks() -> dict[str, str]:
@@ -205,7 +213,7 @@ def _store_pick(key: str, core: str) -> None:
     path = autotune_cache_file()
     winners = {**_stored_picks(), key: core}
     body = {
-        "cpu": _cpu_model_name(),
+        "cpu": _cpu_label(),
         "torch": torch.__version__,
         "capability": torch.backends.cpu.get_cpu_capability(),
     }
@@ -226,6 +234,6 @@ def forget_picks() -> None:
 
 
 __all__ = [
-    "AUTOTUNE_DEFAULT", "AUTOTUNE_VARIABLE", "AutotuneMode", "autotune_cache_file", "autotune_mode", "forget_picks",
-    "measured_core", "pick_core", "shape_bucket", "timed_candidates", "window_bucket",
+    "AUTOTUNE_DEFAULT", "AUTOTUNE_VARIABLE", "AutotuneMode", "autotune_cache_file", "autotune_mode", "cpu_model_name",
+    "forget_picks", "may_time", "measured_core", "pick_core", "shape_bucket", "timed_candidates", "window_bucket",
 ]  # fmt: skip

@@ -9,9 +9,10 @@ and B short documents of the 512 stages' examples:
                  length): "the original with context on both sides", read by the student in one pass
                      L_win = mean_l ||h_l^S(span) - h_l^win||² / ||h_l^win||²      (all tokens real)
     (b) halves   the span's two halves embedded apart (mean pooling, normalised; `halves`="split": halves of
-                 N / 2 tokens; "whole": spans of 2 N - 2 tokens, so each half is N and (a) reads the first), each first half
-                 against the B second halves of the batch, in-batch negatives, MultipleNegativesRanking-
-                 Loss's semantics (sentence-transformers): L_mnr = CE(scale · cos(a_i, p_j), j = i)
+                 N / 2 tokens; "whole": spans of 2 N - 2 tokens, so each half is N and (a) reads the first),
+                 each first half against the B second halves of the batch, in-batch negatives,
+                 MultipleNegativesRankingLoss's semantics (sentence-transformers):
+                 L_mnr = CE(scale · cos(a_i, p_j), j = i)
     (c) short    L_e2e (train/distill/losses.py) on the short documents against the teacher at 512:
                  what keeps the 512 fidelity. `short_text="train+long"` (the default) alternates them with
                  512-token windows of the long text, each source in turn (data.py `source_windows`), so the
