@@ -549,6 +549,16 @@ HELD_2048 = f"{LONG}/heldout/h40-s42-2048/longdocs.json"  # every method and chu
 HELD_K256 = f"{LONG}/heldout/h40-k256-s42/longdocs.json"  # k = 256 at 4 096, with the same chunkings
 HELD_WHOLE = f"{LONG}/heldout/h40-whole-s42/longdocs.json"  # --halves whole, with the same chunkings
 STRONGEST = "strongest chunking"
+READINGS_K256 = f"{LONG}/heldout/readings-k256.json"  # scripts/cpu/heldout_readings.py: Chamfer and MRR, dev / test
+
+
+def reading(split: str, name: str, key: str, *index: int) -> J:
+    """A reading's figure in heldout_readings.py's record: hit@1, MRR, or an end of a paired interval."""
+    return J(READINGS_K256, split, "readings", name, key, *index)
+
+
+def reading_interval(split: str, name: str, key: str) -> tuple[J, J, J]:
+    return reading(split, name, key, 0), reading(split, name, key, 1), reading(split, name, key, 2)
 
 
 def held_paired(method: str, against: str, n: int = 4096, file: str | None = None) -> tuple[Paired, Paired, Paired]:
@@ -713,6 +723,17 @@ FIGURES: tuple[F, ...] = (
     F(HELD_DOC, "gathered with the\noriginal's chunkings above: contextual chunks {65.3}, {+2.7} [{-1.1}, {+6.4}] over the strongest chunking", score(HELD_K256, "documents", 4096, "contextual-chunks-512"), *held_paired("contextual-chunks-512", STRONGEST, file=HELD_K256)),
     F(HELD_DOC, "512-token chunk); whole {53.0}, **{-9.7} [{-15.5}, {-3.8}]**", score(HELD_K256, "documents", 4096, "whole"), *held_paired("whole", STRONGEST, file=HELD_K256)),
     F(HELD_DOC, "95 %): whole {-0.7} [{-2.1}, {+0.8}], contextual chunks {+0.7} [{-1.5}, {+2.8}]", *between(HELD_K256, HELD, "whole"), *between(HELD_K256, HELD, "contextual-chunks-512")),
+    F(HELD_DOC, "seed 2 without the\ntest pairs ({218} pairs)", J(READINGS_K256, "dev", "pairs")),
+    F(HELD_DOC, "best chunk {62.7}, whole {53.0}, contextual chunks {65.3})", *(reading("test", m, "hit@1") for m in ("chunks-best", "whole", "contextual"))),
+    F(HELD_DOC, "(±{1.7} against\n±{4.4} for the chosen reading)", (reading("test", "contextual-chamfer", "MRR vs strongest", 2) - reading("test", "contextual-chamfer", "MRR vs strongest", 1)) / 2, (reading("test", "contextual-chamfer", "hit@1 vs strongest", 2) - reading("test", "contextual-chamfer", "hit@1 vs strongest", 1)) / 2),
+    F(HELD_DOC, "| original: best 512-token chunk | {57.8} | {62.7} |", reading("dev", "chunks-best", "hit@1"), reading("test", "chunks-best", "hit@1")),
+    F(HELD_DOC, "| original: 512-token chunks, Chamfer | {65.6} | {62.7} |", reading("dev", "chunks-chamfer", "hit@1"), reading("test", "chunks-chamfer", "hit@1")),
+    F(HELD_DOC, "| student: contextual chunks | {59.2} | {65.3} | +{2.7} [{-1.4}, +{6.7}] | +{1.3} [{-1.0}, +{3.6}] |", reading("dev", "contextual", "hit@1"), reading("test", "contextual", "hit@1"), *reading_interval("test", "contextual", "hit@1 vs strongest"), *reading_interval("test", "contextual", "MRR vs strongest")),
+    F(HELD_DOC, "| student: contextual chunks, Chamfer (chosen on dev) | {66.1} | {66.0} | +{3.3} [{-1.1}, +{7.7}] | **+{2.6} [+{0.9}, +{4.4}]** |", reading("dev", "contextual-chamfer", "hit@1"), reading("test", "contextual-chamfer", "hit@1"), *reading_interval("test", "contextual-chamfer", "hit@1 vs strongest"), *reading_interval("test", "contextual-chamfer", "MRR vs strongest")),
+    F(HELD_DOC, "| student: late 510-token spans, Chamfer | {65.1} | {62.0} | {-0.7} [{-5.7}, +{4.3}] | +{0.4} [{-2.0}, +{2.7}] |", reading("dev", "late-510-chamfer", "hit@1"), reading("test", "late-510-chamfer", "hit@1"), *reading_interval("test", "late-510-chamfer", "hit@1 vs strongest"), *reading_interval("test", "late-510-chamfer", "MRR vs strongest")),
+    F(HELD_DOC, "(on dev {65.6} against {57.8}; by MRR", reading("dev", "chunks-chamfer", "hit@1"), reading("dev", "chunks-best", "hit@1")),
+    F(HELD_DOC, "chunking (+{0.5} [{-3.1}, +{4.0}]). On test they lead it by {3.3} points of accuracy@1, the interval holding 0,\n  and by {2.6} points of MRR", *reading_interval("dev", "contextual-chamfer", "hit@1 vs strongest"), reading("test", "contextual-chamfer", "hit@1 vs strongest", 0), reading("test", "contextual-chamfer", "MRR vs strongest", 0)),
+
     F(HELD_DOC, "On the same 300 pairs: whole\n{55.3}, **{-7.3} [{-13.0}, {-1.6}]** below the strongest chunking; contextual chunks {63.3}, {+0.7} [{-3.0}, {+4.3}]", score(HELD_WHOLE, "documents", 4096, "whole"), *held_paired("whole", STRONGEST, file=HELD_WHOLE), score(HELD_WHOLE, "documents", 4096, "contextual-chunks-512"), *held_paired("contextual-chunks-512", STRONGEST, file=HELD_WHOLE)),
     F(HELD_DOC, "the default student (paired, 95 %): whole {+1.7} [{-1.5}, {+4.8}], contextual chunks {-1.3} [{-4.3}, {+1.6}]", *between(HELD_WHOLE, HELD, "whole"), *between(HELD_WHOLE, HELD, "contextual-chunks-512")),
     F(HELD_DOC, "Its long stage took {1 479} s ({37} s a step),\npeak {14.5} GB", J(f"{LONG}/heldout/h40-whole-s42/memory.json", "long_stage_seconds"), J(f"{LONG}/heldout/h40-whole-s42/memory.json", "long_stage_seconds") / 40, J(f"{LONG}/heldout/h40-whole-s42/memory.json", "peak_rss_kb") * KB_TO_GB),
