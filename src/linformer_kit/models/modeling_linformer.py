@@ -54,6 +54,7 @@ from linformer_kit.models.linformer_layers import (
 )
 from linformer_kit.models.loading import share_saved_weights, strict_from_pretrained
 from linformer_kit.models.row_groups import encode_apart, read_apart
+from linformer_kit.models.token_groups import encode_grouped, read_grouped
 from linformer_kit.nn import ATTENTION_BACKENDS, SequenceProjection
 from linformer_kit.nn.options import check_choice
 from linformer_kit.nn.plan import model_plan
@@ -177,7 +178,10 @@ class LinformerModel(LinformerPreTrainedModel):
         )  # (b, n, D)
         # once a forward: the mask (None where every token is real) and which rows are longer than exact_length
         plan = model_plan(_key_padding_mask(attention_mask), n, self.config.exact_length)
-        if read_apart(plan, output_attentions):  # short and long rows: two batches, the short ones narrow
+        # CPU inference: groups of bounded tokens; else short and long rows as two batches, the short ones narrow
+        if read_grouped(plan, embedding_output, bool(output_attentions)):
+            encoder_outputs = encode_grouped(self.encoder, embedding_output, plan, bool(output_hidden_states))
+        elif read_apart(plan, output_attentions):
             encoder_outputs = encode_apart(self.encoder, embedding_output, plan, bool(output_hidden_states))
         else:
             encoder_outputs = self.encoder(embedding_output, plan, output_attentions, output_hidden_states)

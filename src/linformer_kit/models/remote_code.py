@@ -55,6 +55,7 @@ SOURCES = (
     "models/configuration_linformer.py",
     "models/linformer_layers.py",  # the embeddings, one encoder layer and its parts, the encoder, the pooler
     "models/row_groups.py",  # a batch mixing short and long rows read as two batches, the short rows narrow
+    "models/token_groups.py",  # a CPU inference batch read in groups of bounded tokens, each as narrow as its rows
     "models/modeling_linformer.py",  # the pretrained-model base and the base model
     "models/linformer_heads.py",  # the heads and the models that carry them (ForMaskedLM, ...)
     "models/remote_code.py",
