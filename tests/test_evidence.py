@@ -38,6 +38,7 @@ from typing import Any
 
 import pytest
 
+from linformer_kit.models import token_groups
 from linformer_kit.models.paired import difference, differences
 from tests.test_readme import results_section
 
@@ -583,6 +584,12 @@ class Between(Source):
 
 
 ENCODE = "benchmarks/encode/encode-fp32.json"  # SentenceTransformer.encode at batch 32, the long student vs chunks
+ENCODE_DOC = "docs/benchmarks/encode/README.md"
+ENCODE_GROUPS = "benchmarks/encode/encode-groups-fp32.json"  # the same with token groups, and them off (--ungrouped)
+
+
+def encode_case(case: str, key: str, *index: int) -> J:
+    return J(ENCODE_GROUPS, "cases", {"case": case}, key, *index)
 
 
 def autotune_row(dtype: str, n: int) -> tuple[J, J, J]:
@@ -746,11 +753,19 @@ FIGURES: tuple[F, ...] = (
     F("docs/benchmarks/encode/README.md", "| mixed, 128-4 096 tokens | {64} | {325} | 49.3 / 59.0 / 52.9 | 34.3 / 36.8 / 32.4 | **{0.62}x** |", J(ENCODE, "texts"), J(ENCODE, "cases", {"case": "mixed"}, "chunks"), J(ENCODE, "cases", {"case": "mixed"}, "student_speed_over_chunks")),
     F("docs/benchmarks/encode/README.md", "32 rows of 2 048 tokens took {14.44} s in one batch, {11.69} s in batches of 4, {11.32} s one at a time, against\n{12.44} s", *(J("benchmarks/encode/batch-split.json", "2048", arm) for arm in ("rows-all", "rows-by-4", "rows-by-1", "chunks-by-32"))),
     F("docs/benchmarks/encode/README.md", "equal-length rows at {1.10}x the chunks' speed where one batch of 32 reads them at {0.86}x", J("benchmarks/encode/batch-split.json", "2048", "chunks-by-32") / J("benchmarks/encode/batch-split.json", "2048", "rows-by-1"), J("benchmarks/encode/batch-split.json", "2048", "chunks-by-32") / J("benchmarks/encode/batch-split.json", "2048", "rows-all")),
-    F(BENCHMARKS, "student is {0.62}x the original's 512-token chunks", J(ENCODE, "cases", {"case": "mixed"}, "student_speed_over_chunks")),
+    F(BENCHMARKS, "the long student is {1.10}x the original's\n  512-token chunks on texts of 128-4 096 tokens and {1.11}x", J(ENCODE_GROUPS, "cases", {"case": "mixed"}, "student_speed_over_chunks"), J(ENCODE_GROUPS, "cases", {"case": "similar"}, "student_speed_over_chunks")),
+    F(BENCHMARKS, "it was {0.62}x before the model read a CPU batch in groups of at\n  most {4 096} tokens", J(ENCODE, "cases", {"case": "mixed"}, "student_speed_over_chunks"), Count("models/token_groups.py GROUP_TOKENS", token_groups.GROUP_TOKENS)),
+    F(ENCODE_DOC, "computation (`--exact-length 512`): its {1.35}x there", encode_case("short", "student_speed_over_chunks")),
+    F(ENCODE_DOC, "32 rows of 2 048 tokens read in {11.45} s at a budget of {4 096} ({14.79} s in one\nbatch), 16 rows of 4 096 in {10.72} s ({13.91} s in one batch; {11.86} s at 8 192)", J("benchmarks/encode/token-groups.json", "2048", "rows-all-groups-4096"), Count("models/token_groups.py GROUP_TOKENS", token_groups.GROUP_TOKENS), J("benchmarks/encode/token-groups.json", "2048", "rows-all"), J("benchmarks/encode/token-groups.json", "4096", "rows-all-groups-4096"), J("benchmarks/encode/token-groups.json", "4096", "rows-all"), J("benchmarks/encode/token-groups.json", "4096", "rows-all-groups-8192")),
+    F(ENCODE_DOC, "| mixed, 128-4 096 tokens | {325} | {26.4} / {26.3} / {26.4} | {29.1} / {29.5} / {28.6} | {47.2} / {46.0} / {46.6} | **{1.10}x** | {1.76}x |", encode_case("mixed", "chunks"), *(encode_case("mixed", "seconds", arm, r) for arm in ("student", "chunks", "student-ungrouped") for r in range(3)), encode_case("mixed", "student_speed_over_chunks"), encode_case("mixed", "groups_speedup")),
+    F(ENCODE_DOC, "| similar, 2 900-3 100 | {397} | {33.1} / {33.4} / {32.9} | {37.7} / {37.2} / {36.1} | {48.4} / {46.8} / {47.3} | **{1.11}x** | {1.44}x |", encode_case("similar", "chunks"), *(encode_case("similar", "seconds", arm, r) for arm in ("student", "chunks", "student-ungrouped") for r in range(3)), encode_case("similar", "student_speed_over_chunks"), encode_case("similar", "groups_speedup")),
+    F(ENCODE_DOC, "| short, 128-512 | {64} | {3.7} / {4.0} / {3.8} | {5.0} / {5.0} / {5.2} | {5.0} / {4.9} / {5.3} | **{1.35}x** | {1.34}x |", encode_case("short", "chunks"), *(encode_case("short", "seconds", arm, r) for arm in ("student", "chunks", "student-ungrouped") for r in range(3)), encode_case("short", "student_speed_over_chunks"), encode_case("short", "groups_speedup")),
     F(HELD_DOC, "Its long stage took {1 116} s ({28} s a step, 23-25 at k = 128), peak {10.1} GB", J(f"{LONG}/heldout/h40-k256-s42/memory.json", "long_stage_seconds"), J(f"{LONG}/heldout/h40-k256-s42/memory.json", "long_stage_seconds") / 40, J(f"{LONG}/heldout/h40-k256-s42/memory.json", "peak_rss_kb") * KB_TO_GB),
     F(LONGDOCS, "At 2 048 on the same books its contextual chunks lead\nthe strongest chunking by {5.0} [{-0.3}, {+10.2}]", *held_paired("contextual-chunks-512", STRONGEST, 2048)),
     F(LONGDOCS, "not met; {+5.0} [{+0.8}, {+9.1}] over the\nbest 512-token chunk", *held_paired("contextual-chunks-512", "chunks-best-512", 2048)),
     # docs/benchmarks/padded-batch/README.md (from docs/benchmarks.md), "A padded batch of short and long rows"
+    *(F(PADDED_DOC, f"| {rows} | {{{a}}}x | {{{b}}}x | **{{{c}}}x** |", *(J("benchmarks/padded-batch/ab-groups.json", "cases", {"lengths": lengths}, key) for key in ("routed_over_alone", "apart_over_alone", "groups_over_alone")))
+      for rows, lengths, a, b, c in (("4 096 + 300", [4096, 300], "3.31", "1.07", "1.03"), ("3 000 + 2 900", [3000, 2900], "1.17", "1.17", "1.01"), ("4 096 + 4 000", [4096, 4000], "1.19", "1.19", "1.02"))),
     *(F(PADDED_DOC, f"| {rows} | {{{b1}}}x / {{{b2}}}x | " + ("**" if bold else "") + f"{{{n1}}}x / {{{n2}}}x" + ("**" if bold else "") + " |", *(J(f"benchmarks/padded-batch/{file}.json", "cases", {"lengths": lengths}, key) for key in ("routed_over_alone", "groups_over_alone") for file in ("ab", "ab-2")))
       for rows, lengths, bold, b1, b2, n1, n2 in (("4 096 + 300", [4096, 300], True, "3.14", "2.97", "1.10", "1.01"), ("3 000 + 2 900", [3000, 2900], False, "1.18", "1.17", "1.17", "1.18"), ("4 096 + 4 000", [4096, 4000], False, "1.18", "1.11", "1.16", "1.15"))),
     # docs/benchmarks.md: its first lines and its one results table (the current headline figures)

@@ -4,7 +4,9 @@ chunks (averaged per text), as users call them, A/B in one process (issue "Never
 Texts are real book text (Gutenberg) cut to token lengths: "mixed" draws them from 128 to 4 096 tokens, "similar"
 from 2 900 to 3 100, "short" from 128 to 512. Each round times both models on every case, the order alternating;
 the ratio is the median over rounds of (the original's seconds) / (the student's): above 1 the student is faster.
-`--profile` adds one profiled student call per case (the ops that take its time) to the record.
+`--profile` adds one profiled student call per case (the ops that take its time) to the record. `--ungrouped` adds
+a third arm, the student with its CPU token groups off (models/token_groups.py: each batch of 32 read whole, as
+before them), so the groups' own gain is a ratio of one run too.
 
     python scripts/cpu/encode_ab.py runs/distill/minilm-long4096 runs/models/all-MiniLM-L6-v2 \
         ../shared/data/gutenberg/train.jsonl.gz docs/benchmarks/encode/ab.json
@@ -15,12 +17,9 @@ from __future__ import annotations
 import argparse
 import functools
 import gzip
-import itertools
 import json
 import platform
 import random
-import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,6 +27,16 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 import linformer_kit.models  # noqa: F401  (registers model_type "linformer" for the student's folder)
+from linformer_kit.bench.student_encode import (
+    chunks_of,
+    cut,
+    encode_chunks,
+    encode_whole,
+    median_ratio,
+    time_arms,
+    warm_up,
+)
+from linformer_kit.models import token_groups
 from linformer_kit.nn.autotune import cpu_model_name
 
 CASES = {"mixed": (128, 4096), "similar": (2900, 3100), "short": (128, 512)}
@@ -40,39 +49,13 @@ def book_texts(path: Path, count: int) -> list[str]:
         return [json.loads(line)["text"] for _, line in zip(range(count), f, strict=False)]
 
 
-def cut(model: SentenceTransformer, books: list[str], lengths: list[int]) -> list[str]:
-    """Each length's text: a book's tokens [0, length) as its own characters (offsets, no decode)."""
-    texts = []
-    for book, n in zip(books, lengths, strict=True):
-        spans = model.tokenizer(book[: 12 * n], add_special_tokens=False, return_offsets_mapping=True)
-        offsets = spans["offset_mapping"][: n - 2]
-        texts.append(book[: offsets[-1][1]])
-    return texts
-
-
-def chunks_of(model: SentenceTransformer, text: str) -> list[str]:
-    offsets = model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
-    return [
-        text[offsets[i][0] : offsets[min(i + CHUNK, len(offsets)) - 1][1]]
-        for i in range(0, len(offsets), CHUNK)
-    ]
-
-
-def encode_whole(student: SentenceTransformer, texts: list[str], batch_size: int) -> None:
-    student.encode(texts, batch_size=batch_size, convert_to_tensor=True)
-
-
-def encode_chunks(original: SentenceTransformer, pieces: list[list[str]], batch_size: int) -> None:
-    """Every text's chunks in one `encode` (batches cross texts, as a user's index does), averaged per text."""
-    vectors = original.encode([c for p in pieces for c in p], batch_size=batch_size, convert_to_tensor=True)
-    ends = torch.tensor([0] + [len(p) for p in pieces]).cumsum(0).tolist()
-    torch.stack([vectors[a:b].mean(0) for a, b in itertools.pairwise(ends)])
-
-
-def timed(call: Callable[[], None]) -> float:
-    start = time.perf_counter()
-    call()
-    return time.perf_counter() - start
+def ungrouped(call: Callable[[], None]) -> None:
+    """`call` with the student's token groups off: no batch holds more tokens than this."""
+    kept, token_groups.GROUP_TOKENS = token_groups.GROUP_TOKENS, 2**62
+    try:
+        call()
+    finally:
+        token_groups.GROUP_TOKENS = kept
 
 
 def main() -> None:
@@ -88,6 +71,9 @@ def main() -> None:
     parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--ungrouped", action="store_true", help="also time the student with token groups off"
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     dtype = getattr(torch, args.dtype)
@@ -106,27 +92,36 @@ def main() -> None:
     for name in args.cases:
         low, high = CASES[name]
         rng = random.Random(0)
-        texts = cut(student, books, [rng.randint(low, high) for _ in books])
-        pieces = [chunks_of(original, t) for t in texts]
+        texts = cut(student.tokenizer, books, [rng.randint(low, high) for _ in books])
+        pieces = [chunks_of(original.tokenizer, t, CHUNK) for t in texts]
         chunks = sum(len(p) for p in pieces)
         encode_student = functools.partial(encode_whole, student, texts, args.batch_size)
         encode_original = functools.partial(encode_chunks, original, pieces, args.batch_size)
-        encode_student(), encode_original()  # warm: allocator, the kernel's build, autotune
-        seconds: dict[str, list[float]] = {"student": [], "chunks": []}
-        for r in range(args.rounds):
-            order = (("student", encode_student), ("chunks", encode_original))
-            for key, call in order if r % 2 == 0 else order[::-1]:
-                seconds[key].append(timed(call))
-        ratio = statistics.median(c / s for c, s in zip(seconds["chunks"], seconds["student"], strict=True))
+        arms: list[tuple[str, Callable[[], None]]] = [
+            ("student", encode_student),
+            ("chunks", encode_original),
+        ]
+        if args.ungrouped:
+            arms.append(("student-ungrouped", functools.partial(ungrouped, encode_student)))
+        warm_up(arms)  # allocator, the kernel's build, autotune
+        seconds = time_arms(arms, args.rounds)
+        ratio = median_ratio(seconds["chunks"], seconds["student"]) or float("nan")
         case = {"case": name, "tokens": [low, high], "chunks": chunks, "seconds": seconds,
                 "student_speed_over_chunks": round(ratio, 3)}  # fmt: skip
+        if args.ungrouped:
+            speedup = median_ratio(seconds["student-ungrouped"], seconds["student"]) or float("nan")
+            case["groups_speedup"] = round(speedup, 3)
         if args.profile:
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
                 encode_student()
             case["profile"] = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=15)
             print(case["profile"])
         record["cases"].append(case)
-        print(f"{name}: student {ratio:.2f}x the original's chunks ({chunks} chunks of {len(texts)} texts)")
+        print(
+            f"{name}: student {ratio:.2f}x the original's chunks ({chunks} chunks of {len(texts)} texts)",
+            f"groups {case['groups_speedup']:.2f}x" if args.ungrouped else "",
+            flush=True,
+        )
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(record, indent=1) + "\n")
 

@@ -1,7 +1,8 @@
 """A padded batch against its rows read alone, through a saved long student, A/B in one process (issue 82):
 before, the short rows ran layer by layer at the batch's padded width (`routed`); now the model reads the short
-rows as a batch of their own at width exact_length (`groups`, models/row_groups.py). Rounds alternate the three
-readings; the ratios are medians over rounds of (batch time) / (sum of its rows' times alone).
+rows as a batch of their own at width exact_length (`apart`, models/row_groups.py), and now reads a CPU inference
+batch in groups of at most GROUP_TOKENS tokens, each cut to its rows (`groups`, models/token_groups.py). Rounds
+alternate the readings; the ratios are medians over rounds of (batch time) / (sum of its rows' times alone).
 
     python scripts/cpu/padded_batch_ab.py runs/distill/minilm-long4096 docs/benchmarks/padded-batch/ab.json
 """
@@ -51,24 +52,26 @@ def main() -> None:
         n = max(lengths)
         ids = torch.randint(1000, 20000, (len(lengths), n))
         mask = (torch.arange(n)[None, :] < torch.tensor(lengths)[:, None]).long()
-        times: dict[str, list[float]] = {"routed": [], "groups": [], "alone": []}
+        times: dict[str, list[float]] = {"routed": [], "apart": [], "groups": [], "alone": []}
         timed(model, ids, mask)  # warm: the kernel's build, the allocator
         for _ in range(args.rounds):
-            with mock.patch("linformer_kit.models.modeling_linformer.read_apart", return_value=False):
-                times["routed"].append(timed(model, ids, mask))
+            with mock.patch("linformer_kit.models.modeling_linformer.read_grouped", return_value=False):
+                with mock.patch("linformer_kit.models.modeling_linformer.read_apart", return_value=False):
+                    times["routed"].append(timed(model, ids, mask))
+                times["apart"].append(timed(model, ids, mask))
             times["groups"].append(timed(model, ids, mask))
             times["alone"].append(
                 sum(timed(model, ids[r : r + 1, :m], mask[r : r + 1, :m]) for r, m in enumerate(lengths))
             )
         ratio = {
             k: statistics.median(t / a for t, a in zip(times[k], times["alone"], strict=True))
-            for k in ("routed", "groups")
+            for k in ("routed", "apart", "groups")
         }
         case = {"lengths": list(lengths), "seconds": times, "routed_over_alone": round(ratio["routed"], 3),
-                "groups_over_alone": round(ratio["groups"], 3)}  # fmt: skip
+                "apart_over_alone": round(ratio["apart"], 3), "groups_over_alone": round(ratio["groups"], 3)}  # fmt: skip
         record["cases"].append(case)
         print(
-            f"{lengths}: routed {ratio['routed']:.2f}x, groups {ratio['groups']:.2f}x the rows alone",
+            f"{lengths}: routed {ratio['routed']:.2f}x, apart {ratio['apart']:.2f}x, groups {ratio['groups']:.2f}x the rows alone",
             flush=True,
         )
         args.out.parent.mkdir(parents=True, exist_ok=True)
