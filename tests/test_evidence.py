@@ -551,15 +551,16 @@ HELD_K256 = f"{LONG}/heldout/h40-k256-s42/longdocs.json"  # k = 256 at 4 096, wi
 HELD_WHOLE = f"{LONG}/heldout/h40-whole-s42/longdocs.json"  # --halves whole, with the same chunkings
 STRONGEST = "strongest chunking"
 READINGS_K256 = f"{LONG}/heldout/readings-k256.json"  # scripts/cpu/heldout_readings.py: Chamfer and MRR, dev / test
+READINGS_WHOLE = f"{LONG}/heldout/readings-whole.json"  # the same of the --halves whole student
 
 
-def reading(split: str, name: str, key: str, *index: int) -> J:
+def reading(split: str, name: str, key: str, *index: int, file: str = READINGS_K256) -> J:
     """A reading's figure in heldout_readings.py's record: hit@1, MRR, or an end of a paired interval."""
-    return J(READINGS_K256, split, "readings", name, key, *index)
+    return J(file, split, "readings", name, key, *index)
 
 
-def reading_interval(split: str, name: str, key: str) -> tuple[J, J, J]:
-    return reading(split, name, key, 0), reading(split, name, key, 1), reading(split, name, key, 2)
+def reading_interval(split: str, name: str, key: str, file: str = READINGS_K256) -> tuple[J, J, J]:
+    return tuple(reading(split, name, key, i, file=file) for i in range(3))  # type: ignore[return-value]
 
 
 def held_paired(method: str, against: str, n: int = 4096, file: str | None = None) -> tuple[Paired, Paired, Paired]:
@@ -703,6 +704,7 @@ FIGURES: tuple[F, ...] = (
     F(README, "({0.26}x 512-token chunks on an H100", gpu_student("original", "chunks", 4096, 16) / gpu_student("w64", "whole", 4096, 16)),
     F(README, "One layer from n = {8 192}", From(GPU_NS, gpu_layer_best, 1.0)),
     F(README, "Training at every n measured ({1.26}x full attention at 512, {4.01}x at 4 096)", cpu_training_speedup(512), cpu_training_speedup(4096)),
+    F(README, "also through `SentenceTransformer.encode` at batch 32 ({1.10}x, mixed lengths, fp32 on AMD)", encode_case("mixed", "student_speed_over_chunks")),
     F(README, "beats 512-token chunks at 4 096 ({1.03}-{1.13}x;", chunk_ratios("speed", CPU_LIMITS_NATIVE).min(), chunk_ratios("speed", CPU_LIMITS_NATIVE).max()),
     F(README, "FLOP limit {1.05}-{1.14}x)", chunk_ratios("flop_limit", CPU_LIMITS_NATIVE).min(), chunk_ratios("flop_limit", CPU_LIMITS_NATIVE).max()),
     F(README, "(perplexity {19.47} vs full attention's {20.58} on a CPU;", run(CPU_LOCAL, "k128-w16-s42-branch"), run(CPU_LOCAL, "full-s42")),
@@ -738,6 +740,12 @@ FIGURES: tuple[F, ...] = (
     F(HELD_DOC, "| student: contextual chunks | {59.2} | {65.3} | +{2.7} [{-1.4}, +{6.7}] | +{1.3} [{-1.0}, +{3.6}] |", reading("dev", "contextual", "hit@1"), reading("test", "contextual", "hit@1"), *reading_interval("test", "contextual", "hit@1 vs strongest"), *reading_interval("test", "contextual", "MRR vs strongest")),
     F(HELD_DOC, "| student: contextual chunks, Chamfer (chosen on dev) | {66.1} | {66.0} | +{3.3} [{-1.1}, +{7.7}] | **+{2.6} [+{0.9}, +{4.4}]** |", reading("dev", "contextual-chamfer", "hit@1"), reading("test", "contextual-chamfer", "hit@1"), *reading_interval("test", "contextual-chamfer", "hit@1 vs strongest"), *reading_interval("test", "contextual-chamfer", "MRR vs strongest")),
     F(HELD_DOC, "| student: late 510-token spans, Chamfer | {65.1} | {62.0} | {-0.7} [{-5.7}, +{4.3}] | +{0.4} [{-2.0}, +{2.7}] |", reading("dev", "late-510-chamfer", "hit@1"), reading("test", "late-510-chamfer", "hit@1"), *reading_interval("test", "late-510-chamfer", "hit@1 vs strongest"), *reading_interval("test", "late-510-chamfer", "MRR vs strongest")),
+    F(HELD_DOC, "scores its records back (test {55.3})", reading("test", "whole", "hit@1", file=READINGS_WHOLE)),
+    F(HELD_DOC, "| student: late 510-token spans, Chamfer (chosen on dev) | {71.1} | {65.0} | +{2.3} [{-2.1}, +{6.7}] | **+{3.0} [+{0.6}, +{5.4}]** |", reading("dev", "late-510-chamfer", "hit@1", file=READINGS_WHOLE), reading("test", "late-510-chamfer", "hit@1", file=READINGS_WHOLE), *reading_interval("test", "late-510-chamfer", "hit@1 vs strongest", file=READINGS_WHOLE), *reading_interval("test", "late-510-chamfer", "MRR vs strongest", file=READINGS_WHOLE)),
+    F(HELD_DOC, "| student: contextual chunks, Chamfer | {67.9} | {64.3} | +{1.7} [{-2.4}, +{5.8}] | **+{2.3} [+{0.3}, +{4.2}]** |", reading("dev", "contextual-chamfer", "hit@1", file=READINGS_WHOLE), reading("test", "contextual-chamfer", "hit@1", file=READINGS_WHOLE), *reading_interval("test", "contextual-chamfer", "hit@1 vs strongest", file=READINGS_WHOLE), *reading_interval("test", "contextual-chamfer", "MRR vs strongest", file=READINGS_WHOLE)),
+    F(HELD_DOC, "| student: whole | {63.3} | {55.3} | {-7.3} [{-13.0}, {-1.6}] | {-4.8} [{-7.9}, {-1.6}] |", reading("dev", "whole", "hit@1", file=READINGS_WHOLE), reading("test", "whole", "hit@1", file=READINGS_WHOLE), *reading_interval("test", "whole", "hit@1 vs strongest", file=READINGS_WHOLE), *reading_interval("test", "whole", "MRR vs strongest", file=READINGS_WHOLE)),
+    F(HELD_DOC, "lead the strongest chunking by +{5.5} [+{0.6}, +{10.4}] points of accuracy@1 (MRR\n+{3.6} [+{0.7}, +{6.5}]); on test by +{2.3} (the interval holding 0) and by {3.0} points of MRR", *reading_interval("dev", "late-510-chamfer", "hit@1 vs strongest", file=READINGS_WHOLE), *reading_interval("dev", "late-510-chamfer", "MRR vs strongest", file=READINGS_WHOLE), reading("test", "late-510-chamfer", "hit@1 vs strongest", 0, file=READINGS_WHOLE), reading("test", "late-510-chamfer", "MRR vs strongest", 0, file=READINGS_WHOLE)),
+    F(HELD_DOC, "(late 510-token spans: test {63.3} against the k = 256 student's {59.3})", reading("test", "late-510", "hit@1", file=READINGS_WHOLE), reading("test", "late-510", "hit@1")),
     F(HELD_DOC, "(on dev {65.6} against {57.8}; by MRR", reading("dev", "chunks-chamfer", "hit@1"), reading("dev", "chunks-best", "hit@1")),
     F(HELD_DOC, "chunking (+{0.5} [{-3.1}, +{4.0}]). On test they lead it by {3.3} points of accuracy@1, the interval holding 0,\n  and by {2.6} points of MRR", *reading_interval("dev", "contextual-chamfer", "hit@1 vs strongest"), reading("test", "contextual-chamfer", "hit@1 vs strongest", 0), reading("test", "contextual-chamfer", "MRR vs strongest", 0)),
 
@@ -757,6 +765,7 @@ FIGURES: tuple[F, ...] = (
     F(BENCHMARKS, "it was {0.62}x before the model read a CPU batch in groups of at\n  most {4 096} tokens", J(ENCODE, "cases", {"case": "mixed"}, "student_speed_over_chunks"), Count("models/token_groups.py GROUP_TOKENS", token_groups.GROUP_TOKENS)),
     F(ENCODE_DOC, "computation (`--exact-length 512`): its {1.35}x there", encode_case("short", "student_speed_over_chunks")),
     F(ENCODE_DOC, "32 rows of 2 048 tokens read in {11.45} s at a budget of {4 096} ({14.79} s in one\nbatch), 16 rows of 4 096 in {10.72} s ({13.91} s in one batch; {11.86} s at 8 192)", J("benchmarks/encode/token-groups.json", "2048", "rows-all-groups-4096"), Count("models/token_groups.py GROUP_TOKENS", token_groups.GROUP_TOKENS), J("benchmarks/encode/token-groups.json", "2048", "rows-all"), J("benchmarks/encode/token-groups.json", "4096", "rows-all-groups-4096"), J("benchmarks/encode/token-groups.json", "4096", "rows-all"), J("benchmarks/encode/token-groups.json", "4096", "rows-all-groups-8192")),
+    F(ENCODE_DOC, "mixed {0.999}x, similar {0.977}x the original's chunks in bf16", J("benchmarks/encode/encode-groups-bf16.json", "cases", {"case": "mixed"}, "student_speed_over_chunks"), J("benchmarks/encode/encode-groups-bf16.json", "cases", {"case": "similar"}, "student_speed_over_chunks")),
     F(ENCODE_DOC, "| mixed, 128-4 096 tokens | {325} | {26.4} / {26.3} / {26.4} | {29.1} / {29.5} / {28.6} | {47.2} / {46.0} / {46.6} | **{1.10}x** | {1.76}x |", encode_case("mixed", "chunks"), *(encode_case("mixed", "seconds", arm, r) for arm in ("student", "chunks", "student-ungrouped") for r in range(3)), encode_case("mixed", "student_speed_over_chunks"), encode_case("mixed", "groups_speedup")),
     F(ENCODE_DOC, "| similar, 2 900-3 100 | {397} | {33.1} / {33.4} / {32.9} | {37.7} / {37.2} / {36.1} | {48.4} / {46.8} / {47.3} | **{1.11}x** | {1.44}x |", encode_case("similar", "chunks"), *(encode_case("similar", "seconds", arm, r) for arm in ("student", "chunks", "student-ungrouped") for r in range(3)), encode_case("similar", "student_speed_over_chunks"), encode_case("similar", "groups_speedup")),
     F(ENCODE_DOC, "| short, 128-512 | {64} | {3.7} / {4.0} / {3.8} | {5.0} / {5.0} / {5.2} | {5.0} / {4.9} / {5.3} | **{1.35}x** | {1.34}x |", encode_case("short", "chunks"), *(encode_case("short", "seconds", arm, r) for arm in ("student", "chunks", "student-ungrouped") for r in range(3)), encode_case("short", "student_speed_over_chunks"), encode_case("short", "groups_speedup")),
@@ -786,6 +795,7 @@ FIGURES: tuple[F, ...] = (
     F(LONGDOCS, "reads with contextual chunks {+2.0} [{-1.6}, {+5.6}] points over the strongest chunking of the original, its best\n512-token chunk ({62.7};", *held_paired("contextual-chunks-512", STRONGEST), score(HELD, "documents", 4096, "chunks-best-512")),
     F(LONGDOCS, "its whole reading trails the\nbest chunk by {9.0} [{-14.7}, {-3.2}] and averaged chunks by {4.0} [{-7.8}, {-0.2}]", held_paired("whole", "chunks-best-512")[0] * -1, *held_paired("whole", "chunks-best-512")[1:], held_paired("whole", "chunks-mean-512")[0] * -1, *held_paired("whole", "chunks-mean-512")[1:]),
     F(LONGDOCS, "strongest chunking by {3.3} [{-1.1}, +{7.7}] points of accuracy@1 and {2.6} [+{0.9}, +{4.4}] of MRR on those 300 pairs", *reading_interval("test", "contextual-chamfer", "hit@1 vs strongest"), *reading_interval("test", "contextual-chamfer", "MRR vs strongest")),
+    F(LONGDOCS, "leads by {3.0}\n[+{0.6}, +{5.4}] points of MRR on those pairs and {2.3} [{-2.1}, +{6.7}] of accuracy@1", *reading_interval("test", "late-510-chamfer", "MRR vs strongest", READINGS_WHOLE), *reading_interval("test", "late-510-chamfer", "hit@1 vs strongest", READINGS_WHOLE)),
     F(LONGDOCS, "chunks does not close that (best {59.0}, averaged {53.0})", score(HELD, "documents", 4096, "model-chunks-best-2048"), score(HELD, "documents", 4096, "model-chunks-mean-2048")),
     F(LONGDOCS, "that is {110} books no stage reads, {1 125} pairs at 4 096 and {2 312} at 2 048", J(HELD_SET, "books"), J(HELD_SET, "pairs_available", "4096"), J(HELD_SET, "pairs_available", "2048")),
     F(f"docs/{LONG}/curve/README.md", "the student whole reads {42.7} at 80 steps and {44.0} at 160 against averaged chunks' {47.3}", curve("80", "books", "whole"), curve("160", "books", "whole", schedule=160), curve("80", "books", "chunks-mean-512")),

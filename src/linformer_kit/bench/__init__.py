@@ -11,7 +11,7 @@
 Measuring (`measure`, `timing`, `matmul_reference`, `skips`, `memory`, `cases`, `flops`) is apart from
 formatting (`report`) and plotting (`plot`);
 scope "student" (saved students against their original) is `student` (the run; its pieces `student_config`,
-`student_inputs`, `student_runtimes`, `student_timing`, `student_memory`, `student_records`) and
+`student_inputs`, `student_runtimes`, `student_timing`, `student_memory`, `student_encode`, `student_records`) and
 `student_report`; it times through `timing`'s harness.
 """
 

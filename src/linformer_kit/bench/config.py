@@ -7,8 +7,9 @@ a training step (pass "train_step") is measured at encoder scope only.
 
 Scope "student" (`--preset student`, bench/student.py) measures saved models instead: each of
 `students` (distilled Linformers) against `original` (the encoder they replace) at every n, under each
-of `runtimes`; it shares the sweep's n, rounds, warm-up, threads, time cap, memory switch and output
-folder, and the synthetic model's fields (methods, k, w, sizes) do not apply to it.
+of `runtimes` (and, with `encode_texts`, through `SentenceTransformer.encode`: bench/student_encode.py); it
+shares the sweep's n, rounds, warm-up, threads, time cap, memory switch and output folder, and the synthetic
+model's fields (methods, k, w, sizes) do not apply to it.
 """
 
 from __future__ import annotations
@@ -167,6 +168,16 @@ class BenchmarkConfig:
             "metavar": "FILE",
         },
     )
+    encode_texts: int = field(
+        default=0,
+        metadata={
+            "help": "scope student: also time each student through `SentenceTransformer.encode` at batch 32 on this "
+            "many texts of mixed lengths (128 tokens to the largest seq_len), against the original's `encode` of "
+            "the same texts as chunk_length-token chunks averaged per text (both sentence-transformers folders; "
+            "bench/student_encode.py); 0: not timed",
+            "metavar": "TEXTS",
+        },
+    )
     output_dir: str | None = field(
         default=None,
         metadata={
@@ -201,6 +212,7 @@ def _validate(c: BenchmarkConfig) -> None:
     else:
         given = [name for name in STUDENT_FIELDS if getattr(c, name) not in (None, ())]
         given += ["runtimes"] if c.runtimes != ("torch",) else []
+        given += ["encode_texts"] if c.encode_texts != 0 else []
         if given:
             raise ValueError(
                 f"{', '.join(given)} are options of scopes ('student',) (--preset student), got scopes {c.scopes}"

@@ -30,6 +30,9 @@ longest input or extended to n: `OnnxRunner`) by `torch.onnx.export(..., dynamo=
 batch and length (into a temporary folder, removed at the end) and run by ONNX Runtime's CPU provider
 with as many intra-op threads as torch uses. Without onnx, onnxscript and onnxruntime installed
 the runtime is left out, with a note in the result.
+With `encode_texts` > 0 (the preset: 64), each student is also timed as users call it, through
+`SentenceTransformer.encode` at batch 32 on texts of mixed lengths, against the original's `encode` of the same
+texts as chunk_length-token chunks averaged per text (bench/student_encode.py: the ratio, or why it was skipped).
 
 This module is the run; its pieces, each importable from here too:
 
@@ -38,7 +41,8 @@ This module is the run; its pieces, each importable from here too:
     bench/student_runtimes.py  loading, exporting and calling a model: Torch-, Compiled-, OnnxRunner
     bench/student_timing.py    Group: one (runtime, n, batch) timed by bench/timing.py's harness; growth_exponent
     bench/student_memory.py    the peak memory of one call, in a fresh process
-    bench/student_records.py   StudentRecord, StudentResult, environment
+    bench/student_encode.py    the encode case: SentenceTransformer.encode, student whole against original chunks
+    bench/student_records.py   StudentRecord, EncodeRecord, StudentResult, environment
     bench/student_report.py    the ratios, student.md and student.json
 """
 
@@ -52,9 +56,11 @@ import torch
 
 from linformer_kit.bench.config import BenchmarkConfig
 from linformer_kit.bench.student_config import Model, batches, check_student_files, entries, tokens_needed
+from linformer_kit.bench.student_encode import measure_encode
 from linformer_kit.bench.student_inputs import ends_of, text_ids
 from linformer_kit.bench.student_memory import measure_memory
-from linformer_kit.bench.student_records import StudentRecord, StudentResult, environment
+from linformer_kit.bench.student_records import EncodeRecord, StudentRecord, StudentResult, environment
+from linformer_kit.bench.student_report import encode_line
 from linformer_kit.bench.student_runtimes import (
     CompiledRunner,
     OnnxRunner,
@@ -71,6 +77,7 @@ from linformer_kit.bench.student_timing import Group, History, growth_exponent, 
 
 __all__ = [
     "CompiledRunner",
+    "EncodeRecord",
     "Group",
     "Model",
     "OnnxRunner",
@@ -86,6 +93,7 @@ __all__ = [
     "growth_exponent",
     "load_encoder",
     "load_tokenizer",
+    "measure_encode",
     "measure_memory",
     "onnx_session",
     "run_student_benchmark",
@@ -118,5 +126,8 @@ def run_student_benchmark(config: BenchmarkConfig) -> StudentResult:
                     records = group.measure(original, students, history, memory)
                     result.records += records
                     logger.info(progress_line(records))
+    if config.encode_texts:
+        result.encode = measure_encode(config, original, students)
+        logger.info(encode_line(result.encode))
     result.elapsed_s = time.perf_counter() - start
     return result

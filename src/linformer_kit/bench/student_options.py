@@ -40,9 +40,11 @@ class StudentOptions(Protocol):
     def chunk_length(self) -> int: ...
     @property
     def tokens_per_batch(self) -> int | None: ...
+    @property
+    def encode_texts(self) -> int: ...
 
 
-# the fields only scope "student" reads (chunk_length has a default, so it is not among them)
+# the fields only scope "student" reads (chunk_length and encode_texts have defaults, so they are not among them)
 STUDENT_FIELDS = ("students", "original", "tokens_per_batch", "text_file")
 
 
@@ -72,6 +74,10 @@ def check_student(c: StudentOptions) -> None:
         )
     if c.tokens_per_batch is not None and (not is_int(c.tokens_per_batch) or c.tokens_per_batch < 1):
         raise ValueError(f"tokens_per_batch must be an int >= 1 or None, got {c.tokens_per_batch!r}")
+    if not is_int(c.encode_texts) or c.encode_texts < 0:
+        raise ValueError(
+            f"encode_texts must be an int >= 0 (0: the encode case is not timed), got {c.encode_texts!r}"
+        )
     if c.original is not None and not c.original:
         raise ValueError("original: an empty path; give the encoder the students replace (--original DIR)")
     named_students(c.students)  # names unique, none empty

@@ -1,7 +1,8 @@
 """What a run of scope "student" records (student.json holds them; student_report.py reads them back).
 
 StudentRecord  one model reading one (n, batch) under one runtime: seconds a call, texts/s, peak memory
-StudentResult  the run: its config, environment, records and notes
+EncodeRecord   one student's encode case (bench/student_encode.py): the seconds of its rounds, both models'
+StudentResult  the run: its config, environment, records, encode records and notes
 environment    the machine and software of the run: measure.py's, with transformers, onnxruntime and
                the CPU's name
 """
@@ -45,12 +46,38 @@ class StudentRecord:
 
 
 @dataclass
+class EncodeRecord:
+    """One student's encode case: `SentenceTransformer.encode` of texts of mixed lengths, whole, against the
+    original's `encode` of the same texts as chunks (bench/student_encode.py). The seconds are kept, not the
+    ratio: student_report.py's `encode_speed` computes it from them, so a saved student.json gives it back."""
+
+    student: str  # the student's name
+    path: str
+    original: str  # the original's folder
+    texts: int
+    batch_size: int  # encode's batch size
+    shortest: int  # the texts' lengths are drawn from [shortest, longest] tokens
+    longest: int
+    chunk_length: int  # tokens a chunk of the original (special tokens included)
+    dtype: str
+    cpu: str | None
+    threads: int
+    chunks: int = 0  # the original's sequences: every text's chunks
+    student_max_seq_length: int | None = None  # where the student's `encode` cuts a text (as saved)
+    seconds_student: list[float] = field(default_factory=list)  # a call of each round
+    seconds_chunks: list[float] = field(default_factory=list)  # the original's call of the same round
+    skipped: str | None = None  # why it was not timed (None: timed)
+
+
+@dataclass
 class StudentResult:
     config: dict[str, Any]
     environment: dict[str, Any]
     records: list[StudentRecord] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # e.g. a runtime left out, and why
     elapsed_s: float = 0.0
+    # the encode case's (encode_texts > 0), one a student
+    encode: list[EncodeRecord] = field(default_factory=list)
 
 
 def environment(config: BenchmarkConfig) -> dict[str, Any]:

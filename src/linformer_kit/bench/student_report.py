@@ -12,18 +12,22 @@ A ratio compares a student with the original at the same runtime, n and batch (t
     FLOP limit  the baseline's least FLOPs / the student's (bench/flops.py `least_encoder_flops`): the speed
               ratio a machine running both at one matmul rate would show, what the arithmetic allows
 
-`student_ratios(records)` computes them from the records alone, so a saved student.json gives them back.
+`student_ratios(records)` computes them from the records alone, so a saved student.json gives them back; so
+does `encode_speed(record)` the encode case's ratio (bench/student_encode.py: `SentenceTransformer.encode` of
+texts of mixed lengths, the original's seconds on chunks / the student's whole, the median over rounds).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from linformer_kit.bench.student_records import StudentRecord, StudentResult
+from linformer_kit.bench.student_encode import median_ratio
+from linformer_kit.bench.student_records import EncodeRecord, StudentRecord, StudentResult
 
 RESULT_FILES = ("student.json", "student.md")
 
@@ -121,6 +125,46 @@ def format_ratio_tables(result: StudentResult) -> str:
     return "\n\n".join(parts)
 
 
+def encode_speed(record: EncodeRecord) -> float | None:
+    """The original's seconds on chunks / the student's whole, the median over rounds (above 1: the student is
+    faster); None where it was not timed."""
+    return median_ratio(record.seconds_chunks, record.seconds_student)
+
+
+def format_encode_table(result: StudentResult) -> str:
+    """The encode case: a row a student, its ratio or why it was skipped ("" where the case was not run)."""
+    if not result.encode:
+        return ""
+    first = result.encode[0]
+    lines = [
+        f"**encode: student / original on chunks** (`SentenceTransformer.encode` at batch {first.batch_size}, "
+        f"{first.texts} texts of {first.shortest} to {first.longest} tokens, the original on chunks of "
+        f"{first.chunk_length} averaged per text; {first.cpu or 'CPU ?'}, {first.threads} threads, {first.dtype}; "
+        "the original's seconds / the student's, median of alternated rounds: above 1x the student is faster)",
+        "",
+        "| student | student reads up to | original's chunks | student median s | original median s | speed | note |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in result.encode:
+        student_s = statistics.median(r.seconds_student) if r.seconds_student else None
+        chunks_s = statistics.median(r.seconds_chunks) if r.seconds_chunks else None
+        lines.append(
+            f"| {r.student} | {r.student_max_seq_length or ''} | {r.chunks or ''} | {_number(student_s, 3)} | "
+            f"{_number(chunks_s, 3)} | {_times(encode_speed(r))} | {r.skipped or ''} |"
+        )
+    return "\n".join(lines)
+
+
+def encode_line(records: list[EncodeRecord]) -> str:
+    """The log line of the encode case."""
+    return "encode: " + ", ".join(
+        f"{r.student} {r.skipped}"
+        if r.skipped
+        else f"{r.student} {_times(encode_speed(r))} the original's chunks"
+        for r in records
+    )
+
+
 def format_records_table(result: StudentResult) -> str:
     lines = [
         "**Every record** (median seconds a call over the rounds; peak MiB: what one call needs above the "
@@ -160,8 +204,9 @@ def format_header(result: StudentResult) -> str:
 
 
 def format_student_report(result: StudentResult) -> str:
-    """The whole Markdown report: header, the ratio tables, every record."""
-    parts = [format_header(result), format_ratio_tables(result), format_records_table(result)]
+    """The whole Markdown report: header, the ratio tables, the encode case, every record."""
+    parts = [format_header(result), format_ratio_tables(result), format_encode_table(result),
+             format_records_table(result)]  # fmt: skip
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
@@ -172,6 +217,7 @@ def write_student_report(result: StudentResult, output_dir: str | Path) -> dict[
     data: dict[str, Any] = {
         **dataclasses.asdict(result),
         "ratios": [dataclasses.asdict(r) for r in student_ratios(result.records)],
+        "encode": [{**dataclasses.asdict(r), "speed_over_chunks": encode_speed(r)} for r in result.encode],
     }
     paths = {"json": out / RESULT_FILES[0], "markdown": out / RESULT_FILES[1]}
     paths["json"].write_text(json.dumps(data, indent=2) + "\n")
@@ -183,8 +229,17 @@ def load_student_result(path: str | Path) -> StudentResult:
     """A student.json back as the result it was written from (its ratios are recomputed from the records)."""
     data = json.loads(Path(path).read_text())
     records = [StudentRecord(**r) for r in data["records"]]
+    encode = [
+        EncodeRecord(**{k: v for k, v in r.items() if k != "speed_over_chunks"})
+        for r in data.get("encode", [])
+    ]
     return StudentResult(
-        data["config"], data["environment"], records, data.get("notes", []), data.get("elapsed_s", 0.0)
+        data["config"],
+        data["environment"],
+        records,
+        data.get("notes", []),
+        data.get("elapsed_s", 0.0),
+        encode,
     )
 
 
