@@ -25,7 +25,7 @@ import torch
 from torch import nn
 from transformers.modeling_outputs import BaseModelOutput
 
-from linformer_kit.nn.exact_rows import Route
+from linformer_kit.nn.exact_rows import Route, real_first
 from linformer_kit.nn.plan import Plan
 
 
@@ -46,8 +46,7 @@ def encode_apart(
     b, n, width = x.shape[0], x.shape[1], min(plan.route.limit, x.shape[1])
     short, long = plan.route.rows
     mask = plan.mask[short]  # (s, n)
-    # each short row's real tokens first, in order (pads sorted to the back, stably): all of them within width
-    order = torch.argsort((~mask).to(torch.uint8), dim=1, stable=True)[:, :width]  # (s, W)
+    order = real_first(mask, width)  # (s, W): each short row's real tokens first, all of them within width
     short_plan = Plan(mask.gather(1, order), Route(False, False, plan.route.limit))
     gathered = x[short].gather(1, order[..., None].expand(-1, -1, x.shape[-1]))  # (s, W, D)
     short_out = encoder(gathered, short_plan, False, output_hidden_states)

@@ -34,7 +34,7 @@ import torch
 from torch import nn
 from transformers.modeling_outputs import BaseModelOutput
 
-from linformer_kit.nn.exact_rows import Route, tracing
+from linformer_kit.nn.exact_rows import Route, real_first, tracing
 from linformer_kit.nn.plan import Plan
 
 # tokens a group holds at most, the quickest budget of the probe (token-groups.json, 2-core AMD EPYC, fp32):
@@ -82,7 +82,8 @@ def token_groups(plan: Plan, b: int, n: int) -> list[Group]:
         order = sorted(rows.tolist(), key=lambda i: -sizes[i])
         while order:
             width = max(sizes[order[0]], 1)
-            chosen, order = order[: max(1, GROUP_TOKENS // width)], order[max(1, GROUP_TOKENS // width) :]
+            count = max(1, GROUP_TOKENS // width)  # rows at this width, one at least
+            chosen, order = order[:count], order[count:]
             groups.append(
                 _group(plan, torch.tensor(chosen), width, exact, all(counts[i] == width for i in chosen))
             )
@@ -93,7 +94,7 @@ def _group(plan: Plan, rows: torch.Tensor, width: int, exact: bool, unpadded: bo
     """One group: its rows' positions (exact: real tokens first, stably; projected: 0 .. width-1) and plan."""
     mask = plan.mask
     if exact and mask is not None:
-        positions = torch.argsort((~mask[rows]).to(torch.uint8), dim=1, stable=True)[:, :width]  # (g, W)
+        positions = real_first(mask[rows], width)  # (g, W)
     else:
         positions = torch.arange(width).expand(len(rows), width)
     part_mask = None if unpadded or mask is None else mask[rows].gather(1, positions)

@@ -161,6 +161,12 @@ def _written_back(a: Out, b: Out, rows: Tensor, others: Tensor, route: Route) ->
 # --- the layer's two paths, by row -----------------------------------------------------------------------
 
 
+def real_first(mask: Tensor, width: int) -> Tensor:
+    """(b, width) positions: each row's real tokens (mask True) first, in order, pads sorted to the back stably; a
+    row of at most `width` real tokens has all of them there (models/row_groups.py, models/token_groups.py too)."""
+    return torch.argsort((~mask).to(torch.uint8), dim=1, stable=True)[:, :width]
+
+
 def export_refusal(limit: int) -> str:
     """What torch.export of a layer with exact_length = `limit` is told: the choice of path reads values."""
     return (
@@ -220,9 +226,8 @@ def _select_exact_rows(
     """`exact_up_to_length` without a host branch (module docstring) -> out (b, h, n, d)."""
     b, h, n, d = query.shape
     width = min(limit, n)
-    # each row's real tokens first, in order (pads sorted to the back, stably): a row of at most `limit` real
-    # tokens has all of them among its first `width` columns
-    order = torch.argsort((~mask).to(torch.uint8), dim=1, stable=True)[:, :width]  # (b, width)
+    # a row of at most `limit` real tokens has all of them among its first `width` columns
+    order = real_first(mask, width)  # (b, width)
     heads = order[:, None, :, None].expand(b, h, width, d)
     first = exact(
         query.gather(2, heads),
