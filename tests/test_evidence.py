@@ -704,7 +704,7 @@ FIGURES: tuple[F, ...] = (
     F(README, "({0.26}x 512-token chunks on an H100", gpu_student("original", "chunks", 4096, 16) / gpu_student("w64", "whole", 4096, 16)),
     F(README, "One layer from n = {8 192}", From(GPU_NS, gpu_layer_best, 1.0)),
     F(README, "Training at every n measured ({1.26}x full attention at 512, {4.01}x at 4 096)", cpu_training_speedup(512), cpu_training_speedup(4096)),
-    F(README, "also through `SentenceTransformer.encode` at batch 32 ({1.10}x, mixed lengths, fp32 on AMD)", encode_case("mixed", "student_speed_over_chunks")),
+    F(README, "and through `encode` at batch 32 ({1.10}x, AMD, fp32)", encode_case("mixed", "student_speed_over_chunks")),
     F(README, "beats 512-token chunks at 4 096 ({1.03}-{1.13}x;", chunk_ratios("speed", CPU_LIMITS_NATIVE).min(), chunk_ratios("speed", CPU_LIMITS_NATIVE).max()),
     F(README, "FLOP limit {1.05}-{1.14}x)", chunk_ratios("flop_limit", CPU_LIMITS_NATIVE).min(), chunk_ratios("flop_limit", CPU_LIMITS_NATIVE).max()),
     F(README, "(perplexity {19.47} vs full attention's {20.58} on a CPU;", run(CPU_LOCAL, "k128-w16-s42-branch"), run(CPU_LOCAL, "full-s42")),
