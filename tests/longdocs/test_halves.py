@@ -15,7 +15,7 @@ from linformer_kit.longdocs.config import LongDocsConfig
 from linformer_kit.longdocs.report import dodged, plot, table, uncertainty
 from linformer_kit.longdocs.suite import run_suite
 from linformer_kit.models import readings
-from linformer_kit.models.halves import halves_hits, standard_error
+from linformer_kit.models.halves import halves_ranks, standard_error
 from linformer_kit.models.readings import METHODS, Reader, encode
 from tests.longdocs.conftest import prose
 
@@ -32,13 +32,15 @@ def test_the_halves_task_reads_each_pass_once_for_documents_and_once_for_queries
     read = readings.read
     monkeypatch.setattr(readings, "read", lambda pass_, *args: passes.append(pass_) or read(pass_, *args))
     corpus = [prose(i, 600) for i in range(2)]
-    scored = halves_hits(lambda texts: encode(lambda m: reader, texts, READ, 32), tokenizer, 64, 5, corpus,
-                         random.Random(0))  # fmt: skip
+    scored = halves_ranks(lambda texts: encode(lambda m: reader, texts, READ, 32), tokenizer, 64, 5, corpus,
+                          random.Random(0))  # fmt: skip
     assert sorted(passes) == sorted(["whole", "truncate", "chunks"] * 2)
     assert set(scored) == set(READ)
-    for hits, seconds in scored.values():
-        assert hits.dtype == torch.bool
-        assert len(hits) == 5
+    for ranks, seconds in scored.values():
+        assert ranks.dtype == torch.long
+        assert len(ranks) == 5
+        assert int(ranks.min()) >= 1
+        assert int(ranks.max()) <= 5
         assert seconds > 0
 
 

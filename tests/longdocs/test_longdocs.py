@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from torch.nn import functional as F
 from transformers import AutoModel, AutoTokenizer
 
 from linformer_kit.longdocs import texts
@@ -19,7 +20,15 @@ from linformer_kit.longdocs.sources import wikitext_articles
 from linformer_kit.longdocs.suite import run_suite
 from linformer_kit.models import halves
 from linformer_kit.models.halves import Record
-from linformer_kit.models.readings import DIFFERENT_TEXTS, Reader, retrieval_hits, rows
+from linformer_kit.models.paired import mrr_table
+from linformer_kit.models.readings import (
+    DIFFERENT_TEXTS,
+    Reader,
+    retrieval_hits,
+    retrieval_ranks,
+    retrieval_scores,
+    rows,
+)
 from tests.bad_input_checks import WorkStarted, check_cli
 from tests.longdocs.conftest import prose, word_tokenizer
 
@@ -144,6 +153,38 @@ def test_retrieval_takes_the_best_row_of_each_document() -> None:
     assert retrieval_hits([e[[1]]], documents, [0]).tolist() == [False]
 
 
+def test_chamfer_scores_each_query_row_against_its_best_document_row() -> None:
+    """Query rows e0, e1. Document A holds both, B their normalised mean: the averaged query matches B
+    (cosine 1 against A's best row 0.71), while each query row finds itself in A (Chamfer 1 against B's 0.71)."""
+    e = torch.eye(3)
+    query = [e[:2]]
+    documents = [e[:2], F.normalize(e[:2].sum(0, keepdim=True), dim=-1)]
+    torch.testing.assert_close(retrieval_scores(query, documents), torch.tensor([[0.5**0.5, 1.0]]))
+    torch.testing.assert_close(
+        retrieval_scores(query, documents, chamfer=True), torch.tensor([[1.0, 0.5**0.5]])
+    )
+    assert retrieval_ranks(query, documents, [0]).tolist() == [2]
+    assert retrieval_ranks(query, documents, [0], chamfer=True).tolist() == [1]
+
+
+def test_ranks_agree_with_hits_and_count_a_tie_as_argmax_does() -> None:
+    torch.manual_seed(0)
+    queries = [F.normalize(torch.randn(m, 8), dim=-1) for m in (1, 3, 2, 1)]
+    documents = [F.normalize(torch.randn(m, 8), dim=-1) for m in (2, 1, 4, 3, 1)]
+    documents.append(documents[1].clone())  # a tie with document 1: ranks after it, before it for 1
+    targets = [1, 5, 0, 3]
+    for chamfer in (False, True):
+        ranks = retrieval_ranks(queries, documents, targets, chamfer)
+        scores = retrieval_scores(queries, documents, chamfer)
+        expected = [1 + int((scores[i] > scores[i, t]).sum()) + int((scores[i, :t] == scores[i, t]).sum())
+                    for i, t in enumerate(targets)]  # fmt: skip
+        assert ranks.tolist() == expected
+        assert (ranks == 1).tolist() == retrieval_hits(queries, documents, targets, chamfer).tolist()
+    tied = retrieval_ranks([documents[1]], documents, [5])  # its own copy, document 1, scores the same
+    assert int(tied) == 2
+    assert int(retrieval_ranks([documents[1]], documents, [1])) == 1
+
+
 @pytest.mark.parametrize(
     ("change", "match"),
     [
@@ -206,6 +247,7 @@ def test_the_suite_writes_every_record_table_and_plot(
         "depth",
         "queries",
         "hits",
+        "ranks",
     }
     assert all(set(r) == keys for r in body["records"])
     for r in body["records"]:  # an accuracy keeps each query's outcome, in query order (models/paired.py)
@@ -213,18 +255,24 @@ def test_the_suite_writes_every_record_table_and_plot(
             assert len(r["hits"]) == r["queries"]
             assert set(r["hits"]) <= {0, 1}
             assert 100 * sum(r["hits"]) / r["queries"] == pytest.approx(r["score"], abs=0.01)
+        if r["task"] != "imdb" and r["queries"] is not None:  # a retrieval keeps each own document's rank
+            assert r["hits"] == [int(rank == 1) for rank in r["ranks"]]
+        else:
+            assert r["ranks"] is None
     overall = {(r.task, r.length, r.method, r.seed) for r in records if r.depth is None}
     for task in ("passkey", "needle", "books", "wikitext"):
         for seed in (1, 2):
             assert (task, 64, "full-extended", seed) in overall
             assert (task, 128, "full-extended", seed) not in overall  # above full_extended_max
             assert (task, 128, "chunks-best-32", seed) in overall  # named by the chunk length it ran at
-    assert ("imdb", 128, "chunks-best-32", 1) not in overall  # a retrieval reading only ...
+    for method in ("chunks-best-32", "chunks-chamfer-32", "late-chamfer-32", "contextual-chamfer-32"):
+        assert ("imdb", 128, method, 1) not in overall  # a retrieval reading only ...
+        assert ("books", 128, method, 1) in overall
     assert ("imdb", 128, "chunks-mean-32", 1) in overall  # ... where the classifier's readings are
     assert not any("512" in r.method for r in records)
     # the baselines: every other chunk length, consecutive and overlapping, on the halves tasks alone
-    chunkings = {"chunks-mean-16", "chunks-best-16", "chunks-mean-16-overlap", "chunks-best-16-overlap",
-                 "chunks-mean-32-overlap", "chunks-best-32-overlap"}  # fmt: skip
+    chunkings = {f"chunks-{how}-{at}" for how in ("mean", "best", "chamfer")
+                 for at in ("16", "16-overlap", "32-overlap")}  # fmt: skip
     for task in ("books", "wikitext"):
         assert {(task, 128, m, 1) for m in chunkings} <= overall
     assert not any(r.method in chunkings for r in records if r.task in ("passkey", "needle", "imdb"))
@@ -233,7 +281,7 @@ def test_the_suite_writes_every_record_table_and_plot(
     assert mine == {
         (t, f"model-chunks-{m}-64", tiny_bert_dir.name)
         for t in ("books", "wikitext")
-        for m in ("mean", "best")
+        for m in ("mean", "best", "chamfer")
     }
     halves = [r for r in records if r.task == "books" and r.length == 128 and r.seed == 1]
     assert all(r.queries == halves[0].queries for r in halves)  # the same pairs
@@ -244,6 +292,7 @@ def test_the_suite_writes_every_record_table_and_plot(
     assert paths["plot"].stat().st_size > 0
     assert "| passkey | 64 |" in table(body["records"])
     assert "| books | 128 | whole | 6 |" in paths["table"].read_text()  # paired: 3 pairs a seed, two seeds
+    assert "| books | 128 | whole | 6 | " in mrr_table(body["records"])  # and by MRR
 
 
 def _fidelity(model: Path, original: Path, data: Path, out: Path) -> dict[tuple[str, str], Record]:

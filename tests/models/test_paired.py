@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 
 from linformer_kit.longdocs.report import table
-from linformer_kit.models.paired import difference, differences, paired_table
+from linformer_kit.models.paired import (
+    difference,
+    differences,
+    mrr_table,
+    paired_table,
+    rr_difference,
+    rr_differences,
+)
 
 
 def _record(method: str, outcomes: list[int], seed: int = 1, length: int = 4096, **extra) -> dict:
@@ -129,3 +136,40 @@ def test_of_chunkings_tied_on_hits_the_strongest_is_the_one_the_model_is_weakest
     ]  # fmt: skip
     (strongest,) = [e for e in differences(records) if e["against"] == "strongest chunking"]
     assert strongest["strongest"] == "chunks-mean-256"
+
+
+def _ranked(method: str, ranks: list[int], seed: int = 1, length: int = 4096) -> dict:
+    """A retrieval's record: its hits the ranks of 1, the ranks kept (`Record.of_ranks`)."""
+    return _record(method, [int(r == 1) for r in ranks], seed, length, ranks=ranks)
+
+
+def test_an_mrr_difference_is_the_mean_reciprocal_rank_difference_with_its_normal_interval() -> None:
+    mine, theirs = {1: [1, 2, 1, 4], 2: [1, 3]}, {1: [2, 2, 1, 1], 2: [1, 1], 3: [5]}  # seed 3: no partner
+    d = [0.5, 0.0, 0.0, -0.75, 0.0, -2 / 3]  # 1 / mine - 1 / theirs, query by query
+    mean = sum(d) / 6
+    sd = (sum((x - mean) ** 2 for x in d) / 5) ** 0.5
+    diff, low, high, n = rr_difference(mine, theirs)
+    assert n == 6
+    assert (diff, low, high) == pytest.approx(
+        (100 * mean, 100 * (mean - 1.96 * sd / 6**0.5), 100 * (mean + 1.96 * sd / 6**0.5))
+    )
+
+
+def test_the_mrr_table_sets_each_model_reading_against_the_chunking_of_most_mrr() -> None:
+    records = [
+        _ranked("whole", [1] * 30 + [2] * 10),
+        # the same hits; by MRR chunks-chamfer-512 (its misses at rank 2) is the stronger chunking
+        _ranked("chunks-best-512", [1] * 20 + [9] * 20), _ranked("chunks-chamfer-512", [1] * 20 + [2] * 20),
+        _ranked("truncate-512", [1] * 40),  # not a chunking: never the strongest
+        _record("chunks-mean-512", [1] * 40),  # keeps no ranks (an older run's record): not read
+    ]  # fmt: skip
+    (entry,) = rr_differences(records)
+    assert (entry["method"], entry["strongest"], entry["queries"]) == ("whole", "chunks-chamfer-512", 40)
+    assert entry["mrr"] == pytest.approx(100 * (30 + 5) / 40)
+    assert entry["strongest_mrr"] == pytest.approx(100 * (20 + 10) / 40)
+    assert entry["difference"] == pytest.approx(12.5)
+    assert entry["low"] > 0
+    text = mrr_table(records)
+    assert "| books | 4096 | whole | 40 | 87.5 | chunks-chamfer-512 75.0 | **+12.5 [" in text
+    assert "MRR, in points" in table(records)  # the suite's report carries it
+    assert mrr_table([_record("whole", [1, 0]), _record("chunks-best-512", [1, 1])]) == ""

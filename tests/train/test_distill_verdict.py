@@ -83,11 +83,11 @@ def test_the_verdict_reads_the_held_out_halves_by_the_student_and_the_teacher(
     text = long_text(config, AutoTokenizer.from_pretrained(word_teacher))
     assert verdict_lengths(config) == (64, 96)  # 2 seq_len, and long_length
     corpora, readers = [], set()
-    halves_hits, encode = verdict_module.halves_hits, readings.encode
+    halves_ranks, encode = verdict_module.halves_ranks, readings.encode
 
     def spy_halves(read, tokenizer, length, pairs, corpus, rng):
         corpora.append(corpus)
-        return halves_hits(read, tokenizer, length, pairs, corpus, rng)
+        return halves_ranks(read, tokenizer, length, pairs, corpus, rng)
 
     def spy_encode(reader_of, texts, methods, chunk):
         readers.update(
@@ -95,7 +95,7 @@ def test_the_verdict_reads_the_held_out_halves_by_the_student_and_the_teacher(
         )
         return encode(reader_of, texts, methods, chunk)
 
-    monkeypatch.setattr(verdict_module, "halves_hits", spy_halves)
+    monkeypatch.setattr(verdict_module, "halves_ranks", spy_halves)
     monkeypatch.setattr(verdict_module, "encode", spy_encode)
     reading = long_reading(config, student.train(), teacher, text, held_out=["unused"])
     assert student.training  # back in its own mode
@@ -112,6 +112,7 @@ def test_the_verdict_reads_the_held_out_halves_by_the_student_and_the_teacher(
     # 3 held-out books of 400 words: 2 pairs each at 96 tokens (2 x 94), 4 asked
     assert {r["queries"] for r in reading["records"]} == {4}
     assert all(len(r["hits"]) == 4 and sum(r["hits"]) == r["score"] / 25 for r in reading["records"])
+    assert all(r["hits"] == [int(rank == 1) for rank in r["ranks"]] for r in reading["records"])
     assert {r["model"] for r in reading["records"]} == {"out", "word-teacher"}
     assert [(s["source"], s["length"]) for s in reading["skipped"]] == [
         (reviews_name, 96),

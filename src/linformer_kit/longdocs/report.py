@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from linformer_kit.models.halves import separation, standard_error
-from linformer_kit.models.paired import paired_table, reading_order
+from linformer_kit.models.paired import mrr_table, paired_table, reading_order
 from linformer_kit.models.readings import DIFFERENT_TEXTS, METHODS
 
 
@@ -102,7 +102,8 @@ def scores(records: list[dict]) -> str:
 
 def table(records: list[dict], timing: str = TIMED_TOGETHER) -> str:
     """`scores`, their `uncertainty`, the model's readings against the original's query by query
-    (`paired_table`), then seconds per document of every method (`timing`: how they were timed)."""
+    (`paired_table`, and by MRR: `mrr_table`), then seconds per document of every method (`timing`: how they
+    were timed)."""
     rows = summary(records)
     methods = _methods(rows)
     speed = ["| task | length | " + " | ".join(methods) + " |", "|---|---|" + "---|" * len(methods)]
@@ -112,20 +113,21 @@ def table(records: list[dict], timing: str = TIMED_TOGETHER) -> str:
             + " | ".join(f"{cells[m][2]:.3f}" if m in cells else "–" for m in methods)
             + " |"
         )
-    errors, paired = uncertainty(records), paired_table(records)
+    errors, paired, ranked = uncertainty(records), paired_table(records), mrr_table(records)
     return (
         scores(records) + (f"\n{errors}" if errors else "") + (f"\n{paired}" if paired else "")
+        + (f"\n{ranked}" if ranked else "")
         + f"\nSeconds per document ({timing}):\n\n" + "\n".join(speed) + "\n"
     )  # fmt: skip
 
 
-MARKERS = "osD^vPX"  # one a method (METHODS' order): two methods at one point stay told apart
+MARKERS = "osD^vPX*hd"  # one a method (METHODS' order): two methods at one point stay told apart
 
 
 def dodged(length: int, method: str) -> float:
-    """Where `method`'s score at `length` is drawn: `length` moved by a fifteenth of an octave a method in
+    """Where `method`'s score at `length` is drawn: `length` moved by a twentieth of an octave a method in
     METHODS' order, centred, so that methods of one score at one length do not cover each other."""
-    return length * 2 ** ((METHODS.index(method) - (len(METHODS) - 1) / 2) / 15)
+    return length * 2 ** ((METHODS.index(method) - (len(METHODS) - 1) / 2) / 20)
 
 
 def plot(records: list[dict], path: str | Path) -> Path:

@@ -3,7 +3,8 @@
     retrieval       passkey, needle (50 queries against 100 documents), books, wikitext (first half ->
                     its second half among every second half): accuracy@1 in %, a document ranked by
                     its best row (max cosine; one row but for chunks-best-512 and late-chunking-512),
-                    a query by the normalised mean of its rows
+                    a query by the normalised mean of its rows (by Chamfer: every query row's best
+                    document row, averaged); each query's rank of its own document kept (the MRR)
     classification  imdb: a logistic-regression probe on frozen vectors of long train reviews, one
                     subset per seed (MTEB's protocol), accuracy in % on long test reviews
 
@@ -31,6 +32,7 @@ from linformer_kit.longdocs import sources, texts
 from linformer_kit.longdocs.config import LongDocsConfig
 from linformer_kit.models.halves import Record, draw, other_chunkings
 from linformer_kit.models.readings import (
+    CHAMFER,
     DIFFERENT_TEXTS,
     Method,
     Pass,
@@ -44,6 +46,8 @@ from linformer_kit.models.readings import (
 
 logger = logging.getLogger(__name__)
 DEPTHS = ((0.0, 0.25), (0.25, 0.5), (0.5, 0.75), (0.75, 1.0))
+# the readings a probe does not read: the same vectors as another method's (their rows' mean), scored otherwise
+RETRIEVAL_ONLY = ("chunks-best-512", *CHAMFER)
 
 
 class Suite:
@@ -93,12 +97,13 @@ class Suite:
         self, task: str, length: int, method: str, result: float | torch.Tensor, seed: int, seconds: float,
         depth=None, labelled: bool = False,
     ) -> None:  # fmt: skip
-        """A record of `result`: a score, or hits ((Q,) bool) whose accuracy in % is the score, over Q queries;
+        """A record of `result`: a score, or hits ((Q,) bool) or ranks ((Q,) long, a retrieval's) whose accuracy in
+        % is the score, over Q queries (`Record.of_result`);
         `method` named with chunk_length (`label`) unless `labelled` (a chunking of its own length already)."""
         model = Path(self.config.model if reads_model(method) else self.config.original_dir).name
         method = method if labelled else label(method, self.config.chunk_length)
         self.records.append(
-            Record.of_hits(task, length, method, result, model, seed, seconds, depth)
+            Record.of_result(task, length, method, result, model, seed, seconds, depth)
             if isinstance(result, torch.Tensor)
             else Record(task, length, method, round(result, 2), model, seed, round(seconds, 5), depth)
         )
@@ -220,10 +225,12 @@ class Suite:
         )
         length = max(config.lengths)
         encoded = self.encode(length, test)
-        train_read = self.encode(length, train, [m for m in encoded if m != "chunks-best-512"])  # a pass once
+        # the best chunk and Chamfer are retrieval's scores; a classifier reads the mean (chunks-mean, ...)
+        probed = [m for m in encoded if m not in RETRIEVAL_ONLY]
+        train_read = self.encode(length, train, probed)  # a pass once
         for method, (test_rows, seconds) in encoded.items():
-            if method == "chunks-best-512":
-                continue  # the best chunk is a retrieval reading; a classifier reads the mean (chunks-mean)
+            if method in RETRIEVAL_ONLY:
+                continue
             train_rows = train_read[method][0]
             x_train = torch.stack([document_vector(r) for r in train_rows])
             x_test = torch.stack([document_vector(r) for r in test_rows])

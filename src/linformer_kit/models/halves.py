@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from linformer_kit.models.readings import (
+    CHAMFER,
     MODEL_PREFIX,
     Encode,
     Method,
@@ -31,10 +32,13 @@ from linformer_kit.models.readings import (
     label,
     read,
     retrieval,
-    retrieval_hits,
+    retrieval_ranks,
     rows_of,
 )
 from linformer_kit.token_pieces import Spans, TooShort
+
+# the readings of one pass of chunks (`chunking_ranks`): every chunking is read these three ways
+CHUNKINGS: tuple[Method, ...] = ("chunks-mean-512", "chunks-best-512", "chunks-chamfer-512")
 
 
 @dataclass
@@ -42,7 +46,8 @@ class Record:
     """One method's score on one task (for the verdict, a source) at one length, as longdocs.json and a long
     student's metrics.json keep it. `queries`: how many the accuracy is over (pairs, asked keys, test
     reviews), its standard error's n; None for a mean cosine (the suite's fidelity). `hits`: each query's
-    outcome (1 a hit), in query order, so two methods of one run compare query by query (models/paired.py)."""
+    outcome (1 a hit), in query order, so two methods of one run compare query by query (models/paired.py);
+    `ranks`: a retrieval's rank of each query's own document (1 a hit), whose mean reciprocal is the MRR."""
 
     task: str
     length: int
@@ -54,6 +59,7 @@ class Record:
     depth: str | None = None
     queries: int | None = None
     hits: list[int] | None = None
+    ranks: list[int] | None = None
 
     @classmethod
     def of_hits(
@@ -67,6 +73,26 @@ class Record:
         return cls(
             task, length, method, score, model, seed, round(seconds, 5), depth, len(outcomes), outcomes
         )
+
+    @classmethod
+    def of_ranks(
+        cls, task: str, length: int, method: str, ranks: torch.Tensor, model: str, seed: int, seconds: float,
+        depth: str | None = None,
+    ) -> Record:  # fmt: skip
+        """The record of a retrieval: `ranks` (Q,) long, each query's own document's rank (`readings.retrieval`);
+        its hits are the ranks of 1 (`of_hits`), kept with the ranks."""
+        record = cls.of_hits(task, length, method, ranks == 1, model, seed, seconds, depth)
+        record.ranks = ranks.tolist()
+        return record
+
+    @classmethod
+    def of_result(
+        cls, task: str, length: int, method: str, result: torch.Tensor, model: str, seed: int, seconds: float,
+        depth: str | None = None,
+    ) -> Record:  # fmt: skip
+        """`of_hits` of bool outcomes (a probe's), `of_ranks` of a retrieval's ranks."""
+        of = cls.of_hits if result.dtype == torch.bool else cls.of_ranks
+        return of(task, length, method, result, model, seed, seconds, depth)
 
 
 def draw(
@@ -84,35 +110,33 @@ def draw(
     return [spans.text(w, half) for w in chosen], [spans.text((w[0], w[1] + half), half) for w in chosen]
 
 
-def halves_hits(
+def halves_ranks(
     encode: Encode, tokenizer, length: int, pairs: int, corpus: list[str], rng: random.Random
 ) -> dict[Method, tuple[torch.Tensor, float]]:
-    """{method: ((P,) bool, seconds per document)}: whether each of P <= `pairs` first halves of `corpus` at
-    `length` tokens finds its own second half, and the time of reading the second halves. Each method's pass
+    """{method: ((P,) ranks, seconds per document)}: the rank of each of P <= `pairs` first halves of `corpus`
+    at `length` tokens' own second half (1: found), and the time of reading the second halves. Each method's pass
     reads the second halves once and the first halves once (`readings.encode`). `TooShort` when the corpus
     holds fewer than 2 pairs."""
     firsts, seconds = draw(tokenizer, length, pairs, corpus, rng)
     return retrieval(encode, seconds, firsts, list(range(len(firsts))))
 
 
-def chunking_hits(
+def chunking_ranks(
     reader: Reader, firsts: list[str], seconds: list[str], chunk: int, stride: int | None, prefix: str = ""
 ) -> dict[str, tuple[torch.Tensor, float]]:
     """A chunking of the original (`reader`) on the halves `firsts` -> `seconds`: chunks of `chunk` tokens, one
-    every `stride` text tokens (None: consecutive), averaged and best -> {label (`readings.label`): (hits (P,)
-    bool, seconds per second half)}."""
+    every `stride` text tokens (None: consecutive), averaged, best and by Chamfer -> {label (`readings.label`):
+    (ranks (P,), seconds per second half)}."""
     start = time.perf_counter()
     documents = read("chunks", reader, seconds, chunk, stride)
     per_document = (time.perf_counter() - start) / max(len(seconds), 1)
     queries = read("chunks", reader, firsts, chunk, stride)
     targets = list(range(len(firsts)))
     out = {}
-    for method in ("chunks-mean-512", "chunks-best-512"):
+    for method in CHUNKINGS:
         document_rows, query_rows = (rows_of(method, {"chunks": d}) for d in (documents, queries))
-        out[prefix + label(method, chunk, stride is not None)] = (
-            retrieval_hits(query_rows, document_rows, targets),
-            per_document,
-        )
+        ranks = retrieval_ranks(query_rows, document_rows, targets, chamfer=method in CHAMFER)
+        out[prefix + label(method, chunk, stride is not None)] = (ranks, per_document)
     return out
 
 
@@ -120,7 +144,7 @@ def other_chunkings(
     reader_of: Callable[..., Reader | None], firsts: list[str], seconds: list[str], length: int, config: Any
 ) -> dict[str, tuple[torch.Tensor, float]]:
     """The chunkings of longdocs/config.py on the suite's pairs `firsts` -> `seconds` at `length` tokens
-    -> {label: (hits, seconds per document)} (`chunking_hits`):
+    -> {label: (ranks, seconds per document)} (`chunking_ranks`):
 
         config.baselines     the original, chunks of L tokens consecutive (but the methods' own chunk_length,
                              read already) and every (L - 2) / 2 tokens
@@ -133,11 +157,11 @@ def other_chunkings(
         reader = reader_of("chunks", length, chunk)
         assert reader is not None  # (a chunk reader always exists)
         for stride in ((None,) if chunk != config.chunk_length else ()) + ((chunk - 2) // 2,):
-            out.update(chunking_hits(reader, firsts, seconds, chunk, stride))
+            out.update(chunking_ranks(reader, firsts, seconds, chunk, stride))
     for chunk in config.model_chunks:
         reader = reader_of("whole", length)  # the model under test, reading up to the longest length
         assert reader is not None
-        out.update(chunking_hits(reader, firsts, seconds, chunk, None, prefix=MODEL_PREFIX))
+        out.update(chunking_ranks(reader, firsts, seconds, chunk, None, prefix=MODEL_PREFIX))
     return out
 
 

@@ -19,6 +19,15 @@ so "averaged" and "best chunk" are two readings of the same chunk rows.
                        says read alone, plus what the rest of the document adds to it. Two passes (the
                        original's chunks, the model's whole reading), so it costs both; a row per chunk,
                        read as chunks-best-512 is (issue "Long documents on prose", item 3)
+    chunks-chamfer-512, late-chamfer-512, contextual-chamfer-512
+                       the rows of chunks-best-512, late-chunking-512 and contextual-chunks-512, scored by
+                       Chamfer: each of the query's rows against the document's best row, averaged (ColBERT's
+                       MaxSim at the chunk level); the others score the query's averaged rows against the
+                       document's best row (issue "A long student worth it at 4 096": Chamfer lifts the
+                       original's own chunks on held-out books, so the strongest chunking includes it)
+
+Retrieval ranks every document for each query (`retrieval_ranks`): accuracy@1 is the share of queries whose
+own document ranks first, the MRR the mean of 1 / rank (a miss at rank 2 counts half a hit).
 
 A row is sentence-transformers' pipeline (mean of the last hidden states over real tokens, normalised:
 `sentence_embedding`). Batches are formed longest first under a token budget, so memory stays bounded
@@ -44,12 +53,17 @@ from linformer_kit.token_pieces import pieces, with_special_tokens
 
 Method = Literal[
     "whole", "truncate-512", "chunks-mean-512", "chunks-best-512", "late-chunking-512", "full-extended",
-    "contextual-chunks-512",
+    "contextual-chunks-512", "chunks-chamfer-512", "late-chamfer-512", "contextual-chamfer-512",
 ]  # fmt: skip
 METHODS: tuple[Method, ...] = (
     "whole", "truncate-512", "chunks-mean-512", "chunks-best-512", "late-chunking-512", "full-extended",
-    "contextual-chunks-512",
+    "contextual-chunks-512", "chunks-chamfer-512", "late-chamfer-512", "contextual-chamfer-512",
 )  # fmt: skip
+# the Chamfer readings: each the rows of another method, scored by Chamfer (`retrieval_ranks`)
+CHAMFER: dict[Method, Method] = {
+    "chunks-chamfer-512": "chunks-best-512", "late-chamfer-512": "late-chunking-512",
+    "contextual-chamfer-512": "contextual-chunks-512",
+}  # fmt: skip
 # the fidelity task's reference: the original's mean cosine of two different texts (a record, not a reading)
 DIFFERENT_TEXTS = "two-different-texts"
 # the forward passes: "whole" is the model under test's, the others the original's
@@ -59,6 +73,8 @@ PASSES: dict[Method, tuple[Pass, ...]] = {
     "whole": ("whole",), "late-chunking-512": ("whole",), "truncate-512": ("truncate",),
     "chunks-mean-512": ("chunks",), "chunks-best-512": ("chunks",), "full-extended": ("full-extended",),
     "contextual-chunks-512": ("chunks", "whole"),
+    "chunks-chamfer-512": ("chunks",), "late-chamfer-512": ("whole",),
+    "contextual-chamfer-512": ("chunks", "whole"),
 }  # fmt: skip
 # the methods that read with the model under test (records name it); the others read with the original alone
 MODEL_METHODS: tuple[Method, ...] = tuple(m for m in METHODS if "whole" in PASSES[m])
@@ -164,6 +180,7 @@ def read(
 
 def rows_of(method: Method, passes: dict[Pass, list[torch.Tensor]], chunk: int = 512) -> list[torch.Tensor]:
     """`method`'s rows from what its passes (`PASSES[method]`, each `read`) gave."""
+    method = CHAMFER.get(method, method)  # a Chamfer reading's rows are another method's
     if method == "contextual-chunks-512":
         return [
             contextual_rows(c, w, chunk - 2) for c, w in zip(passes["chunks"], passes["whole"], strict=True)
@@ -212,23 +229,51 @@ Encode = Callable[[list[str]], dict[Method, tuple[list[torch.Tensor], float]]]
 def retrieval(
     encode: Encode, documents: list[str], queries: list[str], targets: list[int]
 ) -> dict[Method, tuple[torch.Tensor, float]]:
-    """{method: ((Q,) bool, seconds per document)}: whether query i's best document is `targets[i]`
-    (`retrieval_hits`), every method of `encode`; each pass reads the documents once and the queries once."""
+    """{method: ((Q,) ranks, seconds per document)}: the rank of `targets[i]` among the documents for query i
+    (`retrieval_ranks`; rank 1: a hit), every method of `encode`; each pass reads the documents once and the
+    queries once."""
     read_documents, read_queries = encode(documents), encode(queries)
     return {
-        method: (retrieval_hits(read_queries[method][0], rows, targets), per_document)
+        method: (
+            retrieval_ranks(read_queries[method][0], rows, targets, chamfer=method in CHAMFER),
+            per_document,
+        )
         for method, (rows, per_document) in read_documents.items()
     }
 
 
-def retrieval_hits(
-    queries: list[torch.Tensor], documents: list[torch.Tensor], targets: list[int]
+def retrieval_scores(
+    queries: list[torch.Tensor], documents: list[torch.Tensor], chamfer: bool = False
 ) -> torch.Tensor:
-    """(Q,) bool: whether query i's best-scoring document is `targets[i]`; a document scores the max
-    cosine of its rows with the query's vector."""
+    """(Q, N): query i's score of document j, each a list of unit rows (m, D). By default the max cosine of
+    j's rows with i's vector (its rows' normalised mean); `chamfer`: the mean over i's rows of each one's max
+    cosine with j's rows (Khattab and Zaharia 2020's MaxSim, summed over query rows, divided by their count)."""
+    if chamfer:
+        return torch.stack(
+            [torch.stack([(q @ d.T).max(-1).values.mean() for d in documents]) for q in queries]
+        )
     q = torch.stack([document_vector(r) for r in queries])  # (Q, D)
-    scores = torch.stack([(q @ d.T).max(-1).values for d in documents], dim=1)  # (Q, N)
-    return scores.argmax(-1) == torch.tensor(targets)
+    return torch.stack([(q @ d.T).max(-1).values for d in documents], dim=1)
+
+
+def retrieval_ranks(
+    queries: list[torch.Tensor], documents: list[torch.Tensor], targets: list[int], chamfer: bool = False
+) -> torch.Tensor:
+    """(Q,) long: the rank (1 = first) of document `targets[i]` for query i by `retrieval_scores`. A document
+    scoring the same as the target ranks before it when it comes first (argmax's rule), so rank 1 is exactly
+    `retrieval_hits`."""
+    scores = retrieval_scores(queries, documents, chamfer)
+    target = torch.tensor(targets)
+    own = scores.gather(1, target[:, None])  # (Q, 1)
+    earlier = torch.arange(scores.shape[1])[None, :] < target[:, None]  # (Q, N)
+    return 1 + (scores > own).sum(-1) + ((scores == own) & earlier).sum(-1)
+
+
+def retrieval_hits(
+    queries: list[torch.Tensor], documents: list[torch.Tensor], targets: list[int], chamfer: bool = False
+) -> torch.Tensor:
+    """(Q,) bool: whether query i's best-scoring document (`retrieval_scores`) is `targets[i]`."""
+    return retrieval_scores(queries, documents, chamfer).argmax(-1) == torch.tensor(targets)
 
 
 def document_vector(document_rows: torch.Tensor) -> torch.Tensor:

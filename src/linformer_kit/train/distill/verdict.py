@@ -44,7 +44,7 @@ import torch
 from transformers import AutoTokenizer
 
 from linformer_kit.models.embedding import encoder_of
-from linformer_kit.models.halves import Record, halves_hits, separation, standard_error
+from linformer_kit.models.halves import Record, halves_ranks, separation, standard_error
 from linformer_kit.models.paired import difference, paired_table
 from linformer_kit.models.readings import MODEL_METHODS, Method, Pass, Reader, encode
 from linformer_kit.token_pieces import TooShort
@@ -112,7 +112,7 @@ def long_reading(
             for length in sorted(verdict_lengths(config), reverse=True):
                 rng = random.Random(f"verdict-{source}-{length}-{config.seed}")
                 try:
-                    scored = halves_hits(read, tokenizer, length, config.verdict_pairs, texts, rng)
+                    scored = halves_ranks(read, tokenizer, length, config.verdict_pairs, texts, rng)
                 except TooShort as error:
                     ids = tokenizer(texts, add_special_tokens=False, verbose=False)["input_ids"]
                     longest = max((len(x) for x in ids), default=0)
@@ -120,8 +120,8 @@ def long_reading(
                         {"source": source, "length": length, "why": str(error), "longest": longest}
                     )
                     continue
-                records += [_record(config, source, length, method, hits, seconds)
-                            for method, (hits, seconds) in scored.items()]  # fmt: skip
+                records += [_record(config, source, length, method, ranks, seconds)
+                            for method, (ranks, seconds) in scored.items()]  # fmt: skip
     return {
         "held_out": HELD_OUT[from_long].format(share=config.long_held_out),
         "pairs": config.verdict_pairs,
@@ -133,11 +133,12 @@ def long_reading(
 
 
 def _record(
-    config: DistillConfig, source: str, length: int, method: Method, hits: torch.Tensor, seconds: float
+    config: DistillConfig, source: str, length: int, method: Method, ranks: torch.Tensor, seconds: float
 ) -> dict[str, Any]:
-    """The record (as a dict) of `method`'s accuracy on `source`'s pairs at `length`, `hits` (P,) bool."""
+    """The record (as a dict) of `method`'s accuracy on `source`'s pairs at `length`, `ranks` (P,) each own
+    second half's rank."""
     model = Path(config.output_dir if method in MODEL_METHODS else str(config.teacher)).name
-    return dataclasses.asdict(Record.of_hits(source, length, method, hits, model, config.seed, seconds))
+    return dataclasses.asdict(Record.of_ranks(source, length, method, ranks, model, config.seed, seconds))
 
 
 @contextlib.contextmanager
