@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,7 +38,8 @@ import torch
 from safetensors.torch import load_file
 from torch.nn import functional as F
 
-from linformer_kit.models.paired import difference
+from linformer_kit.models.paired import difference, rr_difference
+from linformer_kit.models.readings import ranks_of, retrieval_scores
 
 Rows = dict[str, torch.Tensor]
 Score = Callable[[Rows, Rows], torch.Tensor]  # (queries' rows, documents' rows) -> (Q, N) scores
@@ -75,14 +75,13 @@ def contextual(rows: Rows) -> list[torch.Tensor]:
 
 
 def best(q: list[torch.Tensor], d: list[torch.Tensor]) -> torch.Tensor:
-    """(Q, N): cos(normalised mean of q's rows, d's best row) (readings.retrieval_hits)."""
-    qv = torch.stack([F.normalize(r.mean(0), dim=-1) for r in q])
-    return torch.stack([(qv @ r.T).max(-1).values for r in d], dim=1)
+    """(Q, N): cos(normalised mean of q's rows, d's best row): the suite's retrieval."""
+    return retrieval_scores(q, d)
 
 
 def chamfer(q: list[torch.Tensor], d: list[torch.Tensor]) -> torch.Tensor:
-    """(Q, N): mean over q's rows of the best of d's rows."""
-    return torch.stack([torch.stack([(a @ b.T).max(-1).values.mean() for b in d]) for a in q])
+    """(Q, N): mean over q's rows of the best of d's rows: the suite's Chamfer methods."""
+    return retrieval_scores(q, d, chamfer=True)
 
 
 def one_row(q: torch.Tensor, d: torch.Tensor) -> torch.Tensor:
@@ -107,21 +106,11 @@ READINGS: dict[str, Score] = {
 ORIGINAL = ("chunks-best", "chunks-mean", "chunks-chamfer")
 
 
-def ranks(scores: torch.Tensor) -> torch.Tensor:
-    """(Q,) the rank (1 = first) of query i's own document i; ties count against it."""
-    own = scores.diagonal()[:, None]
-    return (scores >= own).sum(-1)  # itself counted: rank 1 when no other document scores as high
-
-
 def rr_interval(mine: torch.Tensor, theirs: torch.Tensor) -> tuple[float, float, float]:
-    """MRR difference in points and its normal 95 % interval, paired by query."""
-    d = (mine - theirs).double()
-    half = 1.96 * float(d.std()) / math.sqrt(len(d))
-    return (
-        round(100 * float(d.mean()), 2),
-        round(100 * (float(d.mean()) - half), 2),
-        round(100 * (float(d.mean()) + half), 2),
-    )
+    """MRR difference in points and its normal 95 % interval, paired by query (paired.py `rr_difference`), of
+    two readings' ranks."""
+    diff, low, high, _ = rr_difference({1: mine.tolist()}, {1: theirs.tolist()})
+    return round(diff, 2), round(low, 2), round(high, 2)
 
 
 def score_split(folder: Path, split: str) -> dict:
@@ -130,9 +119,9 @@ def score_split(folder: Path, split: str) -> dict:
     results: dict[str, dict] = {}
     per: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
     for name, score in READINGS.items():
-        r = ranks(score(q, d))
+        r = ranks_of(score(q, d), list(range(len(q["whole"]))))  # q's own second half: the diagonal
         hits, rr = (r == 1).int(), 1.0 / r.double()
-        per[name] = (hits, rr)
+        per[name] = (hits, r)
         results[name] = {
             "hit@1": round(100 * float(hits.float().mean()), 2),
             "MRR": round(100 * float(rr.mean()), 2),

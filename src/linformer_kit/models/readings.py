@@ -262,7 +262,11 @@ def retrieval_ranks(
     """(Q,) long: the rank (1 = first) of document `targets[i]` for query i by `retrieval_scores`. A document
     scoring the same as the target ranks before it when it comes first (argmax's rule), so rank 1 is exactly
     `retrieval_hits`."""
-    scores = retrieval_scores(queries, documents, chamfer)
+    return ranks_of(retrieval_scores(queries, documents, chamfer), targets)
+
+
+def ranks_of(scores: torch.Tensor, targets: list[int]) -> torch.Tensor:
+    """(Q,) long: the rank of document `targets[i]` in row i of `scores` (Q, N), ties as argmax takes them."""
     target = torch.tensor(targets)
     own = scores.gather(1, target[:, None])  # (Q, 1)
     earlier = torch.arange(scores.shape[1])[None, :] < target[:, None]  # (Q, N)
