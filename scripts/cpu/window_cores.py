@@ -2,6 +2,7 @@
 inference), each core against `split`, rounds rotating which runs first.
 
     python scripts/cpu/window_cores.py [--cores split native flex] [--lengths 1024 4096] [--rounds 7]
+        [--dtype bfloat16]
 
 "native" is the kernel of our own (nn/local_native.py, built on its first call), "flex" PyTorch's compiled
 FlexAttention kernel (the layer eager). Prints one JSON line per length: the median ms of each core, each
@@ -30,20 +31,24 @@ def main() -> None:
     parser.add_argument(
         "--cores", nargs="+", default=["split", "native", "flex"], choices=["split", "native", "flex"]
     )
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     args = parser.parse_args()
+    dtype = getattr(torch, args.dtype)
     warnings.simplefilter("ignore")
     torch.manual_seed(0)
     longest = max(args.lengths)
     layers = {
         backend: LinformerSelfAttention(
             384, 12, longest, 128, sharing="headwise", local_window=64, global_tokens=1, backend=backend
-        ).eval()
+        )
+        .eval()
+        .to(dtype)
         for backend in dict.fromkeys(["split", *args.cores])
     }
     for layer in layers.values():
         layer.load_state_dict(layers["split"].state_dict())
     for n in args.lengths:
-        x = torch.randn(1, n, 384)
+        x = torch.randn(1, n, 384, dtype=dtype)
         times: dict[str, list[float]] = {name: [] for name in layers}
         with torch.inference_mode():
             start = time.perf_counter()
@@ -60,7 +65,7 @@ def main() -> None:
         ms = {name: statistics.median(t) * 1e3 for name, t in times.items()}
         over = {f"{name}_over_split": ms[name] / ms["split"] for name in ms if name != "split"}
         print(json.dumps({"n": n, "ms": ms, **over, "max_abs_difference": error, "warm_up_s": warm,
-                          "threads": torch.get_num_threads(), "capability": torch.backends.cpu.get_cpu_capability()}),
+                          "threads": torch.get_num_threads(), "dtype": args.dtype, "capability": torch.backends.cpu.get_cpu_capability()}),
               flush=True)  # fmt: skip
 
 

@@ -311,3 +311,28 @@ def test_split_takes_no_positions() -> None:
     assert out.shape == (2, 2, 0, 32)
     out.sum().backward()
     assert tensors[0].grad is not None
+
+
+def test_bfloat16_is_the_float32_kernel_behind_two_casts() -> None:
+    """bfloat16 q, k, v and slots: exactly the kernel on their float32 values, cast back; within bfloat16's
+    round-off of the float64 reference; the static rule leaves it to the split core (autotune times it)."""
+    torch.manual_seed(0)
+    shape, kwargs = CASES["padding, row masks, rows without a window"]
+    tensors, keyset = _case(*shape, **kwargs)
+    tensors = [t.nan_to_num().bfloat16() for t in tensors]
+    slots = keyset.slots
+    keyset = keyset._replace(slots=slots._replace(keys=slots.keys.bfloat16(), values=slots.values.bfloat16()))
+    wide = [t.float() for t in tensors]
+    wide_keyset = keyset._replace(slots=slots._replace(keys=slots.keys.bfloat16().float(),
+                                                       values=slots.values.bfloat16().float()))  # fmt: skip
+    with torch.no_grad():
+        assert native_ready(*tensors)
+        out = native_local_attention(*tensors, keyset, scale=0.125)[0]
+        expected = native_local_attention(*wide, wide_keyset, scale=0.125)[0]
+    assert out.dtype == torch.bfloat16
+    assert_close(out, expected.bfloat16(), rtol=0, atol=0)
+    real = keyset.real[:, None, :, None].expand_as(out)
+    reference = _reference(wide, wide_keyset)
+    assert_close(out[real].double(), reference[real], rtol=1.6e-2, atol=1e-2)
+    with torch.no_grad():
+        assert choose("auto", *tensors, window=True) == "split"

@@ -16,7 +16,9 @@ do not repay: a band score costs about 1.5 times one on 512-token chunks (docs/b
 "The native window kernel"). Here a query costs its S + T + 2w scores (T - 1 more band keys than its 2w + 1: 12 % at
 w = 64 with AVX-512), two fused multiply-adds a head dimension each, and their exps.
 
-Scope: float32, no gradient, no dropout, a window (w given), d a multiple of 16 up to 128, a concrete n, not
+Scope: float32 (bfloat16 q, k, v: read in float32, the output cast back; the casts cost a pass over q, k, v
+and out, so the static rule leaves bfloat16 to the split core and nn/autotune.py times the two), no gradient,
+no dropout, a window (w given), d a multiple of 16 up to 128, a concrete n, not
 while tracing or under a fake-tensor mode (`native_ready`); any other call is the split core's, values and
 gradients. The kernel is compiled on the first call it can take (`torch.utils.cpp_extension.load`, 10-20 s,
 cached under TORCH_EXTENSIONS_DIR apart for each instruction set, so a cache shared by two CPUs never runs
@@ -41,6 +43,8 @@ from linformer_kit.nn.keys import KeySet, backward_reaches, global_rows, shared_
 from linformer_kit.nn.local_split import split_local_attention
 from linformer_kit.nn.native_build import build
 
+# the kernel computes in float32; bfloat16 q, k, v are read in float32 and the output cast back
+NATIVE_DTYPES = (torch.float32, torch.bfloat16)
 NATIVE_BLOCK = 256  # queries a task (one row and head): consecutive tiles share most of their band keys
 # the instruction sets where "auto" takes the kernel: measured faster than the split core there
 NATIVE_AUTO = ("AVX512",)
@@ -61,17 +65,22 @@ def native_local_attention(
         return split_local_attention(q, k, v, keyset, scale=scale, dropout_p=dropout_p)
     b = q.shape[0]
     k, v, real, w, g, shared_ok, key_ok = window_inputs(q, k, v, keyset)
+    dtype = q.dtype
     if not _layout_fits(q, k, v):  # pads zeroed by a select may lay a non-dense view out anew
         return split_local_attention(q, k, v, keyset, scale=scale, dropout_p=dropout_p)
+    if (
+        dtype != torch.float32
+    ):  # bfloat16: read in float32, one copy each, (b, h, n, d) dense (the op's layout)
+        q, k, v = (t.to(torch.float32, memory_format=torch.contiguous_format) for t in (q, k, v))
     keys, values = (
-        t.contiguous().expand(b, -1, -1, -1) for t in shared_keys(slots.keys, slots.values, k, v, g)
+        t.float().contiguous().expand(b, -1, -1, -1) for t in shared_keys(slots.keys, slots.values, k, v, g)
     )
     out = torch.ops.linformer_kit_native.local_window(
         q, k, v, keys, values, shared_ok, key_ok, w, g, NATIVE_BLOCK, scale
     )
     if g:
         out[:, :, :g] = global_rows(q, k, v, real, g, scale, 0.0)
-    return out, None  # (b, h, n, d), a view of (b, n, h, d)
+    return out.to(dtype), None  # (b, h, n, d), a view of (b, n, h, d)
 
 
 def native_ready(q: Tensor, k: Tensor, v: Tensor, *slots: Tensor) -> bool:
@@ -81,7 +90,7 @@ def native_ready(q: Tensor, k: Tensor, v: Tensor, *slots: Tensor) -> bool:
     if tracing() or torch._guards.detect_fake_mode() is not None:  # (first: nothing below is traced)
         return False
     d = q.shape[-1]
-    fits = q.device.type == "cpu" and q.dtype == k.dtype == v.dtype == torch.float32
+    fits = q.device.type == "cpu" and q.dtype == k.dtype == v.dtype and q.dtype in NATIVE_DTYPES
     fits = fits and not backward_reaches(q, k, v, *slots) and _layout_fits(q, k, v)
     return fits and 0 < d <= 128 and d % 16 == 0 and isinstance(q.shape[-2], int) and _native_library()
 
@@ -120,8 +129,18 @@ def native_preferred(q: Tensor, k: Tensor, v: Tensor) -> bool:
     kernel")."""
     if tracing():  # (first: nothing below is traced)
         return False
-    # the instruction set before `native_ready`: no build where auto would not take the kernel
-    return torch.backends.cpu.get_cpu_capability() in NATIVE_AUTO and native_ready(q, k, v)
+    # the instruction set before `native_ready`: no build where auto would not take the kernel. bfloat16 is
+    # float32's kernel behind two casts: timed by nn/autotune.py, never taken by the static rule
+    if q.dtype != torch.float32 or torch.backends.cpu.get_cpu_capability() not in NATIVE_AUTO:
+        return False
+    return native_ready(q, k, v)
 
 
-__all__ = ["NATIVE_AUTO", "NATIVE_BLOCK", "native_local_attention", "native_preferred", "native_ready"]
+__all__ = [
+    "NATIVE_AUTO",
+    "NATIVE_BLOCK",
+    "NATIVE_DTYPES",
+    "native_local_attention",
+    "native_preferred",
+    "native_ready",
+]
