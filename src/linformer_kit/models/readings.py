@@ -194,7 +194,7 @@ def rows_of(method: Method, passes: dict[Pass, list[torch.Tensor]], chunk: int =
         return [F.normalize(r.mean(0, keepdim=True), dim=-1) for r in passed]
     if method == "late-chunking-512":
         # the special tokens (first and last state) stay out of the spans: each span is text tokens only
-        return [_spans(s[1:-1], chunk) if len(s) > 2 else _pooled(s) for s in passed]
+        return [late_spans(s, chunk) for s in passed]
     raise ValueError(f"method={method!r}: expected one of {', '.join(METHODS)}")
 
 
@@ -297,7 +297,7 @@ def contextual_rows(
     tokens first and last) pooled over chunk i's own `size` tokens, normalised; a chunk beyond what the whole
     reading read (a text longer than the model's longest input) keeps its own row. The method reads weight 1
     (scripts/cpu/contextual_weight.py scores others)."""
-    spans = _spans(whole[1:-1], size) if len(whole) > 2 else _pooled(whole)  # (m', D)
+    spans = late_spans(whole, size)  # (m', D)
     if len(spans) > len(chunk_rows):
         raise ValueError(
             f"contextual-chunks: the whole reading has {len(spans)} spans of {size} tokens, the chunks "
@@ -311,6 +311,13 @@ def _strided(ids: list[int], size: int, stride: int) -> list[list[int]]:
     """Pieces of at most `size` ids starting every `stride` ids, the last reaching the end (at least one)."""
     starts = range(0, max(len(ids) - size, 0) + stride, stride)
     return [ids[a : a + size] for a in starts if a == 0 or a + size - stride < len(ids)] or [[]]
+
+
+def late_spans(states: torch.Tensor, size: int) -> torch.Tensor:
+    """(m, D): a whole reading's last hidden states (n, D), its special tokens first and last, as late chunking
+    reads them: the text tokens' states mean-pooled over consecutive spans of `size` tokens, normalised (the
+    special tokens stay out of the spans; a text of no tokens keeps its one pooled row)."""
+    return _spans(states[1:-1], size) if len(states) > 2 else _pooled(states)
 
 
 def _spans(states: torch.Tensor, size: int) -> torch.Tensor:
