@@ -176,7 +176,8 @@ def test_ranks_agree_with_hits_and_count_a_tie_as_argmax_does() -> None:
     for chamfer in (False, True):
         ranks = retrieval_ranks(queries, documents, targets, chamfer)
         scores = retrieval_scores(queries, documents, chamfer)
-        expected = [1 + int((scores[i] > scores[i, t]).sum()) + int((scores[i, :t] == scores[i, t]).sum())
+        # a stable descending sort keeps tied documents in index order, as argmax reads them
+        expected = [int((scores[i].argsort(descending=True, stable=True) == t).nonzero()) + 1
                     for i, t in enumerate(targets)]  # fmt: skip
         assert ranks.tolist() == expected
         assert (ranks == 1).tolist() == retrieval_hits(queries, documents, targets, chamfer).tolist()
@@ -256,7 +257,8 @@ def test_the_suite_writes_every_record_table_and_plot(
             assert set(r["hits"]) <= {0, 1}
             assert 100 * sum(r["hits"]) / r["queries"] == pytest.approx(r["score"], abs=0.01)
         if r["task"] != "imdb" and r["queries"] is not None:  # a retrieval keeps each own document's rank
-            assert r["hits"] == [int(rank == 1) for rank in r["ranks"]]
+            documents = 6 if r["task"] in ("passkey", "access-code", "needle") else 3  # candidates, or pairs
+            assert all(1 <= rank <= documents for rank in r["ranks"])
         else:
             assert r["ranks"] is None
     overall = {(r.task, r.length, r.method, r.seed) for r in records if r.depth is None}

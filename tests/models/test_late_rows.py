@@ -40,5 +40,8 @@ def test_chamfer_is_the_suite_s_and_a_bad_span_is_named(st_folder) -> None:
     assert scores.shape == (2, 3)
     assert_close(scores[1, 1], (queries[1] @ documents[1].T).max(-1).values.mean())
     assert_close(scores, retrieval_scores(queries, documents, chamfer=True))
+    model = st.SentenceTransformer(str(st_folder))
     with pytest.raises(ValueError, match="span=0: expected a whole number of tokens >= 1"):
-        late_rows(st.SentenceTransformer(str(st_folder)), ["text"], span=0)
+        late_rows(model, ["text"], span=0)
+    with pytest.raises(ValueError, match=r"texts='hello world': expected a list of texts, got one str"):
+        late_rows(model, "hello world")

@@ -13,6 +13,7 @@ from linformer_kit.models.paired import (
     paired_table,
     rr_difference,
     rr_differences,
+    t95,
 )
 
 
@@ -143,16 +144,21 @@ def _ranked(method: str, ranks: list[int], seed: int = 1, length: int = 4096) ->
     return _record(method, [int(r == 1) for r in ranks], seed, length, ranks=ranks)
 
 
-def test_an_mrr_difference_is_the_mean_reciprocal_rank_difference_with_its_normal_interval() -> None:
+def test_an_mrr_difference_is_the_mean_reciprocal_rank_difference_with_student_s_interval() -> None:
     mine, theirs = {1: [1, 2, 1, 4], 2: [1, 3]}, {1: [2, 2, 1, 1], 2: [1, 1], 3: [5]}  # seed 3: no partner
     d = [0.5, 0.0, 0.0, -0.75, 0.0, -2 / 3]  # 1 / mine - 1 / theirs, query by query
     mean = sum(d) / 6
     sd = (sum((x - mean) ** 2 for x in d) / 5) ** 0.5
     diff, low, high, n = rr_difference(mine, theirs)
     assert n == 6
+    t = t95(5)
+    assert t == pytest.approx(
+        2.5706, abs=0.003
+    )  # Student's 97.5 % quantile at 5 degrees of freedom (the table's)
     assert (diff, low, high) == pytest.approx(
-        (100 * mean, 100 * (mean - 1.96 * sd / 6**0.5), 100 * (mean + 1.96 * sd / 6**0.5))
+        (100 * mean, 100 * (mean - t * sd / 6**0.5), 100 * (mean + t * sd / 6**0.5))
     )
+    assert [round(t95(df), 3) for df in (10, 24, 100)] == [2.228, 2.064, 1.984]  # the table's, to 3 places
 
 
 def test_the_mrr_table_sets_each_model_reading_against_the_chunking_of_most_mrr() -> None:

@@ -34,7 +34,7 @@ class LongDocsConfig:
     model: str = field(
         default="",
         metadata={"help": "the encoder under test (a Linformer, or a BERT / RoBERTa / sentence-transformers "
-                  "folder): `whole` and `late-chunking-512` read with it", "metavar": "DIR"},
+                  "folder): `whole`, the late, contextual and their Chamfer readings read with it", "metavar": "DIR"},
     )  # fmt: skip
     original: str | None = field(
         default=None,

@@ -90,7 +90,9 @@ class Record:
         cls, task: str, length: int, method: str, result: torch.Tensor, model: str, seed: int, seconds: float,
         depth: str | None = None,
     ) -> Record:  # fmt: skip
-        """`of_hits` of bool outcomes (a probe's), `of_ranks` of a retrieval's ranks."""
+        """`of_hits` of bool outcomes (a probe's), `of_ranks` of a retrieval's ranks (integers)."""
+        if result.dtype != torch.bool and (result.is_floating_point() or result.is_complex()):
+            raise ValueError(f"result: {result.dtype} outcomes; expected bool hits or integer ranks")
         of = cls.of_hits if result.dtype == torch.bool else cls.of_ranks
         return of(task, length, method, result, model, seed, seconds, depth)
 

@@ -14,7 +14,9 @@ One pass of the model a text (`encode(..., output_value="token_embeddings")`, it
 the user's `encode`), then `readings.late_spans`: the text-token states mean-pooled over spans of `span`
 tokens, normalised, so a span's row is the model's sentence embedding pipeline (mean, Normalize) over that
 span's states, read in the context of the whole text. 510 text tokens a span are one 512-token chunk of the
-original's. Torch only: `model` is anything with sentence-transformers' `encode`.
+original's: the span the held-out study read (scripts/cpu/heldout_readings.py, `late-510-chamfer`); the suite's
+`late-chamfer-512` pools spans of 512 text tokens, two more. Torch only: `model` is anything with
+sentence-transformers' `encode`.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ def late_rows(model, texts: Sequence[str], span: int = SPAN, batch_size: int = 3
     over it; `span` text tokens a row (the last span holds the rest)."""
     if not isinstance(span, int) or span < 1:
         raise ValueError(f"span={span!r}: expected a whole number of tokens >= 1")
+    if isinstance(texts, str):  # (a str is a sequence of characters: each would be a text)
+        raise ValueError(f"texts={texts[:40]!r}: expected a list of texts, got one str; pass [text]")
     states = model.encode(
         list(texts), output_value="token_embeddings", convert_to_numpy=False, batch_size=batch_size
     )  # each (n_i, D): the text's real tokens, its special tokens first and last

@@ -38,7 +38,8 @@ beside the plain softmax's, and its `choose` resolves "auto" (the two block core
     `native_local_attention`  "native": the window's CPU forward in one pass of a kernel of our own
                               (nn/local_native.py, csrc/local_window.cpp): per tile of queries and per key
                               one score vector, the mask, one softmax and the output, K and V read in
-                              place; float32 without gradients, every other call the split core's.
+                              place; float32 (bfloat16 read in float32, its output cast back) without
+                              gradients, every other call the split core's.
     `flex_local_attention`    "flex": one `flex_attention` call over [slots ; K] with a block mask of the
                               band, the global keys and the slots, built once per (n, s, w, g) and shared
                               by every layer; compiled into one block-sparse kernel (nn/local_flex.py).
@@ -51,7 +52,7 @@ beside the plain softmax's, and its `choose` resolves "auto" (the two block core
 The global rows (i < g) are `eager_attention` in every core. The explicit ones take scores and softmax in
 fp32 or wider (half precision promoted, as `eager_attention`; SDPA accumulates half precision in fp32
 inside its kernel). All six agree to float64 round-off, values and gradients (tests/nn/test_local.py; the
-flex core: tests/nn/test_local_flex.py, gradients on CUDA; the native kernel, float32 only: to float32
+flex core: tests/nn/test_local_flex.py, gradients on CUDA; the native kernel, in float32: to float32
 round-off, tests/nn/test_local_native.py);
 which is faster where: docs/benchmarks/cpu-window/README.md, "Local window". Torch-only.
 """

@@ -44,7 +44,7 @@ import torch
 from transformers import AutoTokenizer
 
 from linformer_kit.models.embedding import encoder_of
-from linformer_kit.models.halves import Record, halves_ranks, separation, standard_error
+from linformer_kit.models.halves import CHUNKINGS, Record, halves_ranks, separation, standard_error
 from linformer_kit.models.paired import difference, paired_table
 from linformer_kit.models.readings import MODEL_METHODS, Method, Pass, Reader, encode
 from linformer_kit.token_pieces import TooShort
@@ -58,6 +58,7 @@ METHODS: tuple[Method, ...] = (
     "truncate-512",
     "chunks-mean-512",
     "chunks-best-512",
+    "chunks-chamfer-512",  # the teacher's chunk rows by Chamfer: on held-out books as strong as its best chunk
 )
 HELD_OUT = {
     True: "each --long-train source's last documents ({share:.0%} of them, --long-held-out; at least 2, at most "
@@ -68,7 +69,7 @@ HELD_OUT = {
 # the summary line's names of the methods (the student's first, then the teacher's)
 SHORT_NAMES = {"whole": "whole", "chunks-mean-512": "chunks", "chunks-best-512": "best",
                "truncate-512": "truncated", "late-chunking-512": "late chunks",
-               "contextual-chunks-512": "contextual chunks"}  # fmt: skip
+               "contextual-chunks-512": "contextual chunks", "chunks-chamfer-512": "chamfer"}  # fmt: skip
 
 
 def verdict_lengths(config: DistillConfig) -> tuple[int, ...]:
@@ -179,7 +180,8 @@ def reading_line(reading: dict[str, Any], long_seconds: float | None = None) -> 
             error = standard_error(whole["score"], whole["queries"])
             cells.append(
                 f"{_tokens(length)}: whole {shown['whole']} vs chunks {shown['chunks']} / best {shown['best']} / "
-                f"truncated {shown['truncated']}, late chunks {shown['late chunks']}, contextual chunks "
+                + (f"chamfer {shown['chamfer']} / " if "chamfer" in shown else "")  # (older records: none)
+                + f"truncated {shown['truncated']}, late chunks {shown['late chunks']}, contextual chunks "
                 f"{shown['contextual chunks']} ({whole['queries']} pairs, "
                 f"±{error:.0f}; {conclusion(by_method)})"
             )
@@ -204,12 +206,12 @@ def reading_line(reading: dict[str, Any], long_seconds: float | None = None) -> 
 
 
 def conclusion(by_method: dict[str, dict]) -> str:
-    """What one source and length says of whole against the stronger of the teacher's chunk readings (averaged,
-    best): ahead or behind by how much where the paired 95 % interval (models/paired.py) leaves out 0, else
+    """What one source and length says of whole against the strongest of the teacher's chunk readings (averaged,
+    best, Chamfer: `halves.CHUNKINGS`, those the records hold): ahead or behind by how much where the paired 95 % interval (models/paired.py) leaves out 0, else
     "inconclusive" with the difference these pairs could have told apart (half the interval's width; from the
     standard errors where the records keep no per-pair outcomes)."""
     whole = by_method["whole"]
-    chunked = [by_method[m] for m in ("chunks-mean-512", "chunks-best-512") if m in by_method]
+    chunked = [by_method[m] for m in CHUNKINGS if m in by_method]
     strongest = max(chunked, key=lambda r: r["score"])
     name, pairs = SHORT_NAMES[strongest["method"]], whole["queries"]
     if whole.get("hits") and strongest.get("hits"):
@@ -231,10 +233,11 @@ def reading_table(records: list[dict[str, Any]]) -> str:
     rows: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
     for r in records:
         rows.setdefault((r["task"], r["length"]), {})[r["method"]] = r
-    lines = [f"| source | length | {' | '.join(METHODS)} | pairs | standard error | apart by |",
-             "|---|---|" + "---|" * (len(METHODS) + 3)]  # fmt: skip
+    methods = [m for m in METHODS if any(r["method"] == m for r in records)]  # (older records: no Chamfer)
+    lines = [f"| source | length | {' | '.join(methods)} | pairs | standard error | apart by |",
+             "|---|---|" + "---|" * (len(methods) + 3)]  # fmt: skip
     for (source, length), by_method in rows.items():
-        scores = [by_method[m]["score"] for m in METHODS]
+        scores = [by_method[m]["score"] for m in methods]
         count = by_method["whole"]["queries"]
         error, apart = separation(scores, count)
         shown = [f"**{s:.1f}**" if s == max(scores) else f"{s:.1f}" for s in scores]
