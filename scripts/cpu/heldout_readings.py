@@ -131,6 +131,7 @@ def score_split(folder: Path, split: str) -> dict:
         results[name] = {
             "hit@1": round(100 * float(hits.float().mean()), 2),
             "MRR": round(100 * float(rr.mean()), 2),
+            "ranks": r.tolist(),  # each query's, in pair order: a later scoring needs no rows
         }
     strongest_rr = max(ORIGINAL, key=lambda m: results[m]["MRR"])
     for name in READINGS:
@@ -156,7 +157,7 @@ def main() -> None:
     args.out.write_text(json.dumps(body, indent=1) + "\n")
     for split in ("dev", "test"):
         print(split, body[split]["pairs"], "pairs")
-        for name, r in body[split]["readings"].items():
+        for name, r in body[split]["readings"].items():  # (ranks not printed)
             print(
                 f"  {name:20s} {r['hit@1']:6.2f} {r['MRR']:6.2f}  {r.get('hit@1 vs strongest', '')}  {r.get('MRR vs strongest', '')}"
             )
