@@ -28,7 +28,13 @@ The readings (`READINGS`, named before the dev pairs were read; every one report
       contextual-chamfer, late-510-chamfer   the same rows scored as chunks-chamfer
       whole+best       cos(whole) + chunks-best's score: the student's one vector beside the original's chunks
 
-    python scripts/cpu/heldout_readings.py ROWS_DIR OUT.json
+    python scripts/cpu/heldout_readings.py ROWS_DIR OUT.json [--suite-chunkings LONGDOCS.json]
+
+--suite-chunkings adds to the test split's strongest chunking by hit@1 every other chunking a suite run read on
+the same pairs (`longdocs --documents HELD --pairs 300 --seeds 1 --baselines 256`: chunks of 256 tokens,
+consecutive and overlapping, averaged and best), from the per-query hits its records keep; refused unless its own
+best and averaged 512-token chunks hit exactly the queries this script's do (the same pairs, in the same
+order). Those records keep no ranks: the strongest by MRR stays among the 512-token chunkings.
 
 Not run in tests: reads heldout_rows.py's output (about 40 minutes of 2 cores to make).
 """
@@ -119,7 +125,20 @@ def rr_interval(mine: torch.Tensor, theirs: torch.Tensor) -> tuple[float, float,
     return round(diff, 2), round(low, 2), round(high, 2)
 
 
-def score_split(folder: Path, split: str) -> dict:
+def suite_chunkings(path: Path, length: int, own: dict[str, list[int]]) -> dict[str, list[int]]:
+    """{label: per-query hits} of the original's chunkings in a suite record at `length` (task documents, seed
+    1), checked against this script's own 512-token chunkings `own` (the same pairs, in the same order)."""
+    records = [r for r in json.loads(path.read_text())["records"]
+               if (r["task"], r["length"], r["seed"], r.get("depth")) == ("documents", length, 1, None)
+               and r["method"].startswith("chunks-") and r.get("hits")]  # fmt: skip
+    hits = {r["method"]: list(r["hits"]) for r in records}
+    for mine, theirs in (("chunks-best", "chunks-best-512"), ("chunks-mean", "chunks-mean-512")):
+        if hits.get(theirs) != own[mine]:
+            raise ValueError(f"{path}: {theirs}'s hits differ from this draw's {mine}: not the same pairs")
+    return {m: h for m, h in hits.items() if m not in ("chunks-best-512", "chunks-mean-512")}
+
+
+def score_split(folder: Path, split: str, extra: Path | None = None) -> dict:
     q = load_file(str(folder / f"{split}-firsts.safetensors"))
     d = load_file(str(folder / f"{split}-seconds.safetensors"))
     results: dict[str, dict] = {}
@@ -134,26 +153,36 @@ def score_split(folder: Path, split: str) -> dict:
             "ranks": r.tolist(),  # each query's, in pair order: a later scoring needs no rows
         }
     strongest_rr = max(ORIGINAL, key=lambda m: results[m]["MRR"])
+    chunkings = {m: per[m][0].tolist() for m in ORIGINAL}
+    if extra is not None:
+        length = json.loads((folder / "meta.json").read_text())["length"]
+        chunkings |= suite_chunkings(extra, length, chunkings)
     for name in READINGS:
         if name in ORIGINAL:
             continue
         # the strongest chunking by hits; of those tied, the one this reading's interval is lowest against
         # (paired.py's rule: never the kinder one)
-        against = {m: difference({1: per[name][0].tolist()}, {1: per[m][0].tolist()}) for m in ORIGINAL}
-        strongest = max(ORIGINAL, key=lambda m: (results[m]["hit@1"], -against[m][1]))
+        against = {m: difference({1: per[name][0].tolist()}, {1: h}) for m, h in chunkings.items()}
+        strongest = max(chunkings, key=lambda m: (sum(chunkings[m]), -against[m][1]))
         diff, low, high, _n = against[strongest]
         results[name]["hit@1 vs strongest"] = [round(diff, 2), round(low, 2), round(high, 2), strongest]
         results[name]["MRR vs strongest"] = [*rr_interval(per[name][1], per[strongest_rr][1]), strongest_rr]
-    return {"pairs": len(q["whole"]), "strongest by MRR": strongest_rr, "readings": results}
+    scored = {"pairs": len(q["whole"]), "strongest by MRR": strongest_rr, "readings": results}
+    if extra is not None:
+        scored["suite chunkings"] = {"file": str(extra), "hit@1": {m: round(100 * sum(h) / len(h), 2)
+                                                                   for m, h in chunkings.items() if m not in ORIGINAL}}  # fmt: skip
+    return scored
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("rows", type=Path)
     parser.add_argument("out", type=Path)
+    parser.add_argument("--suite-chunkings", type=Path, default=None)
     args = parser.parse_args()
     meta = json.loads((args.rows / "meta.json").read_text())
-    body = {"rows": meta, **{split: score_split(args.rows, split) for split in ("dev", "test")}}
+    body = {"rows": meta, "dev": score_split(args.rows, "dev"),
+            "test": score_split(args.rows, "test", args.suite_chunkings)}  # fmt: skip
     args.out.write_text(json.dumps(body, indent=1) + "\n")
     for split in ("dev", "test"):
         print(split, body[split]["pairs"], "pairs")

@@ -133,8 +133,8 @@ def mrr_table(records: list[dict]) -> str:
         for e in entries
     ]
     return (
-        "MRR, in points (the mean of 1 / the rank of each query's own document; paired 95 % normal interval "
-        "against the original's chunk reading of most MRR on the same queries):\n\n"
+        "MRR, in points (the mean of 1 / the rank of each query's own document; paired 95 % interval, Student's, "
+        "against the original's chunk reading of most MRR on the same queries; too narrow over few queries):\n\n"
         "| task | length | reading | n | MRR | strongest chunking by MRR | vs it |\n|---|---|---|---|---|---|---|\n"
         + "\n".join(lines) + "\n"
     )  # fmt: skip
