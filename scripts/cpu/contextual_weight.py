@@ -26,7 +26,8 @@ from linformer_kit.longdocs.config import LongDocsConfig
 from linformer_kit.longdocs.suite import Suite
 from linformer_kit.models.extend import encoder_at
 from linformer_kit.models.halves import draw
-from linformer_kit.models.readings import contextual_rows, read, retrieval_hits, rows_of
+from linformer_kit.models.readings import contextual_rows, read, rows_of
+from linformer_kit.models.retrieval import retrieval_hits
 
 WEIGHTS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 100.0)
 

@@ -51,7 +51,7 @@ from safetensors.torch import load_file
 from torch.nn import functional as F
 
 from linformer_kit.models.paired import difference, rr_difference
-from linformer_kit.models.readings import ranks_of, retrieval_scores
+from linformer_kit.models.retrieval import ranks_of, retrieval_scores
 
 Rows = dict[str, torch.Tensor]
 Score = Callable[[Rows, Rows], torch.Tensor]  # (queries' rows, documents' rows) -> (Q, N) scores

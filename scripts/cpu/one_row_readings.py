@@ -34,7 +34,8 @@ from linformer_kit.longdocs.config import LongDocsConfig
 from linformer_kit.longdocs.suite import Suite
 from linformer_kit.models.extend import encoder_at
 from linformer_kit.models.halves import draw
-from linformer_kit.models.readings import contextual_rows, read, retrieval_hits, rows_of
+from linformer_kit.models.readings import contextual_rows, read, rows_of
+from linformer_kit.models.retrieval import retrieval_hits
 
 Passes = tuple[list[torch.Tensor], list[torch.Tensor]]  # each text's chunk rows, each text's whole states
 

@@ -24,11 +24,9 @@ from linformer_kit.models.paired import mrr_table
 from linformer_kit.models.readings import (
     DIFFERENT_TEXTS,
     Reader,
-    retrieval_hits,
-    retrieval_ranks,
-    retrieval_scores,
     rows,
 )
+from linformer_kit.models.retrieval import retrieval_hits, retrieval_ranks, retrieval_scores
 from tests.bad_input_checks import WorkStarted, check_cli
 from tests.longdocs.conftest import prose, word_tokenizer
 

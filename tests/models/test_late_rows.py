@@ -9,7 +9,7 @@ from torch.nn import functional as F
 from torch.testing import assert_close
 
 from linformer_kit.models.late_rows import chamfer, late_rows
-from linformer_kit.models.readings import retrieval_scores
+from linformer_kit.models.retrieval import retrieval_scores
 
 st = pytest.importorskip("sentence_transformers")
 

@@ -37,12 +37,12 @@ from linformer_kit.models.readings import (
     Method,
     Pass,
     Reader,
-    document_vector,
     encode,
     label,
     reads_model,
     retrieval,
 )
+from linformer_kit.models.retrieval import document_vector
 
 logger = logging.getLogger(__name__)
 DEPTHS = ((0.0, 0.25), (0.25, 0.5), (0.5, 0.75), (0.75, 1.0))
@@ -128,15 +128,14 @@ class Suite:
             )
         else:
             docs = texts.needle_documents(
-                self.tokenizer, length, config.candidates, config.queries, self.haystack, rng
+                self.tokenizer, length, config.candidates, config.queries, self.books, rng
             )
         asked = [i for i, d in enumerate(docs) if d.query is not None]
         queries = [docs[i].query or "" for i in asked]
         # a key's query is one chunk: Chamfer is the best row exactly, so its readings are left out here
         methods = [m for m in self.config.methods if m not in CHAMFER]
-        scored = retrieval(
-            lambda texts_: self.encode(length, texts_, methods), [d.text for d in docs], queries, asked
-        )
+        encode = functools.partial(self.encode, length, methods=methods)
+        scored = retrieval(encode, [d.text for d in docs], queries, asked)
         for method, (hits, seconds) in scored.items():
             self.add(task, length, method, hits, seed, seconds)
             for low, high in DEPTHS:
@@ -240,29 +239,19 @@ class Suite:
                 correct = probe_correct(x_train, train_labels, x_test, test_labels, seed, config.probe_subset)
                 self.add("imdb", length, method, torch.as_tensor(correct), seed, seconds)
 
-    # --- data, loaded once --------------------------------------------------------------------------
+    # --- data, loaded once (the needle's haystack is the books) --------------------------------------------------------------------------
 
-    @property
-    def haystack(self) -> list[str]:
-        return self.books
-
-    @property
+    @functools.cached_property
     def books(self) -> list[str]:
-        if not hasattr(self, "_books"):
-            self._books = sources.books(self.config.data_dir)
-        return self._books
+        return sources.books(self.config.data_dir)
 
-    @property
+    @functools.cached_property
     def documents(self) -> list[str]:
-        if not hasattr(self, "_documents"):
-            self._documents = sources.user_documents(self.config.documents)
-        return self._documents
+        return sources.user_documents(self.config.documents)
 
-    @property
+    @functools.cached_property
     def articles(self) -> list[str]:
-        if not hasattr(self, "_articles"):
-            self._articles = sources.wikitext_articles(self.config.data_dir)
-        return self._articles
+        return sources.wikitext_articles(self.config.data_dir)
 
 
 def run_suite(

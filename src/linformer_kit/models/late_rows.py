@@ -25,7 +25,8 @@ from collections.abc import Sequence
 
 import torch
 
-from linformer_kit.models.readings import late_spans, retrieval_scores
+from linformer_kit.models.readings import late_spans
+from linformer_kit.models.retrieval import retrieval_scores
 
 SPAN = 510  # text tokens a span: the 512-token chunk of the original, less its two special tokens
 
