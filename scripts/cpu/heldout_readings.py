@@ -119,8 +119,8 @@ ORIGINAL = ("chunks-best", "chunks-mean", "chunks-chamfer")
 
 
 def rr_interval(mine: torch.Tensor, theirs: torch.Tensor) -> tuple[float, float, float]:
-    """MRR difference in points and its normal 95 % interval, paired by query (paired.py `rr_difference`), of
-    two readings' ranks."""
+    """MRR difference in points and its 95 % interval (Student's), paired by query (paired.py `rr_difference`),
+    of two readings' ranks."""
     diff, low, high, _ = rr_difference({1: mine.tolist()}, {1: theirs.tolist()})
     return round(diff, 2), round(low, 2), round(high, 2)
 

@@ -104,7 +104,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
     """Stand-in seconds: each timed call is made, then takes the next of the list (filled by the test)."""
     seconds: list[float] = []
 
-    def timed(call) -> float:
+    def timed(call, device: str = "cpu") -> float:
         call()
         return seconds.pop(0)
 

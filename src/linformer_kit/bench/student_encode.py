@@ -29,7 +29,6 @@ import itertools
 import math
 import random
 import statistics
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -39,6 +38,7 @@ from linformer_kit.bench.config import BenchmarkConfig
 from linformer_kit.bench.student_config import Model
 from linformer_kit.bench.student_inputs import BUILT_IN_TEXT
 from linformer_kit.bench.student_records import EncodeRecord
+from linformer_kit.bench.timing import sample
 from linformer_kit.data_files import read_texts
 from linformer_kit.nn.autotune import cpu_model_name
 
@@ -122,29 +122,28 @@ def encode_chunks(original: Any, pieces: list[list[str]], batch_size: int) -> No
     torch.stack([vectors[a:b].mean(0) for a, b in itertools.pairwise(ends)])
 
 
-def timed(call: Callable[[], None]) -> float:
-    start = time.perf_counter()
-    call()
-    return time.perf_counter() - start
+def timed(call: Callable[[], None], device: str = "cpu") -> float:
+    """The seconds of one call: the harness's `sample` (bench/timing.py; a CUDA device synchronised)."""
+    return sample(call, device, warmup=0, repeats=1, number=1)[0]
 
 
-def warm_up(arms: Arms, calls: int = 1) -> dict[str, float]:
+def warm_up(arms: Arms, calls: int = 1, device: str = "cpu") -> dict[str, float]:
     """Each arm called `calls` times untimed (allocator, a kernel's build, autotune): the seconds of its last call
     (none for calls = 0), so a caller can skip what would take too long."""
     last: dict[str, float] = {}
     for key, call in arms:
         for _ in range(calls):
-            last[key] = timed(call)
+            last[key] = timed(call, device)
     return last
 
 
-def time_arms(arms: Arms, rounds: int) -> dict[str, list[float]]:
+def time_arms(arms: Arms, rounds: int, device: str = "cpu") -> dict[str, list[float]]:
     """The seconds of each arm's call in every round, the order reversed every other round, so a slow moment of a
     shared machine hits them all."""
     seconds: dict[str, list[float]] = {key: [] for key, _ in arms}
     for r in range(rounds):
         for key, call in arms if r % 2 == 0 else arms[::-1]:
-            seconds[key].append(timed(call))
+            seconds[key].append(timed(call, device))
     return seconds
 
 
@@ -196,12 +195,12 @@ def measure_encode(config: BenchmarkConfig, original: Model, students: list[Mode
 
 def _time(record: EncodeRecord, arms: Arms, config: BenchmarkConfig) -> None:
     """The record's seconds, unless a warm-up call is above the time cap (then the reason)."""
-    warm = warm_up(arms, config.warmup)
+    warm = warm_up(arms, config.warmup, config.device)
     slowest = max(warm.values(), default=0.0)
     if slowest > config.time_cap_s:
         record.skipped = f"a warm-up call took {slowest:.0f} s > time cap {config.time_cap_s:.0f} s"
         return
-    seconds = time_arms(arms, config.rounds)
+    seconds = time_arms(arms, config.rounds, config.device)
     record.seconds_student, record.seconds_chunks = seconds["student"], seconds["chunks"]
 
 

@@ -239,7 +239,7 @@ class Suite:
                 correct = probe_correct(x_train, train_labels, x_test, test_labels, seed, config.probe_subset)
                 self.add("imdb", length, method, torch.as_tensor(correct), seed, seconds)
 
-    # --- data, loaded once (the needle's haystack is the books) --------------------------------------------------------------------------
+    # --- data, loaded once (the needle's haystack is the books) ----------------------------------------
 
     @functools.cached_property
     def books(self) -> list[str]:

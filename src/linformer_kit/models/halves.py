@@ -25,7 +25,9 @@ import torch
 
 from linformer_kit.models.readings import (
     CHAMFER,
+    METHODS,
     MODEL_PREFIX,
+    PASSES,
     Encode,
     Method,
     Reader,
@@ -37,8 +39,8 @@ from linformer_kit.models.readings import (
 )
 from linformer_kit.token_pieces import Spans, TooShort
 
-# the readings of one pass of chunks (`chunking_ranks`): every chunking is read these three ways
-CHUNKINGS: tuple[Method, ...] = ("chunks-mean-512", "chunks-best-512", "chunks-chamfer-512")
+# the readings of the original's chunks alone (`chunking_ranks`): averaged, best and by Chamfer
+CHUNKINGS: tuple[Method, ...] = tuple(m for m in METHODS if PASSES[m] == ("chunks",))
 
 
 @dataclass
@@ -91,7 +93,7 @@ class Record:
         depth: str | None = None,
     ) -> Record:  # fmt: skip
         """`of_hits` of bool outcomes (a probe's), `of_ranks` of a retrieval's ranks (integers)."""
-        if result.dtype != torch.bool and (result.is_floating_point() or result.is_complex()):
+        if result.is_floating_point() or result.is_complex():
             raise ValueError(f"result: {result.dtype} outcomes; expected bool hits or integer ranks")
         of = cls.of_hits if result.dtype == torch.bool else cls.of_ranks
         return of(task, length, method, result, model, seed, seconds, depth)

@@ -96,11 +96,8 @@ def rr_differences(records: list[dict]) -> list[dict]:
     for (task, length, method), mine in sorted(ranks.items()):
         if not reads_model(method):
             continue
-        chunked = {
-            m: r for (t, n, m), r in ranks.items()
-            if (t, n) == (task, length) and not reads_model(m) and base(m).startswith("chunks-")
-        }  # fmt: skip
-        shared = {m: r for m, r in chunked.items() if _paired(mine, r)}
+        originals = _originals(ranks, task, length)
+        shared = {m: r for m, r in originals.items() if base(m).startswith("chunks-") and _paired(mine, r)}
         if not shared:
             continue
         strongest = _strongest(mine, shared, _rr_strength)
@@ -170,9 +167,7 @@ def differences(records: list[dict]) -> list[dict]:
     for (task, length, method), mine in sorted(hits.items()):
         if not reads_model(method):
             continue
-        theirs_all = {
-            m: h for (t, n, m), h in hits.items() if (t, n) == (task, length) and not reads_model(m)
-        }
+        theirs_all = _originals(hits, task, length)
         for against in sorted(theirs_all, key=reading_order):
             diff, low, high, n = difference(mine, theirs_all[against])
             if n:
@@ -189,6 +184,11 @@ def differences(records: list[dict]) -> list[dict]:
                 out.append({**entry, "difference": diff, "low": low, "high": high, "queries": n,
                             "strongest": strongest})  # fmt: skip
     return out
+
+
+def _originals(table: dict[tuple[str, int, str], dict[int, list[int]]], task: str, length: int) -> dict:
+    """{method: {seed: outcomes}} of `table` (`outcomes`) at `task` and `length` read by the original alone."""
+    return {m: o for (t, n, m), o in table.items() if (t, n) == (task, length) and not reads_model(m)}
 
 
 def _strongest(mine: dict[int, list[int]], chunkings: dict[str, dict[int, list[int]]], strength) -> str:

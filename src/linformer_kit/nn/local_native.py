@@ -68,9 +68,8 @@ def native_local_attention(
     dtype = q.dtype
     if not _layout_fits(q, k, v):  # pads zeroed by a select may lay a non-dense view out anew
         return split_local_attention(q, k, v, keyset, scale=scale, dropout_p=dropout_p)
-    if (
-        dtype != torch.float32
-    ):  # bfloat16: read in float32, one copy each, (b, h, n, d) dense (the op's layout)
+    if dtype != torch.float32:
+        # bfloat16: read in float32, one copy each, (b, h, n, d) dense (the op's layout)
         q, k, v = (t.to(torch.float32, memory_format=torch.contiguous_format) for t in (q, k, v))
     keys, values = (
         t.float().contiguous().expand(b, -1, -1, -1) for t in shared_keys(slots.keys, slots.values, k, v, g)
