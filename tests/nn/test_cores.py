@@ -56,14 +56,14 @@ def test_plain_auto_takes_sdpa_for_an_empty_batch_or_sequence(shape: tuple[int, 
     assert _pick("auto", torch.zeros(*shape, dtype=torch.bfloat16), window=False) == "sdpa"
 
 
-@pytest.mark.parametrize("capability", ["AVX512", "AVX2"])
+@pytest.mark.parametrize("capability", ["AVX512", "AVX2", "DEFAULT"])
 def test_window_auto_picks_what_its_docstring_says_on_a_cpu(capability: str, monkeypatch) -> None:
-    """A CPU forward in float32 takes the native kernel where PyTorch runs AVX-512, the split core elsewhere
+    """A CPU forward in float32 takes the native kernel where PyTorch runs AVX-512 or AVX2, the split core elsewhere
     and with gradients. The kernel is taken as built here (a failed build: tests/nn/test_local_native.py), so
     the expected core is fixed by the capability alone, not read from the readiness under test."""
     monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: capability)
     monkeypatch.setattr(local_native, "_native_library", lambda: True)
-    forward = {"AVX512": "native", "AVX2": "split"}[capability]
+    forward = {"AVX512": "native", "AVX2": "native", "DEFAULT": "split"}[capability]
     small, wide = torch.randn(1, 2, 8, 32), torch.randn(1, 2, 8, 64)
     names = ("eager", "blocked", "sdpa", "split", "native", "flex", "auto")
     assert [_pick(b, small, window=True) for b in names] == [*names[:-1], forward]  # a CPU call, no dropout

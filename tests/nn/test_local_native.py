@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import torch
@@ -176,15 +178,39 @@ class _Spy:
         raise AssertionError("the kernel ran")
 
 
-def test_auto_takes_the_kernel_for_a_float32_cpu_forward_on_avx512_only(monkeypatch) -> None:
+def test_auto_takes_the_kernel_for_a_float32_cpu_forward_on_avx512_and_avx2_only(monkeypatch) -> None:
     q = torch.randn(1, 2, 8, 32)
-    for capability, core in [("AVX512", "native"), ("AVX2", "split"), ("DEFAULT", "split")]:
+    for capability, core in [("AVX512", "native"), ("AVX2", "native"), ("DEFAULT", "split")]:
         monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda c=capability: c)
         with torch.no_grad():
             assert choose("auto", q, q, q, window=True) == core
         assert choose("auto", q, q, q.clone().requires_grad_(), window=True) == "split"  # a backward
         with torch.no_grad():
             assert choose("auto", q.double(), q.double(), q.double(), window=True) == "split"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the build sees OpenMP on Linux only")
+def test_the_kernel_runs_its_tasks_on_pytorchs_threads() -> None:
+    """Its build sees OpenMP (without it at::parallel_for ran every task on the calling thread): the library calls
+    libgomp's parallel region, bound to the one OpenMP runtime this process has loaded (PyTorch's), and its
+    output is the same however many threads split the tasks."""
+    from torch.utils import cpp_extension
+
+    name = local_native.native_build_name()
+    library = Path(cpp_extension._get_build_directory(name, verbose=False)) / f"{name}.so"
+    assert b"GOMP_parallel" in library.read_bytes()
+    maps = Path("/proc/self/maps").read_text().splitlines()
+    assert len({line.split()[-1] for line in maps if "libgomp" in line}) == 1
+    (q, k, v), keyset = _case(2, 700, 32, 16, 20, 1, lengths=[700, 300])
+    threads = torch.get_num_threads()
+    outs = []
+    try:
+        for count in (1, 2):
+            torch.set_num_threads(count)
+            outs.append(native_local_attention(q, k, v, keyset, scale=32**-0.5)[0])
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(outs[0], outs[1])
 
 
 def test_a_layer_on_the_native_core_equals_the_reference() -> None:
@@ -224,12 +250,13 @@ def test_a_failed_build_warns_once_and_leaves_the_split_core(rebuilt, monkeypatc
 
 
 def test_auto_builds_nothing_where_it_would_not_take_the_kernel(rebuilt, monkeypatch) -> None:
-    """On an AVX2 CPU "auto" keeps the split core, so it must not spend a build (or a warning) on the kernel."""
+    """On a CPU without AVX2 "auto" keeps the split core, so it must not spend a build (or a warning) on the
+    kernel."""
     from torch.utils import cpp_extension
 
     built = []
     monkeypatch.setattr(cpp_extension, "load", lambda **kwargs: built.append(kwargs))
-    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX2")
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "DEFAULT")
     q = torch.zeros(1, 1, 4, 32)
     with torch.no_grad(), warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")

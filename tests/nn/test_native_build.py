@@ -40,13 +40,9 @@ print("kernel" if local_native._native_library() else "split", float((native - s
 BOUND = 240  # seconds a process may take: a build (10-20 s alone, slower beside the others) and a load
 
 
-def _name() -> str:
-    return f"linformer_kit_local_window_{torch.backends.cpu.get_cpu_capability().lower()}"
-
-
 def _folder(cache: Path) -> Path:
     """The build folder a process with TORCH_EXTENSIONS_DIR=cache uses (cpp_extension's layout)."""
-    return cache / _name()
+    return cache / local_native.native_build_name()
 
 
 def _start(cache: Path) -> subprocess.Popen:
@@ -69,6 +65,22 @@ def _finish(process: subprocess.Popen) -> tuple[str, float, str]:
 
 
 @pytest.mark.slow
+def test_a_build_hands_cpp_extension_copies_of_its_flags(monkeypatch, tmp_path: Path) -> None:
+    """cpp_extension.load appends torch's link flags to the list it is given: a caller's list grown that way
+    would hash as another build on its next call, a second library under one op name (the process aborts)."""
+    from torch.utils import cpp_extension
+
+    def load(**kwargs) -> None:
+        kwargs["extra_cflags"].append("-DGROWN")
+        kwargs["extra_ldflags"].append("-ltorch")
+
+    monkeypatch.setattr(cpp_extension, "load", load)
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
+    cflags, ldflags = ["-O3"], ["-fopenmp"]
+    native_build.build("copies", ["unused.cpp"], cflags, ldflags=ldflags)
+    assert (cflags, ldflags) == (["-O3"], ["-fopenmp"])
+
+
 def test_a_stale_lock_left_by_a_dead_build_is_removed(tmp_path: Path) -> None:
     _folder(tmp_path).mkdir(parents=True)
     (_folder(tmp_path) / "lock").touch()  # what a build killed inside cpp_extension.load leaves
@@ -116,7 +128,7 @@ def test_a_build_held_past_the_bound_leaves_the_split_core(rebuilt: Path, monkey
     beyond the bound, and nothing of the other's removed."""
     monkeypatch.setattr(native_build, "BUILD_WAIT", 0.5)
     rebuilt.mkdir(parents=True)
-    flock = rebuilt / f"{_name()}.flock"
+    flock = rebuilt / f"{local_native.native_build_name()}.flock"
     with open(flock, "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         q = torch.zeros(1, 1, 4, 32)

@@ -73,8 +73,8 @@ def choose(backend: str, q: Tensor, k: Tensor, v: Tensor, *, window: bool, dropo
     window: a symbolic length takes the banded core whatever the name ("sdpa" and "split" count blocks in
         Python), the reference excepted; "auto": banded for a CPU step with dropout (the fused CPU kernel has
         none, and its unfused fallback is slower than writing the scores out), native for a CPU call the
-        kernel takes where PyTorch's kernels run AVX-512 (float32 without gradients, nn/local_native.py:
-        0.78-0.85x the split core's time on the student's layer; slower than it built for AVX2), split for
+        kernel takes where PyTorch's kernels run AVX-512 or AVX2 (float32 without gradients, nn/local_native.py:
+        0.75-0.89x the split core's time on the student's layer on an AVX2-only CPU), split for
         any other CPU call (the slots read once, not copied per block; with gradients the fused kernel's
         backward per part, nn/local_split.py), SDPA by query blocks elsewhere.
     """

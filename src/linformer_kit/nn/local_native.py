@@ -32,6 +32,7 @@ measured faster (`NATIVE_AUTO`). Output within float32 round-off of the float64 
 from __future__ import annotations
 
 import functools
+import sys
 import warnings
 from pathlib import Path
 
@@ -47,7 +48,13 @@ from linformer_kit.nn.native_build import build
 NATIVE_DTYPES = (torch.float32, torch.bfloat16)
 NATIVE_BLOCK = 256  # queries a task (one row and head): consecutive tiles share most of their band keys
 # the instruction sets where "auto" takes the kernel: measured faster than the split core there
-NATIVE_AUTO = ("AVX512",)
+NATIVE_AUTO = ("AVX512", "AVX2")
+# at::parallel_for runs its tasks on PyTorch's threads only in a build that sees OpenMP (ATen/Parallel-inl.h:
+# INTRA_OP_PARALLEL); without it every task ran on the calling thread (until 2026-12-07: one core of two). On
+# Linux the build links libgomp.so.1, the soname of the OpenMP runtime PyTorch's wheel ships and has loaded, so
+# the loader binds that one: one runtime, one thread count (torch.set_num_threads). Elsewhere (Apple's clang
+# has no -fopenmp) the kernel builds as before, on the calling thread
+_OPENMP = ["-fopenmp"] if sys.platform.startswith("linux") else []
 _NATIVE_SOURCE = Path(__file__).parent / "csrc" / "local_window.cpp"
 _NATIVE_FLAGS = {  # the instruction set PyTorch's own kernels run at, so a cached build fits this CPU
     "AVX512": ["-mavx512f", "-mavx512dq", "-mavx512bw", "-mavx512vl", "-mavx2", "-mfma"],
@@ -110,9 +117,10 @@ def _native_library() -> bool:
     capability = torch.backends.cpu.get_cpu_capability()
     try:
         build(
-            f"linformer_kit_local_window_{capability.lower()}",
+            native_build_name(),
             [str(_NATIVE_SOURCE)],
-            ["-O3", "-ffp-contract=fast", *_NATIVE_FLAGS.get(capability, [])],
+            ["-O3", "-ffp-contract=fast", *_OPENMP, *_NATIVE_FLAGS.get(capability, [])],
+            ldflags=_OPENMP,
         )
     except Exception as error:  # no compiler or ninja, a read-only cache, another's build past BUILD_WAIT
         warnings.warn(
@@ -122,13 +130,19 @@ def _native_library() -> bool:
     return True
 
 
+def native_build_name() -> str:
+    """The kernel's extension name: one build (and cache folder) per instruction set PyTorch runs here."""
+    return f"linformer_kit_local_window_{torch.backends.cpu.get_cpu_capability().lower()}"
+
+
 def native_preferred(q: Tensor, k: Tensor, v: Tensor) -> bool:
-    """Whether "auto" takes the kernel for this call: where it runs, on a CPU whose PyTorch kernels run AVX-512,
-    the one instruction set it was measured faster on (docs/benchmarks/native/README.md, "The native window
-    kernel")."""
+    """Whether "auto" takes the kernel for this call: where it runs, on a CPU whose PyTorch kernels run AVX-512
+    or AVX2, the instruction sets it was measured faster on (docs/benchmarks/native/README.md, "The native
+    window kernel"; on 2 threads since its build sees OpenMP)."""
     if tracing():  # (first: nothing below is traced)
         return False
-    # the instruction set before `native_ready`: no build where auto would not take the kernel. bfloat16 is
+    # the instruction set before `native_ready`: no build where auto would not take the kernel (an ARM or
+    # plain x86 CPU, PyTorch's "DEFAULT"). bfloat16 is
     # float32's kernel behind two casts: timed by nn/autotune.py, never taken by the static rule
     if q.dtype != torch.float32 or torch.backends.cpu.get_cpu_capability() not in NATIVE_AUTO:
         return False

@@ -24,7 +24,13 @@ from pathlib import Path
 BUILD_WAIT = 120.0
 
 
-def build(name: str, sources: list[str], cflags: list[str], wait: float | None = None) -> None:
+def build(
+    name: str,
+    sources: list[str],
+    cflags: list[str],
+    wait: float | None = None,
+    ldflags: list[str] | None = None,
+) -> None:
     """Build (or load the cached build of) the extension `name`, as cpp_extension.load with
     is_python_module=False, under the flock; TimeoutError after `wait` s (default `BUILD_WAIT`) of another's
     build, OSError where the cache cannot be written, the compiler's error where the build fails."""
@@ -42,7 +48,10 @@ def build(name: str, sources: list[str], cflags: list[str], wait: float | None =
         cpp_extension.load(
             name=name,
             sources=sources,
-            extra_cflags=cflags,
+            # copies: load appends torch's own link flags to the list it is given, and a caller's list grown
+            # that way would hash as another build on its next call (a second library, one op name: abort)
+            extra_cflags=list(cflags),
+            extra_ldflags=list(ldflags or []),
             is_python_module=False,
             build_directory=str(folder),
         )
