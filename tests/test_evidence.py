@@ -183,6 +183,24 @@ class Least(Source):
         return f"{'max' if self.most else 'min'}{self.sources}"
 
 
+class ProfileMs(Source):
+    """An op's self CPU time a call, in ms, in a torch.profiler table under docs/ (scripts/cpu/encoder_profile.py:
+    the table's totals over "N profiled call(s)")."""
+
+    def __init__(self, file: str, op: str) -> None:
+        self.file, self.op = file, op
+
+    def value(self) -> float:
+        text = (ROOT / "docs" / self.file).read_text()
+        calls = int(re.search(r"^(\d+) profiled call", text, flags=re.MULTILINE).group(1))
+        (row,) = [line.split() for line in text.splitlines() if line.split()[:1] == [self.op]]
+        amount, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", row[2]).groups()
+        return float(amount) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit] / calls
+
+    def __repr__(self) -> str:
+        return f"{self.file}[{self.op}] / calls"
+
+
 class Count(Source):
     """A figure counted, not measured (multiply-adds of a layer's shape): its arithmetic, written out."""
 
@@ -410,6 +428,38 @@ def native_layer(n: int, key: str, *path: str, file: str = "window-cores") -> J:
 
 def limits_native(student: str, baseline: str, key: str = "speed") -> J:
     return at_4096(CPU_LIMITS_NATIVE, student, baseline, key)
+
+
+AVX2_CPU = "benchmarks/native/avx2-cpu"  # the kernel on two threads, a 2-core AVX2-only EPYC (2026-12-07)
+AVX2_DOC = "docs/benchmarks/native/avx2-cpu/README.md"
+
+
+def avx2_student(run: int | str, baseline: str, key: str = "speed") -> J:
+    """`--preset student` on the AVX2 EPYC: run 1, 2 (the threaded kernel) or "before" (one thread)."""
+    return batch1_ratio(f"{AVX2_CPU}/student-{run}.json", 4096, baseline, key)
+
+
+def avx2_level(run: int | str, *, most: bool = False) -> Source:
+    """The least (greatest) student / original ratio up to 512 tokens in one AVX2 run: one computation's noise."""
+    ratios = Many(f"{AVX2_CPU}/student-{run}.json", "ratios", {"baseline": "original"}, "speed")
+    return ratios.max() if most else ratios.min()
+
+
+def avx2_encode(run: int, case: str) -> J:
+    return J(f"{AVX2_CPU}/encode-fp32-{run}.json", "cases", {"case": case}, "student_speed_over_chunks")
+
+
+def avx2_layer(file: str, n: int) -> J:
+    return J(f"{AVX2_CPU}/window-cores-{file}.json", "rows", {"n": n}, "native_over_split")
+
+
+def avx2_training(run: int, key: str | None = None) -> Source:
+    """The Linformer training step's % of the GEMM rate of its own rounds (--preset training, n = 2 048); with
+    `key`, that rate (achieved_flops_per_s, matmul_flops_per_s) in GFLOP/s."""
+    record = (f"{AVX2_CPU}/training-{run}.json", "records", {"method": "linformer-headwise"})
+    if key is not None:
+        return J(*record, key) / 1e9
+    return J(*record, "achieved_flops_per_s") / J(*record, "matmul_flops_per_s") * 100
 
 
 CPU_WINDOW = "benchmarks/cpu-window/benchmark.json"  # one layer, fp32, 2 AVX-512 cores (2026-11-26): k = 128, windows none to 64, SDPA
@@ -655,6 +705,23 @@ FIGURES: tuple[F, ...] = (
     F(BAND_DOC, "| 8 chunks of 512 (FLOP limit) | {0.99}x ({1.05}x) | **{1.04}x** ({1.09}x) | **{1.03}x** ({1.10}x) | **{1.07}x** ({1.14}x) |", *(limits_band(st, "chunks", key) for st in ("w64", "w16", "k64", "k64-w16") for key in ("speed", "flop_limit"))),
     F(BAND_DOC, "| full attention (FLOP limit) | {2.40}x ({2.38}x) | {2.52}x ({2.47}x) | {2.52}x ({2.50}x) | {2.61}x ({2.59}x) |", *(limits_band(st, "full", key) for st in ("w64", "w16", "k64", "k64-w16") for key in ("speed", "flop_limit"))),
     F(STUDENTS_DOC, "0.98x / 0.98x / 0.98x the chunks in three runs beside the commit before, {2.36}-{2.39}x full attention.", Least(*(band_ratio(f"student-new-{r}", 4096, "full") for r in (1, 2, 3))), Least(*(band_ratio(f"student-new-{r}", 4096, "full") for r in (1, 2, 3)), most=True)),
+    # docs/benchmarks/native/avx2-cpu/README.md: the kernel on two threads, a 2-core AVX2-only EPYC (2026-12-07)
+    F(AVX2_DOC, "an identical computation (the\nstudent up to 512 tokens, which runs the original's) reads {0.84}-{1.12}x across runs", Least(*(avx2_level(r) for r in ("before", 1, 2))), Least(*(avx2_level(r, most=True) for r in ("before", 1, 2)), most=True)),
+    *(F(AVX2_DOC, f"| {{{n:,}}} | {{{before}}} | {{{one}}} / {{{two}}} |".replace(",", " "), Count("n", n), avx2_layer("before", n), avx2_layer("1", n), avx2_layer("2", n)) for n, before, one, two in ((512, "1.00", "0.82", "0.75"), (1024, "0.98", "0.87", "0.89"), (4096, "1.00", "0.87", "0.87"))),
+    F(AVX2_DOC, "| 8 chunks of 512 at 4 096, batch 1 | {0.93}x | **{1.12}x / {1.12}x** | {1.05}x |", *(avx2_student(r, "chunks") for r in ("before", 1, 2)), avx2_student(1, "chunks", "flop_limit")),
+    F(AVX2_DOC, "| full attention at 4 096 (positions copied) | {2.35}x | {2.65}x / {2.54}x | {2.38}x |", *(avx2_student(r, "full") for r in ("before", 1, 2)), avx2_student(1, "full", "flop_limit")),
+    F(AVX2_DOC, "against 512-token chunks | {0.95}x | {1.02}x / {1.13}x |", *(J(f"{AVX2_CPU}/student-{r}.json", "encode", {"student": "student"}, "speed_over_chunks") for r in ("before", 1, 2))),
+    F(AVX2_DOC, "It reads {0.84}-{1.03}x before\nand {0.87}-{1.12}x now", avx2_level("before"), avx2_level("before", most=True), Least(avx2_level(1), avx2_level(2)), Least(avx2_level(1, most=True), avx2_level(2, most=True), most=True)),
+    F(AVX2_DOC, "At 4 096 the student reads {1.07}x its FLOP limit against chunks.", avx2_student(1, "chunks") / avx2_student(1, "chunks", "flop_limit")),
+    F(AVX2_DOC, "the student's\nattention kernels plus slot products took {311} + {51} + {16} ms where the chunks' attention took {326} ms. The linears\ncost the same ({848} against {801} ms `addmm`", *(ProfileMs(f"{AVX2_CPU}/profile-student-4096.txt", op) for op in ("aten::_scaled_dot_product_flash_attention_for_cpu", "aten::mm", "aten::bmm")), ProfileMs(f"{AVX2_CPU}/profile-original-8x512.txt", "aten::_scaled_dot_product_flash_attention_for_cpu"), ProfileMs(f"{AVX2_CPU}/profile-student-4096.txt", "aten::addmm"), ProfileMs(f"{AVX2_CPU}/profile-original-8x512.txt", "aten::addmm")),
+    F(AVX2_DOC, "| mixed, 128-4 096 tokens | **{1.21}x / {1.16}x** |", avx2_encode(1, "mixed"), avx2_encode(2, "mixed")),
+    F(AVX2_DOC, "| similar, 2 900-3 100 tokens | **{1.22}x / {1.18}x** |", avx2_encode(1, "similar"), avx2_encode(2, "similar")),
+    F(AVX2_DOC, "{88} % / {66} % / {61} % of the fp32 GEMM rate of its own rounds. The step itself\nheld steady at {94} / {105} / {103} GFLOP/s. The GEMM rate it is divided by moved from {107} to {158} and {168} GFLOP/s", *(avx2_training(r) for r in (1, 2, 3)), *(avx2_training(r, "achieved_flops_per_s") for r in (1, 2, 3)), *(avx2_training(r, "matmul_flops_per_s") for r in (1, 2, 3))),
+    F(BENCHMARKS, "| at 4 096: {1.12}x / {1.12}x its 8 chunks of 512 (two runs; FLOP limit {1.05}x); through `encode` at batch 32: {1.21}x / {1.16}x on mixed lengths, {1.22}x / {1.18}x on similar |", avx2_student(1, "chunks"), avx2_student(2, "chunks"), avx2_student(1, "chunks", "flop_limit"), avx2_encode(1, "mixed"), avx2_encode(2, "mixed"), avx2_encode(1, "similar"), avx2_encode(2, "similar")),
+    F(BENCHMARKS, "On two threads it takes {0.75}-{0.89}x the split core's layer time on an AVX2-only EPYC", Least(*(avx2_layer(r, n) for r in ("1", "2") for n in (512, 1024, 4096))), Least(*(avx2_layer(r, n) for r in ("1", "2") for n in (512, 1024, 4096)), most=True)),
+    F(NATIVE_DOC, "the kernel takes {0.82} / {0.75} of the split core's layer time at 512 and\n{0.87} / {0.87} at 4 096 (two runs; it was {1.00} / {1.00} there the same day)", avx2_layer("1", 512), avx2_layer("2", 512), avx2_layer("1", 4096), avx2_layer("2", 4096), avx2_layer("before", 512), avx2_layer("before", 4096)),
+    F(NATIVE_DOC, "tokens {1.12}x / {1.12}x as fast as 512-token chunks (was {0.93}x)", avx2_student(1, "chunks"), avx2_student(2, "chunks"), avx2_student("before", "chunks")),
+    F("src/linformer_kit/nn/cores.py", "{0.75}-{0.89}x the split core's time on the student's layer on an AVX2-only CPU", Least(*(avx2_layer(r, n) for r in ("1", "2") for n in (512, 1024, 4096))), Least(*(avx2_layer(r, n) for r in ("1", "2") for n in (512, 1024, 4096)), most=True)),
     # docs/benchmarks/native/README.md (from docs/benchmarks.md), "The native window kernel, A/B"
     F(NATIVE_DOC, "{0.82} ns on 8 chunks of 512, {1.22} ns on the band's blocks without a mask ({1.25} with the mask broadcast,\n{1.38} with a full one) and {0.91} ns on the shared keys.", *(J(f"{NATIVE}/flash-key-sets.json", case, "ns_per_score") for case in ("chunks 8 x 512", "band 32 x 160, no mask", "band 32 x 160, broadcast mask", "band 32 x 160, full mask", "shared 4096 x 129"))),
     F(NATIVE_DOC, "| 512 | {7.4} | {5.8} | {0.78} |", native_layer(512, "ms", "split"), native_layer(512, "ms", "native"), native_layer(512, "native_over_split")),
@@ -709,8 +776,8 @@ FIGURES: tuple[F, ...] = (
     F(README, "({0.26}x 512-token chunks on an H100", gpu_student("original", "chunks", 4096, 16) / gpu_student("w64", "whole", 4096, 16)),
     F(README, "One layer from n = {8 192}", From(GPU_NS, gpu_layer_best, 1.0)),
     F(README, "Training: {1.26}x full attention at 512, {4.01}x at 4 096;", cpu_training_speedup(512), cpu_training_speedup(4096)),
-    F(README, "beats 512-token chunks at 4 096 ({1.03}-{1.13}x;", chunk_ratios("speed", CPU_LIMITS_NATIVE).min(), chunk_ratios("speed", CPU_LIMITS_NATIVE).max()),
-    F(README, "FLOP limit {1.05}-{1.14}x)", chunk_ratios("flop_limit", CPU_LIMITS_NATIVE).min(), chunk_ratios("flop_limit", CPU_LIMITS_NATIVE).max()),
+    F(README, "beats 512-token chunks at 4 096 (AVX-512: {1.03}-{1.13}x,", chunk_ratios("speed", CPU_LIMITS_NATIVE).min(), chunk_ratios("speed", CPU_LIMITS_NATIVE).max()),
+    F(README, "FLOP limit {1.05}-{1.14}x; AVX2: {1.12}x)", chunk_ratios("flop_limit", CPU_LIMITS_NATIVE).min(), chunk_ratios("flop_limit", CPU_LIMITS_NATIVE).max(), Least(*(avx2_student(r, "chunks") for r in (1, 2)))),
     F(README, "(perplexity {19.47} vs full attention's {20.58} on a CPU;", run(CPU_LOCAL, "k128-w16-s42-branch"), run(CPU_LOCAL, "full-s42")),
     F(README, "{220} vs {446} on an H100)", run(GPU_LEARNS, "k128-w16"), run(GPU_LEARNS, "full")),
     F(README, "finetuned IMDB trails by about {1} point", (finetuned(CPU_LOCAL, "full-s42") - finetuned(CPU_LOCAL, "k128-w16-s42-branch") + finetuned(CPU_LOCAL, "full-s43") - finetuned(CPU_LOCAL, "k128-w16-s43-branch")) * 50),
@@ -791,7 +858,7 @@ FIGURES: tuple[F, ...] = (
     F(ENCODE_DOC, "the kernel {0.787}x the split core's time at 512 tokens and {0.920}x at 4 096\nin bf16, casts included ({0.856}x and {0.988}x in float32", *(J("benchmarks/encode/window-cores-bf16.json", "runs", {"dtype": d, "n": n}, "native_over_split") for d, n in (("bfloat16", 512), ("bfloat16", 4096), ("float32", 512), ("float32", 4096)))),
     F(ENCODE_DOC, "mixed {1.08}x / {1.07}x, similar {1.06}x / {1.08}x the original's chunks", *(J(f"benchmarks/encode/encode-groups-bf16-{r}.json", "cases", {"case": c}, "student_speed_over_chunks") for c in ("mixed", "similar") for r in (2, 3))),
     F(BENCHMARKS, "In bf16, with the native kernel behind two casts, {1.08}x / {1.07}x", *(J(f"benchmarks/encode/encode-groups-bf16-{r}.json", "cases", {"case": "mixed"}, "student_speed_over_chunks") for r in (2, 3))),
-    F(README, "through `encode` at batch 32 too ({1.10}x fp32, {1.08}x bf16, AMD)", encode_case("mixed", "student_speed_over_chunks"), J("benchmarks/encode/encode-groups-bf16-2.json", "cases", {"case": "mixed"}, "student_speed_over_chunks")),
+    F(README, "through `encode` at batch 32 too (AVX-512: {1.10}x fp32, {1.08}x bf16; AVX2: {1.16}x)", encode_case("mixed", "student_speed_over_chunks"), J("benchmarks/encode/encode-groups-bf16-2.json", "cases", {"case": "mixed"}, "student_speed_over_chunks"), Least(*(avx2_encode(r, "mixed") for r in (1, 2)))),
     F(ENCODE_DOC, "similar` and no third arm): mixed {1.03}x, similar {1.07}x", J("benchmarks/encode/encode-groups-fp32-2.json", "cases", {"case": "mixed"}, "student_speed_over_chunks"), J("benchmarks/encode/encode-groups-fp32-2.json", "cases", {"case": "similar"}, "student_speed_over_chunks")),
     F(BENCHMARKS, "(2-core AMD EPYC, fp32; a\n  second run {1.03}x / {1.07}x", J("benchmarks/encode/encode-groups-fp32-2.json", "cases", {"case": "mixed"}, "student_speed_over_chunks"), J("benchmarks/encode/encode-groups-fp32-2.json", "cases", {"case": "similar"}, "student_speed_over_chunks")),
     F(ENCODE_DOC, "| mixed, 128-4 096 tokens | {325} | {26.4} / {26.3} / {26.4} | {29.1} / {29.5} / {28.6} | {47.2} / {46.0} / {46.6} | **{1.10}x** | {1.76}x |", encode_case("mixed", "chunks"), *(encode_case("mixed", "seconds", arm, r) for arm in ("student", "chunks", "student-ungrouped") for r in range(3)), encode_case("mixed", "student_speed_over_chunks"), encode_case("mixed", "groups_speedup")),

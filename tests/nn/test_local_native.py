@@ -200,7 +200,8 @@ def test_the_kernel_runs_its_tasks_on_pytorchs_threads() -> None:
     library = Path(cpp_extension._get_build_directory(name, verbose=False)) / f"{name}.so"
     assert b"GOMP_parallel" in library.read_bytes()
     maps = Path("/proc/self/maps").read_text().splitlines()
-    assert len({line.split()[-1] for line in maps if "libgomp" in line}) == 1
+    # one runtime of that soname (a wheel's own renamed libgomp-<hash>.so, as scikit-learn ships, is apart)
+    assert len({line.split()[-1] for line in maps if line.endswith("/libgomp.so.1")}) == 1
     (q, k, v), keyset = _case(2, 700, 32, 16, 20, 1, lengths=[700, 300])
     threads = torch.get_num_threads()
     outs = []
