@@ -453,6 +453,11 @@ def avx2_layer(file: str, n: int) -> J:
     return J(f"{AVX2_CPU}/window-cores-{file}.json", "rows", {"n": n}, "native_over_split")
 
 
+def avx2_layers(*, most: bool = False) -> Source:
+    """The least (greatest) native / split layer time over both threaded runs and every length."""
+    return Least(*(avx2_layer(r, n) for r in ("1", "2") for n in (512, 1024, 4096)), most=most)
+
+
 def avx2_training(run: int, key: str | None = None) -> Source:
     """The Linformer training step's % of the GEMM rate of its own rounds (--preset training, n = 2 048); with
     `key`, that rate (achieved_flops_per_s, matmul_flops_per_s) in GFLOP/s."""
@@ -716,14 +721,19 @@ FIGURES: tuple[F, ...] = (
     F(AVX2_DOC, "the student's\nattention kernels plus slot products took {311} + {51} + {16} ms where the chunks' attention took {326} ms. The linears\ncost the same ({848} against {801} ms `addmm`", *(ProfileMs(f"{AVX2_CPU}/profile-student-4096.txt", op) for op in ("aten::_scaled_dot_product_flash_attention_for_cpu", "aten::mm", "aten::bmm")), ProfileMs(f"{AVX2_CPU}/profile-original-8x512.txt", "aten::_scaled_dot_product_flash_attention_for_cpu"), ProfileMs(f"{AVX2_CPU}/profile-student-4096.txt", "aten::addmm"), ProfileMs(f"{AVX2_CPU}/profile-original-8x512.txt", "aten::addmm")),
     F(AVX2_DOC, "a batch of 4 096 + 300 tokens costs {1.07}x /\n{0.95}x its rows read alone with token groups (the default; goal 1.15x), against {3.73}x / {3.41}x", *(J(f"{AVX2_CPU}/padded-{r}.json", "cases", {"lengths": [4096, 300]}, key) for key in ("groups_over_alone", "routed_over_alone") for r in (1, 2))),
     F(BENCHMARKS, "| the same | 2-core AMD EPYC, AVX2 only, fp32 | {1.07}x / {0.95}x (two runs) |", *(J(f"{AVX2_CPU}/padded-{r}.json", "cases", {"lengths": [4096, 300]}, "groups_over_alone") for r in (1, 2))),
+    F(AVX2_DOC, "That includes the AVX-512\nEPYC's {0.78}-{0.85}x", native_layer(512, "native_over_split"), native_layer(4096, "native_over_split")),
+    F(AVX2_DOC, "the AVX-512 EPYC's {77}-{81} % may carry", Least(*(ab_gemm(side, r) for side in ("old", "new") for r in (1, 2))), Least(*(ab_gemm(side, r) for side in ("old", "new") for r in (1, 2)), most=True)),
+    F(AVX2_DOC, "Their {1.03}-{1.13}x against chunks is from the one-thread kernel.", chunk_ratios("speed", CPU_LIMITS_NATIVE).min(), chunk_ratios("speed", CPU_LIMITS_NATIVE).max()),
+    F(AVX2_DOC, "the\n`encode` runs below, at {1.16}-{1.22}x, are the stronger evidence", Least(*(avx2_encode(r, c) for r in (1, 2) for c in ("mixed", "similar"))), Least(*(avx2_encode(r, c) for r in (1, 2) for c in ("mixed", "similar")), most=True)),
+    F("src/linformer_kit/nn/autotune.py", "on two threads,\n{0.75}-{0.89}x on an AVX2-only EPYC", avx2_layers(), avx2_layers(most=True)),
     F(AVX2_DOC, "| mixed, 128-4 096 tokens | **{1.21}x / {1.16}x** |", avx2_encode(1, "mixed"), avx2_encode(2, "mixed")),
     F(AVX2_DOC, "| similar, 2 900-3 100 tokens | **{1.22}x / {1.18}x** |", avx2_encode(1, "similar"), avx2_encode(2, "similar")),
     F(AVX2_DOC, "{88} % / {66} % / {61} % of the fp32 GEMM rate of its own rounds. The step itself\nheld steady at {94} / {105} / {103} GFLOP/s. The GEMM rate it is divided by moved from {107} to {158} and {168} GFLOP/s", *(avx2_training(r) for r in (1, 2, 3)), *(avx2_training(r, "achieved_flops_per_s") for r in (1, 2, 3)), *(avx2_training(r, "matmul_flops_per_s") for r in (1, 2, 3))),
     F(BENCHMARKS, "| at 4 096: {1.12}x / {1.12}x its 8 chunks of 512 (two runs; FLOP limit {1.05}x); through `encode` at batch 32: {1.21}x / {1.16}x on mixed lengths, {1.22}x / {1.18}x on similar |", avx2_student(1, "chunks"), avx2_student(2, "chunks"), avx2_student(1, "chunks", "flop_limit"), avx2_encode(1, "mixed"), avx2_encode(2, "mixed"), avx2_encode(1, "similar"), avx2_encode(2, "similar")),
-    F(BENCHMARKS, "On two threads it takes {0.75}-{0.89}x the split core's layer time on an AVX2-only EPYC", Least(*(avx2_layer(r, n) for r in ("1", "2") for n in (512, 1024, 4096))), Least(*(avx2_layer(r, n) for r in ("1", "2") for n in (512, 1024, 4096)), most=True)),
+    F(BENCHMARKS, "On two threads it takes {0.75}-{0.89}x the split core's layer time on an AVX2-only EPYC", avx2_layers(), avx2_layers(most=True)),
     F(NATIVE_DOC, "the kernel takes {0.82} / {0.75} of the split core's layer time at 512 and\n{0.87} / {0.87} at 4 096 (two runs; it was {1.00} / {1.00} there the same day)", avx2_layer("1", 512), avx2_layer("2", 512), avx2_layer("1", 4096), avx2_layer("2", 4096), avx2_layer("before", 512), avx2_layer("before", 4096)),
     F(NATIVE_DOC, "tokens {1.12}x / {1.12}x as fast as 512-token chunks (was {0.93}x)", avx2_student(1, "chunks"), avx2_student(2, "chunks"), avx2_student("before", "chunks")),
-    F("src/linformer_kit/nn/cores.py", "{0.75}-{0.89}x the split core's time on the student's layer on an AVX2-only CPU", Least(*(avx2_layer(r, n) for r in ("1", "2") for n in (512, 1024, 4096))), Least(*(avx2_layer(r, n) for r in ("1", "2") for n in (512, 1024, 4096)), most=True)),
+    F("src/linformer_kit/nn/cores.py", "{0.75}-{0.89}x the split core's time on the student's layer on an AVX2-only CPU", avx2_layers(), avx2_layers(most=True)),
     # docs/benchmarks/native/README.md (from docs/benchmarks.md), "The native window kernel, A/B"
     F(NATIVE_DOC, "{0.82} ns on 8 chunks of 512, {1.22} ns on the band's blocks without a mask ({1.25} with the mask broadcast,\n{1.38} with a full one) and {0.91} ns on the shared keys.", *(J(f"{NATIVE}/flash-key-sets.json", case, "ns_per_score") for case in ("chunks 8 x 512", "band 32 x 160, no mask", "band 32 x 160, broadcast mask", "band 32 x 160, full mask", "shared 4096 x 129"))),
     F(NATIVE_DOC, "| 512 | {7.4} | {5.8} | {0.78} |", native_layer(512, "ms", "split"), native_layer(512, "ms", "native"), native_layer(512, "native_over_split")),

@@ -64,13 +64,15 @@ def _finish(process: subprocess.Popen) -> tuple[str, float, str]:
     return core, float(difference), err
 
 
-@pytest.mark.slow
 def test_a_build_hands_cpp_extension_copies_of_its_flags(monkeypatch, tmp_path: Path) -> None:
     """cpp_extension.load appends torch's link flags to the list it is given: a caller's list grown that way
     would hash as another build on its next call, a second library under one op name (the process aborts)."""
     from torch.utils import cpp_extension
 
+    loads = []
+
     def load(**kwargs) -> None:
+        loads.append(kwargs["name"])
         kwargs["extra_cflags"].append("-DGROWN")
         kwargs["extra_ldflags"].append("-ltorch")
 
@@ -78,9 +80,11 @@ def test_a_build_hands_cpp_extension_copies_of_its_flags(monkeypatch, tmp_path: 
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
     cflags, ldflags = ["-O3"], ["-fopenmp"]
     native_build.build("copies", ["unused.cpp"], cflags, ldflags=ldflags)
+    assert loads == ["copies"]
     assert (cflags, ldflags) == (["-O3"], ["-fopenmp"])
 
 
+@pytest.mark.slow
 def test_a_stale_lock_left_by_a_dead_build_is_removed(tmp_path: Path) -> None:
     _folder(tmp_path).mkdir(parents=True)
     (_folder(tmp_path) / "lock").touch()  # what a build killed inside cpp_extension.load leaves

@@ -1,9 +1,10 @@
 """`auto` that measures: the first time a process meets a call's shape, time the cores that may run it and keep
 the fastest (cuDNN's benchmark mode, Triton's autotune), instead of a rule measured on another CPU.
 
-The static rule (nn/cores.py, `choose`) was timed on one machine: on a 2-core AMD EPYC (AVX512-bf16) the native
-window kernel takes 0.78-0.85x the split core's time, on a 2-core Intel Xeon with AMX 1.06x at 4 096 tokens
-(issue "Never slower on the user's machine"). So for a call it may time, "auto" runs each candidate once to
+The static rule (nn/cores.py, `choose`) was timed on a few machines and moves between them: the native window
+kernel built for one thread took 0.78-0.85x the split core's time on a 2-core AMD EPYC (AVX512-bf16) and 1.06x
+on a 2-core Intel Xeon with AMX at 4 096 tokens (issue "Never slower on the user's machine"); on two threads,
+0.75-0.89x on an AVX2-only EPYC (docs/benchmarks/native/avx2-cpu/). So for a call it may time, "auto" runs each candidate once to
 warm it, then `AUTOTUNE_ROUNDS` rounds alternating them, and keeps the least time's core, unless the static rule's own
 pick is within `AUTOTUNE_MARGIN` of it (noise never moves a choice off the rule). The winner is kept per shape bucket
 (`shape_bucket`: batch and length rounded up to a power of two, heads, head size, slots, window, global keys,

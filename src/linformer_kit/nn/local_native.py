@@ -53,7 +53,8 @@ NATIVE_AUTO = ("AVX512", "AVX2")
 # INTRA_OP_PARALLEL); without it every task ran on the calling thread (until 2026-12-07: one core of two). On
 # Linux the build links libgomp.so.1, the soname of the OpenMP runtime PyTorch's wheel ships and has loaded, so
 # the loader binds that one: one runtime, one thread count (torch.set_num_threads). Elsewhere (Apple's clang
-# has no -fopenmp) the kernel builds as before, on the calling thread
+# has no -fopenmp), and where the OpenMP build fails (clang without libomp), the kernel builds as before, on
+# the calling thread
 _OPENMP = ["-fopenmp"] if sys.platform.startswith("linux") else []
 _NATIVE_SOURCE = Path(__file__).parent / "csrc" / "local_window.cpp"
 _NATIVE_FLAGS = {  # the instruction set PyTorch's own kernels run at, so a cached build fits this CPU
@@ -114,14 +115,14 @@ def _native_library() -> bool:
     """Build (or load the cached build of) the kernel once a process; False, with one warning, where it fails."""
     if not _NATIVE_SOURCE.is_file():  # a saved model's own code: the kernel's source is not beside it
         return False
-    capability = torch.backends.cpu.get_cpu_capability()
+    flags = ["-O3", "-ffp-contract=fast", *_NATIVE_FLAGS.get(torch.backends.cpu.get_cpu_capability(), [])]
     try:
-        build(
-            native_build_name(),
-            [str(_NATIVE_SOURCE)],
-            ["-O3", "-ffp-contract=fast", *_OPENMP, *_NATIVE_FLAGS.get(capability, [])],
-            ldflags=_OPENMP,
-        )
+        try:
+            build(native_build_name(), [str(_NATIVE_SOURCE)], [*flags, *_OPENMP], ldflags=_OPENMP)
+        except RuntimeError:  # the compiler failed: one without GCC's OpenMP (clang with no libomp)
+            if not _OPENMP:
+                raise
+            build(native_build_name(), [str(_NATIVE_SOURCE)], flags)  # the kernel on the calling thread
     except Exception as error:  # no compiler or ninja, a read-only cache, another's build past BUILD_WAIT
         warnings.warn(
             f"the native window kernel did not build ({error}); the split core runs instead", stacklevel=2
@@ -141,9 +142,9 @@ def native_preferred(q: Tensor, k: Tensor, v: Tensor) -> bool:
     window kernel"; on 2 threads since its build sees OpenMP)."""
     if tracing():  # (first: nothing below is traced)
         return False
-    # the instruction set before `native_ready`: no build where auto would not take the kernel (an ARM or
-    # plain x86 CPU, PyTorch's "DEFAULT"). bfloat16 is
-    # float32's kernel behind two casts: timed by nn/autotune.py, never taken by the static rule
+    # the instruction set before `native_ready`: no build where auto would not take the kernel (an ARM or plain
+    # x86 CPU, PyTorch's "DEFAULT"). bfloat16 is float32's kernel behind two casts: timed by nn/autotune.py,
+    # never taken by the static rule
     if q.dtype != torch.float32 or torch.backends.cpu.get_cpu_capability() not in NATIVE_AUTO:
         return False
     return native_ready(q, k, v)
