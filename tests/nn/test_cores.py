@@ -58,8 +58,8 @@ def test_plain_auto_takes_sdpa_for_an_empty_batch_or_sequence(shape: tuple[int, 
 
 @pytest.mark.parametrize("capability", ["AVX512", "AVX2", "DEFAULT"])
 def test_window_auto_picks_what_its_docstring_says_on_a_cpu(capability: str, monkeypatch) -> None:
-    """A CPU forward in float32 takes the native kernel where PyTorch runs AVX-512 or AVX2, the split core elsewhere
-    and with gradients. The kernel is taken as built here (a failed build: tests/nn/test_local_native.py), so
+    """A CPU forward in float32 takes the native kernel where PyTorch runs AVX-512 or AVX2, the split core
+    elsewhere and with gradients. The kernel is taken as built here (a failed build: tests/nn/test_local_native.py), so
     the expected core is fixed by the capability alone, not read from the readiness under test."""
     monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: capability)
     monkeypatch.setattr(local_native, "_native_library", lambda: True)

@@ -199,10 +199,9 @@ def test_the_kernel_runs_its_tasks_on_pytorchs_threads() -> None:
     name = local_native.native_build_name()
     library = Path(cpp_extension._get_build_directory(name, verbose=False)) / f"{name}.so"
     assert b"GOMP_parallel" in library.read_bytes()
+    # a pip wheel's runtime: the one the loader bound (a wheel's renamed libgomp-<hash>.so is apart)
     shipped = Path(torch.__file__).parent / "lib" / "libgomp.so.1"
-    if (
-        shipped.is_file()
-    ):  # a pip wheel's runtime: the one the loader bound (a renamed libgomp-<hash> is apart)
+    if shipped.is_file():
         maps = Path("/proc/self/maps").read_text().splitlines()
         mapped = {line.split()[-1] for line in maps if line.endswith("/libgomp.so.1")}
         assert mapped == {str(shipped.resolve())}

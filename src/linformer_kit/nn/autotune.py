@@ -4,11 +4,12 @@ the fastest (cuDNN's benchmark mode, Triton's autotune), instead of a rule measu
 The static rule (nn/cores.py, `choose`) was timed on a few machines and moves between them: the native window
 kernel built for one thread took 0.78-0.85x the split core's time on a 2-core AMD EPYC (AVX512-bf16) and 1.06x
 on a 2-core Intel Xeon with AMX at 4 096 tokens (issue "Never slower on the user's machine"); on two threads,
-0.75-0.89x on an AVX2-only EPYC (docs/benchmarks/native/avx2-cpu/). So for a call it may time, "auto" runs each candidate once to
-warm it, then `AUTOTUNE_ROUNDS` rounds alternating them, and keeps the least time's core, unless the static rule's own
-pick is within `AUTOTUNE_MARGIN` of it (noise never moves a choice off the rule). The winner is kept per shape bucket
-(`shape_bucket`: batch and length rounded up to a power of two, heads, head size, slots, window, global keys,
-mask, dtype, threads), so each layer of a model after the first, and each later batch of the bucket, reads it.
+0.75-0.89x on an AVX2-only EPYC (docs/benchmarks/native/avx2-cpu/). So for a call it may time, "auto" runs
+each candidate once to warm it, then `AUTOTUNE_ROUNDS` rounds alternating them, and keeps the least time's
+core, unless the static rule's own pick is within `AUTOTUNE_MARGIN` of it (noise never moves a choice off the
+rule). The winner is kept per shape bucket (`shape_bucket`: batch and length rounded up to a power of two,
+heads, head size, slots, window, global keys, mask, dtype, threads), so each layer of a model after the first,
+and each later batch of the bucket, reads it.
 
 Where timing is not allowed the static rule stands (`timed_candidates` is empty): the mode "off", tracing and
 export (a trace would keep one timing's branch), fake tensors, a symbolic length, a backward that will run
