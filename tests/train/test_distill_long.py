@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file
+from torch.nn import functional as F
 from torch.testing import assert_close
 
 from linformer_kit.models.config_rules import longest_input
@@ -29,6 +30,7 @@ from linformer_kit.train.distill.long_losses import (
     long_loss,
     window_targets,
 )
+from linformer_kit.train.distill.negatives import NegativesBank
 from linformer_kit.train.distill.trainer import load_teacher, student_from
 from tests.fixtures.models import tiny_source
 from tests.train.test_distill import MANY_WORDS, _word_teacher
@@ -87,6 +89,65 @@ def test_halves_loss_prefers_each_span_s_own_second_half() -> None:
     # 4 spans: a reading that tells no half from another scores ln 4; each span's own half is found in `same`,
     # and in `mixed` the half it resembles (another span's) wins
     assert same_loss < math.log(4) < mixed_loss
+
+
+def test_banked_negatives_join_the_batch_s_second_halves_in_one_softmax() -> None:
+    torch.manual_seed(0)
+    embedded = F.normalize(torch.randn(2, 3, 8), dim=-1)  # (2, b, D): 3 spans' first and second halves
+    bank = F.normalize(torch.randn(5, 8), dim=-1)  # (M, D): 5 second halves of earlier steps
+    documents = torch.cat([embedded[1], bank])  # (b + M, D)
+    want = -torch.stack([(20.0 * embedded[0][i] @ documents.T).log_softmax(-1)[i] for i in range(3)]).mean()
+    assert_close(halves_loss(embedded, 20.0, bank), want)
+    assert halves_loss(embedded, 20.0, bank) > halves_loss(
+        embedded, 20.0
+    )  # more negatives, more to tell apart
+    assert_close(
+        halves_loss(embedded, 20.0, bank[:0]), halves_loss(embedded, 20.0)
+    )  # an empty bank: the batch
+
+
+def test_a_bank_keeps_the_newest_rows_detached() -> None:
+    bank = NegativesBank(5)
+    assert len(bank) == 0
+    assert bank.rows is None
+    rows = torch.arange(24.0).view(8, 3).requires_grad_()
+    bank.push(rows[:3] * 1)
+    bank.push(rows[3:6] * 1)  # 6 pushed, 5 kept: the first dropped
+    assert_close(bank.rows, rows[1:6].detach())
+    bank.push(rows[6:] * 1)
+    assert_close(bank.rows, rows[3:8].detach())
+    assert not bank.rows.requires_grad
+    assert len(bank) == 5
+
+
+def test_a_long_step_fills_the_bank_and_the_next_step_reads_it(
+    word_teacher: Path, long_text: Path, tmp_path: Path
+) -> None:
+    config = _config(word_teacher, long_text, tmp_path / "out", seq_len=32, negatives_bank=3, use_cpu=True,
+                     report_to=[], long_tune="tune", short_weight=0.0)  # fmt: skip
+    teacher = load_teacher(str(word_teacher))
+    student = long_student(student_from(teacher, config), config, teacher)
+    trainer = LongTrainer(model=student, args=config, teacher=teacher, stage="end-to-end", logits_weight=1.0,
+                          config=config)  # fmt: skip
+    trainer.current_gradient_accumulation_steps = 1
+    torch.manual_seed(0)
+    ids = torch.randint(5, 99, (2, 64))
+    ids[:, 0], ids[:, -1] = teacher.config.bos_token_id or 2, teacher.config.eos_token_id or 3
+    inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+    assert trainer.bank is not None
+    trainer.training_step(student, inputs)  # a backward, no optimizer step: the weights are as they were
+    with torch.no_grad():
+        second = embedded_halves(encoder_of(student.eval()), ids)[1]
+    assert_close(trainer.bank.rows, second)  # this batch's second halves
+    trainer.training_step(student, inputs)
+    assert len(trainer.bank) == 3  # 4 pushed, the newest 3 kept
+    assert_close(trainer.bank.rows, torch.cat([second[1:], second]))  # the oldest left first
+    with torch.no_grad():  # evaluation reads no bank: the batch's negatives alone
+        assert_close(trainer.stage_loss(student.eval(), inputs), long_loss(student, teacher, inputs, config))
+    with pytest.raises(ValueError, match=r"negatives_bank=4: .*contrastive_weight=0"):
+        _config(word_teacher, long_text, tmp_path / "out", negatives_bank=4, contrastive_weight=0.0)
+    with pytest.raises(ValueError, match=r"negatives_bank"):
+        _config(word_teacher, long_text, tmp_path / "out", negatives_bank=-1)
 
 
 def test_halves_are_cls_text_sep_of_one_length() -> None:
@@ -418,7 +479,7 @@ LONG_VALUES = dict(
     long_train=["more.txt"], long_held_out=0.4, long_steps=5, long_batch_size=2, long_learning_rate=1e-4, window_weight=2.0,
     contrastive_weight=0.5, contrastive_scale=10.0, short_weight=0.0, crop_weight=0.5, crop_length=8,
     crops_per_half=1, projection_resize="restart", long_tune="adapters", long_adapter_rank=4, short_text="train",
-    short_layers="student", halves="whole", exact_length=16,
+    short_layers="student", halves="whole", negatives_bank=8, exact_length=16,
 )  # fmt: skip
 
 

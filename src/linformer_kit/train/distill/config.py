@@ -38,7 +38,7 @@ ProjectionResize = Literal["interpolate", "restart"]
 LONG_OPTIONS = ("long_train", "long_held_out", "long_steps", "long_batch_size", "long_learning_rate", "window_weight",
                 "contrastive_weight", "contrastive_scale", "short_weight", "crop_weight", "crop_length",
                 "crops_per_half", "projection_resize", "long_tune", "long_adapter_rank", "short_text",
-                "short_layers", "halves")  # fmt: skip
+                "short_layers", "halves", "negatives_bank")  # fmt: skip
 # options only a long stage reads: its own and its verdict's (train/distill/verdict.py), which a resume does not
 # compare (the verdict trains nothing)
 LONG_ONLY_OPTIONS = (*LONG_OPTIONS, "verdict_pairs")
@@ -224,6 +224,12 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                   "of --long-length tokens: spans of twice that are drawn, and the window term (a) reads the "
                   "first half), so the contrastive term trains the reading at the length the student serves"},
     )  # fmt: skip
+    negatives_bank: int = field(
+        default=0,
+        metadata={"help": "long stage: second halves of earlier steps kept (detached, the newest) as "
+                  "further negatives of the halves' contrastive loss (b), cross-batch memory; 0: the batch's "
+                  "alone"},
+    )  # fmt: skip
     crop_length: int = field(
         default=64, metadata={"help": "long stage: text tokens of a crop (d), at most half a span's text"}
     )
@@ -331,6 +337,12 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
             check_number("crop_length", self.crop_length, 1, integer=True, below=(self.long_length - 2) // 2 + 1,
                          why=f"a crop lies inside one half of a long_length={self.long_length} span's text")  # fmt: skip
             check_number("crops_per_half", self.crops_per_half, 1, integer=True)
+        check_number("negatives_bank", self.negatives_bank, 0, integer=True)
+        if self.negatives_bank > 0 and self.contrastive_weight == 0:
+            raise ValueError(
+                f"negatives_bank={self.negatives_bank}: the bank holds negatives of the halves' contrastive loss, "
+                "which contrastive_weight=0 turns off; give contrastive_weight > 0 or negatives_bank=0"
+            )
         low = 2 if self.contrastive_weight > 0 else 1
         check_number("long_batch_size", self.long_batch_size, low, integer=True,
                      why="the contrastive loss needs another span's half as a negative" if low == 2 else "")  # fmt: skip

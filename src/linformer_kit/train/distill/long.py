@@ -45,6 +45,7 @@ from linformer_kit.models.extend import extended
 from linformer_kit.train.distill.config import LONG_OPTIONS, DistillConfig
 from linformer_kit.train.distill.data import LongText, long_spans, source_windows
 from linformer_kit.train.distill.long_losses import long_loss, long_terms
+from linformer_kit.train.distill.negatives import NegativesBank
 from linformer_kit.train.distill.trainer import DistillTrainer, StagePlan, run_stage, student_from
 
 
@@ -185,9 +186,11 @@ class LongTrainer(DistillTrainer):
     def __init__(self, *args: Any, config: DistillConfig, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.config = config
+        # the halves term's banked negatives (negatives.py); training steps fill it, evaluation only reads it
+        self.bank = NegativesBank(config.negatives_bank) if config.negatives_bank > 0 else None
 
     def stage_loss(self, model: nn.Module, inputs: dict[str, torch.Tensor | Any]) -> torch.Tensor:
-        return long_loss(model, self.teacher, inputs, self.config)
+        return long_loss(model, self.teacher, inputs, self.config, self.bank if model.training else None)
 
     def training_step(
         self, model: nn.Module, inputs: dict[str, torch.Tensor | Any], num_items_in_batch: Any = None
@@ -205,7 +208,7 @@ class LongTrainer(DistillTrainer):
         if callable(optimizer_train):  # schedule-free optimizers
             optimizer_train()
         inputs = self._prepare_inputs(inputs)
-        terms = long_terms(model, self.teacher, inputs, self.config)
+        terms = long_terms(model, self.teacher, inputs, self.config, self.bank)
         total = torch.zeros((), device=self.args.device)
         while True:
             with self.compute_loss_context_manager():
@@ -234,6 +237,8 @@ def long_stage(config: DistillConfig) -> StagePlan:
         del options["long_held_out"]
     if config.halves == "split":  # (likewise)
         del options["halves"]
+    if config.negatives_bank == 0:  # (likewise)
+        del options["negatives_bank"]
     if config.short_text == "train":  # (likewise)
         del options["short_text"]
     elif config.long_train and len(config.long_train) > 1:

@@ -13,6 +13,7 @@ and B short documents of the 512 stages' examples:
                  each first half against the B second halves of the batch, in-batch negatives,
                  MultipleNegativesRankingLoss's semantics (sentence-transformers):
                  L_mnr = CE(scale · cos(a_i, p_j), j = i)
+                 with `negatives_bank` M > 0, the second halves of earlier steps too (negatives.py)
     (c) short    L_e2e (train/distill/losses.py) on the short documents against the teacher at 512:
                  what keeps the 512 fidelity. `short_text="train+long"` (the default) alternates them with
                  512-token windows of the long text, each source in turn (data.py `source_windows`), so the
@@ -40,6 +41,7 @@ from torch.nn import functional as F
 from linformer_kit.models.embedding import encoder_of, sentence_embedding
 from linformer_kit.train.distill.config import DistillConfig
 from linformer_kit.train.distill.losses import end_to_end_loss, relative_error
+from linformer_kit.train.distill.negatives import NegativesBank
 
 
 @torch.no_grad()
@@ -86,9 +88,13 @@ def embedded_halves(model: nn.Module, input_ids: torch.Tensor) -> torch.Tensor:
     return torch.stack(out)
 
 
-def halves_loss(embedded: torch.Tensor, scale: float) -> torch.Tensor:
-    """L_mnr of the module docstring from `embedded_halves` (b >= 2 spans)."""
-    logits = scale * embedded[0] @ embedded[1].T  # (b, b) cosines of unit vectors
+def halves_loss(embedded: torch.Tensor, scale: float, bank: torch.Tensor | None = None) -> torch.Tensor:
+    """L_mnr of the module docstring from `embedded_halves` (b >= 2 spans); `bank` (M, D): unit second halves
+    of earlier steps, further negatives (negatives.py)."""
+    documents = (
+        embedded[1] if bank is None else torch.cat([embedded[1], bank.to(embedded.dtype)])
+    )  # (b + M, D)
+    logits = scale * embedded[0] @ documents.T  # (b, b + M) cosines of unit vectors
     return F.cross_entropy(logits, torch.arange(len(logits), device=logits.device))
 
 
@@ -114,18 +120,27 @@ def crops_loss(
 
 
 def long_loss(
-    model: nn.Module, teacher: nn.Module, inputs: dict[str, torch.Tensor], config: DistillConfig
+    model: nn.Module,
+    teacher: nn.Module,
+    inputs: dict[str, torch.Tensor],
+    config: DistillConfig,
+    bank: NegativesBank | None = None,
 ) -> torch.Tensor:
     """L_long of the module docstring: the sum of `long_terms` (one graph; `LongTrainer.training_step` backs
     through each term apart, and a test checks the two give one gradient)."""
-    return torch.stack(list(long_terms(model, teacher, inputs, config))).sum()
+    return torch.stack(list(long_terms(model, teacher, inputs, config, bank))).sum()
 
 
 def long_terms(
-    model: nn.Module, teacher: nn.Module, inputs: dict[str, torch.Tensor], config: DistillConfig
+    model: nn.Module,
+    teacher: nn.Module,
+    inputs: dict[str, torch.Tensor],
+    config: DistillConfig,
+    bank: NegativesBank | None = None,
 ) -> Iterator[torch.Tensor]:
     """The weighted terms of L_long whose weight is above 0, each built when the last is taken: the window
-    term (a), the halves' (b) with the crops' (d) (they share the embedded halves), the short term (c)."""
+    term (a), the halves' (b) with the crops' (d) (they share the embedded halves), the short term (c).
+    `bank`: the halves term's banked negatives, read, then given this batch's second halves."""
     encoder = encoder_of(model)  # the last hidden state, not a head's logits (PEFT-wrapped or not)
     ids = inputs["input_ids"]  # (b, n): spans, no padding
     if config.window_weight > 0:
@@ -145,7 +160,10 @@ def long_terms(
         embedded = embedded_halves(encoder, ids)  # (2, b, D): the long reading of each half
         term = ids.new_zeros((), dtype=torch.float32)
         if config.contrastive_weight > 0:
-            term = term + config.contrastive_weight * halves_loss(embedded, config.contrastive_scale)
+            held = None if bank is None else bank.rows
+            term = term + config.contrastive_weight * halves_loss(embedded, config.contrastive_scale, held)
+            if bank is not None:
+                bank.push(embedded[1])
         if config.crop_weight > 0:
             crops = crops_loss(encoder_of(teacher), ids, embedded, config.crop_length, config.crops_per_half,
                                config.contrastive_scale)  # fmt: skip
