@@ -30,6 +30,8 @@ The readings (`READINGS`, named before the dev pairs were read; every one report
 
     python scripts/cpu/heldout_readings.py ROWS_DIR OUT.json [--suite-chunkings LONGDOCS.json]
 
+Each draw heldout_rows.py read is scored (its meta.json's `pairs`): rows of `--draws test` give `test` alone.
+
 --suite-chunkings adds to the test split's strongest chunking by hit@1 every other chunking a suite run read on
 the same pairs (`longdocs --documents HELD --pairs 300 --seeds 1 --baselines 256`: chunks of 256 tokens,
 consecutive and overlapping, averaged and best), from the per-query hits its records keep; refused unless its own
@@ -181,10 +183,12 @@ def main() -> None:
     parser.add_argument("--suite-chunkings", type=Path, default=None)
     args = parser.parse_args()
     meta = json.loads((args.rows / "meta.json").read_text())
-    body = {"rows": meta, "dev": score_split(args.rows, "dev"),
-            "test": score_split(args.rows, "test", args.suite_chunkings)}  # fmt: skip
+    splits = [s for s in ("dev", "test") if s in meta["pairs"]]  # heldout_rows.py --draws: test alone too
+    body = {"rows": meta}
+    for split in splits:
+        body[split] = score_split(args.rows, split, args.suite_chunkings if split == "test" else None)
     args.out.write_text(json.dumps(body, indent=1) + "\n")
-    for split in ("dev", "test"):
+    for split in splits:
         print(split, body[split]["pairs"], "pairs")
         for name, r in body[split]["readings"].items():  # (ranks not printed)
             print(

@@ -12,6 +12,10 @@ records under heldout/), `dev` the suite's draw for seed 2 without the pairs `te
 chosen before `test` is read.
 
     python scripts/cpu/heldout_rows.py STUDENT ORIGINAL HELD.jsonl OUT_DIR [--length 4096] [--pairs 300]
+        [--draws dev test]
+
+`--draws test` reads the test draw alone (half the time): for a student whose reading was chosen before, on
+another student's dev draw.
 
 Not run in tests: needs a long student, all-MiniLM-L6-v2 and the held-out books (held_out_books.py).
 """
@@ -89,6 +93,7 @@ def main() -> None:
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--length", type=int, default=4096)
     parser.add_argument("--pairs", type=int, default=300)
+    parser.add_argument("--draws", nargs="+", choices=("dev", "test"), default=["dev", "test"])
     args = parser.parse_args()
     config = LongDocsConfig(model=args.student, original=args.original, data=args.data, documents=[args.held],
                             output_dir="/tmp/heldout-rows", lengths=[args.length], pairs=args.pairs)  # fmt: skip
@@ -103,7 +108,7 @@ def main() -> None:
     kept = [i for i, first in enumerate(drawn["dev"][0]) if first not in taken]
     drawn["dev"] = ([drawn["dev"][0][i] for i in kept], [drawn["dev"][1][i] for i in kept])
     seconds = {}
-    for name in ("dev", "test"):
+    for name in args.draws:
         firsts, seconds_ = drawn[name]
         for side, texts in (("firsts", firsts), ("seconds", seconds_)):
             seconds[f"{name}-{side}"] = round(
@@ -111,7 +116,7 @@ def main() -> None:
             )
             print(name, side, len(texts), seconds[f"{name}-{side}"], flush=True)
     meta = {"student": args.student, "original": args.original, "held": args.held, "length": args.length,
-            "pairs": {k: len(v[0]) for k, v in drawn.items()}, "group": GROUP, "seconds": seconds}  # fmt: skip
+            "pairs": {k: len(drawn[k][0]) for k in args.draws}, "group": GROUP, "seconds": seconds}  # fmt: skip
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
 
 

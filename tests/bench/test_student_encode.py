@@ -17,6 +17,7 @@ import pytest
 import torch
 
 import linformer_kit.bench.student_encode as student_encode
+import linformer_kit.bench.timing as timing
 from linformer_kit.bench import BenchmarkConfig, preset
 from linformer_kit.bench.student_config import Model
 from linformer_kit.bench.student_encode import (
@@ -108,7 +109,12 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
         call()
         return seconds.pop(0)
 
-    monkeypatch.setattr(student_encode, "timed", timed)
+    def sample(call, device: str, *, warmup: int, repeats: int, number: int) -> list[float]:
+        assert (warmup, number) == (0, 1)  # time_arms: one call a sample
+        return [timed(call) for _ in range(repeats)]
+
+    monkeypatch.setattr(student_encode, "timed", timed)  # warm_up's
+    monkeypatch.setattr(timing, "sample", sample)  # time_arms' rounds (timing.time_in_rounds)
     yield seconds
     assert not seconds, "a scripted second was not used: the calls are not the ones the test expects"
 
@@ -135,13 +141,18 @@ def test_texts_are_the_drawn_lengths_and_their_chunks_hold_every_token() -> None
         assert len(pieces) == -(-count // 14)
 
 
-def test_rounds_alternate_the_order_and_keep_each_arm_s_seconds(clock: list[float]) -> None:
+def test_rounds_rotate_the_order_and_keep_each_arm_s_seconds(clock: list[float]) -> None:
     calls: list[str] = []
     arms = [("a", lambda: calls.append("a")), ("b", lambda: calls.append("b"))]
     clock += [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
     seconds = time_arms(arms, 3)
     assert calls == ["a", "b", "b", "a", "a", "b"]
     assert seconds == {"a": [1.0, 4.0, 5.0], "b": [2.0, 3.0, 6.0]}
+    calls.clear()
+    arms.append(("c", lambda: calls.append("c")))
+    clock += [0.0] * 6
+    time_arms(arms, 2)
+    assert calls == ["a", "b", "c", "b", "c", "a"]  # three arms: each goes first in turn
 
 
 def test_the_ratio_is_the_median_over_rounds_of_the_original_s_seconds_over_the_student_s() -> None:

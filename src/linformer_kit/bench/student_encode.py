@@ -38,7 +38,7 @@ from linformer_kit.bench.config import BenchmarkConfig
 from linformer_kit.bench.student_config import Model
 from linformer_kit.bench.student_inputs import BUILT_IN_TEXT
 from linformer_kit.bench.student_records import EncodeRecord
-from linformer_kit.bench.timing import sample
+from linformer_kit.bench.timing import Timed, sample, time_in_rounds
 from linformer_kit.data_files import read_texts
 from linformer_kit.nn.autotune import cpu_model_name
 
@@ -138,13 +138,11 @@ def warm_up(arms: Arms, calls: int = 1, device: str = "cpu") -> dict[str, float]
 
 
 def time_arms(arms: Arms, rounds: int, device: str = "cpu") -> dict[str, list[float]]:
-    """The seconds of each arm's call in every round, the order reversed every other round, so a slow moment of a
-    shared machine hits them all."""
-    seconds: dict[str, list[float]] = {key: [] for key, _ in arms}
-    for r in range(rounds):
-        for key, call in arms if r % 2 == 0 else arms[::-1]:
-            seconds[key].append(timed(call, device))
-    return seconds
+    """The seconds of each arm's call in every round: the harness's rotating rounds (bench/timing.py
+    `time_in_rounds`, one call a sample), so a slow moment of a shared machine hits them all."""
+    plans = [Timed(call, number=1, rounds=rounds) for _, call in arms]
+    time_in_rounds(plans, device)
+    return {key: plan.samples for (key, _), plan in zip(arms, plans, strict=True)}
 
 
 def median_ratio(numerators: Sequence[float], denominators: Sequence[float]) -> float | None:
