@@ -434,6 +434,9 @@ AVX2_CPU = "benchmarks/native/avx2-cpu"  # the kernel on two threads, a 2-core A
 AVX2_DOC = "docs/benchmarks/native/avx2-cpu/README.md"
 
 
+STEP_PROFILE = "benchmarks/native/avx2-cpu/step-profile-linformer.json"  # scripts/cpu/training_step_profile.py
+
+
 def avx2_student(run: int | str, baseline: str, key: str = "speed") -> J:
     """`--preset student` on the AVX2 EPYC: run 1, 2 (the threaded kernel) or "before" (one thread)."""
     return batch1_ratio(f"{AVX2_CPU}/student-{run}.json", 4096, baseline, key)
@@ -610,6 +613,9 @@ READINGS_WHOLE = f"{LONG}/heldout/readings-whole.json"  # the same of the --halv
 READINGS_S43 = f"{LONG}/heldout/readings-whole-s43.json"  # the same of its second training seed
 WHOLE_S43 = f"{LONG}/heldout/h40-whole-s43/metrics.json"  # that seed's `distill` report
 KEYS_WHOLE = f"{LONG}/heldout/h40-whole-s42/keys/longdocs.json"  # passkey and access code of the --halves whole student
+READINGS_BANK = f"{LONG}/heldout/readings-bank-s42.json"  # --halves whole with --negatives-bank 128, test draw
+BANK = f"{LONG}/heldout/h40-bank-s42/metrics.json"  # its `distill` report
+SPAN_SOURCES = f"{LONG}/heldout/long-span-sources.json"  # the documents the long stage's spans are cut from
 READINGS_2048 = f"{LONG}/heldout/readings-whole-2048.json"  # the two --halves whole students at 2 048
 READINGS_S43_2048 = f"{LONG}/heldout/readings-whole-s43-2048.json"
 
@@ -661,6 +667,23 @@ def autotune_row(dtype: str, n: int) -> tuple[J, J, J]:
 
 AUTOTUNE_COSTS = [J(f"benchmarks/autotune/cost-{dtype}.json", "lengths", {"n": n}, "cost_once_s")
                   for dtype in ("fp32", "bf16") for n in (512, 2048, 4096)]  # fmt: skip
+
+
+class VersusRecords(Source):
+    """A paired difference (models/paired.py's `difference`) of one reading's hits in heldout_readings.py's record
+    (ranks of 1) against another student's suite records of a method, on the same pairs, or an end of its
+    interval."""
+
+    def __init__(self, readings: str, reading: str, records: str, method: str, part: int) -> None:
+        self.readings, self.reading, self.records, self.method, self.part = readings, reading, records, method, part
+
+    def value(self) -> float:
+        mine = [int(rank == 1) for rank in load(self.readings)["test"]["readings"][self.reading]["ranks"]]
+        (theirs,) = [r["hits"] for r in load(self.records)["records"] if (r["method"], r["length"]) == (self.method, 4096)]
+        return difference({1: mine}, {1: theirs})[self.part]
+
+    def __repr__(self) -> str:
+        return f"{self.readings} {self.reading} - {self.records} {self.method} [{self.part}]"
 
 
 def between(a: str, b: str, method: str) -> tuple[Between, Between, Between]:
@@ -728,6 +751,9 @@ FIGURES: tuple[F, ...] = (
     F("src/linformer_kit/nn/autotune.py", "on two threads,\n{0.75}-{0.89}x on an AVX2-only EPYC", avx2_layers(), avx2_layers(most=True)),
     F(AVX2_DOC, "| mixed, 128-4 096 tokens | **{1.21}x / {1.16}x** |", avx2_encode(1, "mixed"), avx2_encode(2, "mixed")),
     F(AVX2_DOC, "| similar, 2 900-3 100 tokens | **{1.22}x / {1.18}x** |", avx2_encode(1, "similar"), avx2_encode(2, "similar")),
+    F(AVX2_DOC, "The Linformer step ran at {70.4} GFLOP/s between two reference GEMMs of {90.0} and {100.1} GFLOP/s. Of its self time,\n{72.9} % is in GEMMs (`mm`, `addmm`), {16.6} % in elementwise ops (GELU, copies, adds, LayerNorm, forward and\nbackward), {9.2} % in SDPA's kernels over the k projected keys and {1.3} % in AdamW", J(STEP_PROFILE, "gflops"), J(STEP_PROFILE, "gemm_gflops_before_after", 0), J(STEP_PROFILE, "gemm_gflops_before_after", 1), *(J(STEP_PROFILE, "self_share", g) for g in ("gemm", "elementwise", "attention", "optimizer"))),
+    F(AVX2_DOC, "the step would reach about {73} % of it; it reaches {70}-{78} % of the two references", J(STEP_PROFILE, "self_share", "gemm"), J(STEP_PROFILE, "gflops") / J(STEP_PROFILE, "gemm_gflops_before_after", 1) * 100, J(STEP_PROFILE, "gflops") / J(STEP_PROFILE, "gemm_gflops_before_after", 0) * 100),
+    F(AVX2_DOC, "Full attention's step spends {60.7} % of\nits time in SDPA's kernels", J(STEP_PROFILE.replace("linformer", "sdpa"), "self_share", "attention")),
     F(AVX2_DOC, "{88} % / {66} % / {61} % of the fp32 GEMM rate of its own rounds. The step itself\nheld steady at {94} / {105} / {103} GFLOP/s. The GEMM rate it is divided by moved from {107} to {158} and {168} GFLOP/s", *(avx2_training(r) for r in (1, 2, 3)), *(avx2_training(r, "achieved_flops_per_s") for r in (1, 2, 3)), *(avx2_training(r, "matmul_flops_per_s") for r in (1, 2, 3))),
     F(BENCHMARKS, "| at 4 096: {1.12}x / {1.12}x its 8 chunks of 512 (two runs; FLOP limit {1.05}x); through `encode` at batch 32: {1.21}x / {1.16}x on mixed lengths, {1.22}x / {1.18}x on similar |", avx2_student(1, "chunks"), avx2_student(2, "chunks"), avx2_student(1, "chunks", "flop_limit"), avx2_encode(1, "mixed"), avx2_encode(2, "mixed"), avx2_encode(1, "similar"), avx2_encode(2, "similar")),
     F(BENCHMARKS, "On two threads it takes {0.75}-{0.89}x the split core's layer time on an AVX2-only EPYC", avx2_layers(), avx2_layers(most=True)),
@@ -847,6 +873,16 @@ FIGURES: tuple[F, ...] = (
     F(HELD_DOC, "finds LongEmbed's passkey for {68} % of 50 queries\namong 100 documents against the original's best chunk's {52}, and the access code (another filler and wording)\nfor {60} % against {60}", *(score(KEYS_WHOLE, t, 4096, m) for t in ("passkey", "access-code") for m in ("whole", "chunks-best-512"))),
     F(LONGDOCS, "| passkey / access code, 4 096, `--halves whole` (seed 42) | whole − best chunk | {68} against {52} / {60} against {60} |", *(score(KEYS_WHOLE, t, 4096, m) for t in ("passkey", "access-code") for m in ("whole", "chunks-best-512"))),
     F(HELD_DOC, "Seed 43's long stage took {1 665} s beside test runs (seed 42's {1 479} s alone), the peak\nits own report gives {13.3} GB (seed 42's {13.7})", J(WHOLE_S43, "stage_seconds", "long"), J(f"{LONG}/heldout/h40-whole-s42/metrics.json", "stage_seconds", "long"), J(WHOLE_S43, "stage_peak_gb", "long"), J(f"{LONG}/heldout/h40-whole-s42/metrics.json", "stage_peak_gb", "long")),
+    F(HELD_DOC, "| student: late 510-token spans, Chamfer | {65.0} | {44.7} | **{-18.0} [{-24.1}, {-11.6}]** |", reading("test", "late-510-chamfer", "hit@1", file=READINGS_WHOLE), reading("test", "late-510-chamfer", "hit@1", file=READINGS_BANK), *reading_interval("test", "late-510-chamfer", "hit@1 vs strongest", READINGS_BANK)),
+    F(HELD_DOC, "| student: contextual chunks, Chamfer | {64.3} | {62.7} | +{0.0} [{-4.5}, +{4.5}] |", reading("test", "contextual-chamfer", "hit@1", file=READINGS_WHOLE), reading("test", "contextual-chamfer", "hit@1", file=READINGS_BANK), *reading_interval("test", "contextual-chamfer", "hit@1 vs strongest", READINGS_BANK)),
+    F(HELD_DOC, "| student: whole | {55.3} | {40.7} | **{-22.0} [{-27.9}, {-15.8}]** |", reading("test", "whole", "hit@1", file=READINGS_WHOLE), reading("test", "whole", "hit@1", file=READINGS_BANK), *reading_interval("test", "whole", "hit@1 vs strongest", READINGS_BANK)),
+    F(HELD_DOC, "With the bank the whole reading falls **{-14.7} [{-20.2}, {-9.0}]** points", *(VersusRecords(READINGS_BANK, "whole", HELD_WHOLE, "whole", part) for part in range(3))),
+    F(HELD_DOC, "the long stage's {160} spans (40 steps of 4)\nare cut from only {15} Gutenberg books with `--halves whole` and {8} with split halves, up to {30} and {48} spans", J(SPAN_SOURCES, "whole", "spans"), J(SPAN_SOURCES, "whole", "documents"), J(SPAN_SOURCES, "split", "documents"), J(SPAN_SOURCES, "whole", "most_from_one_document"), J(SPAN_SOURCES, "split", "most_from_one_document")),
+    F(HELD_DOC, "(its stage loss ended at {2.31}, against {0.56} without the bank)", J(BANK, "stage_losses", "long"), J(f"{LONG}/heldout/h40-whole-s42/metrics.json", "stage_losses", "long")),
+    F(HELD_DOC, "about 60 and 26 minutes of 2 AVX2 cores (the long stage {2 718} s, {68} s a step; peak {13.4} GB)", J(BANK, "stage_seconds", "long"), J(BANK, "stage_seconds", "long") / 40, J(BANK, "stage_peak_gb", "long")),
+    F(DISTILL, "(the whole reading by {14.7}\n  points against the same student without it): the long stage's spans come from {8} to {15} books", VersusRecords(READINGS_BANK, "whole", HELD_WHOLE, "whole", 0) * -1, J(SPAN_SOURCES, "split", "documents"), J(SPAN_SOURCES, "whole", "documents")),
+    F(DISTILL, "(N = 4: {46} books with split halves, {49} with `whole`", J(SPAN_SOURCES, "split, 4 a document", "documents"), J(SPAN_SOURCES, "whole, 4 a document", "documents")),
+    F(HELD_DOC, "which cuts the same {160} spans from\n{49} books (`--halves whole`)", J(SPAN_SOURCES, "whole, 4 a document", "spans"), J(SPAN_SOURCES, "whole, 4 a document", "documents")),
     F(HELD_DOC, "(on dev {65.6} against {57.8}; by MRR", reading("dev", "chunks-chamfer", "hit@1"), reading("dev", "chunks-best", "hit@1")),
     F(HELD_DOC, "chunking (+{0.5} [{-3.1}, +{4.0}]). On test they lead it by {3.3} points of accuracy@1, the interval holding 0,\n  and by {2.6} points of MRR", *reading_interval("dev", "contextual-chamfer", "hit@1 vs strongest"), reading("test", "contextual-chamfer", "hit@1 vs strongest", 0), reading("test", "contextual-chamfer", "MRR vs strongest", 0)),
 

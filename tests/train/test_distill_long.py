@@ -150,6 +150,26 @@ def test_a_long_step_fills_the_bank_and_the_next_step_reads_it(
         _config(word_teacher, long_text, tmp_path / "out", negatives_bank=-1)
 
 
+def test_spans_per_document_reach_the_long_stage_s_draw(
+    word_teacher: Path, long_text: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import linformer_kit.train.distill.long as long_module
+
+    class Drawn(Exception):
+        pass
+
+    def spy(texts, tokenizer, length, count, seed, per_document=None):  # type: ignore[no-untyped-def]
+        raise Drawn(per_document)
+
+    monkeypatch.setattr(long_module, "long_spans", spy)
+    with pytest.raises(Drawn) as drawn:
+        distill(_config(word_teacher, long_text, tmp_path / "out", end_to_end_steps=1, seq_len=32,
+                        long_spans_per_document=2))  # fmt: skip
+    assert drawn.value.args == (2,)
+    with pytest.raises(ValueError, match=r"long_spans_per_document.*0"):
+        _config(word_teacher, long_text, tmp_path / "other", long_spans_per_document=0)
+
+
 def test_halves_are_cls_text_sep_of_one_length() -> None:
     ids = torch.arange(2 * 9).view(
         2, 9
@@ -479,7 +499,8 @@ LONG_VALUES = dict(
     long_train=["more.txt"], long_held_out=0.4, long_steps=5, long_batch_size=2, long_learning_rate=1e-4, window_weight=2.0,
     contrastive_weight=0.5, contrastive_scale=10.0, short_weight=0.0, crop_weight=0.5, crop_length=8,
     crops_per_half=1, projection_resize="restart", long_tune="adapters", long_adapter_rank=4, short_text="train",
-    short_layers="student", halves="whole", negatives_bank=8, exact_length=16,
+    short_layers="student", halves="whole", negatives_bank=8, long_spans_per_document=2,
+    exact_length=16,
 )  # fmt: skip
 
 

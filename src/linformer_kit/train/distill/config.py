@@ -38,7 +38,7 @@ ProjectionResize = Literal["interpolate", "restart"]
 LONG_OPTIONS = ("long_train", "long_held_out", "long_steps", "long_batch_size", "long_learning_rate", "window_weight",
                 "contrastive_weight", "contrastive_scale", "short_weight", "crop_weight", "crop_length",
                 "crops_per_half", "projection_resize", "long_tune", "long_adapter_rank", "short_text",
-                "short_layers", "halves", "negatives_bank")  # fmt: skip
+                "short_layers", "halves", "negatives_bank", "long_spans_per_document")  # fmt: skip
 # options only a long stage reads: its own and its verdict's (train/distill/verdict.py), which a resume does not
 # compare (the verdict trains nothing)
 LONG_ONLY_OPTIONS = (*LONG_OPTIONS, "verdict_pairs")
@@ -224,6 +224,12 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                   "of --long-length tokens: spans of twice that are drawn, and the window term (a) reads the "
                   "first half), so the contrastive term trains the reading at the length the student serves"},
     )  # fmt: skip
+    long_spans_per_document: int | None = field(
+        default=None,
+        metadata={"help": "long stage: at most this many spans of one --long-train document (a seeded draw of "
+                  "its spans); default: every span, so the 160 spans of the default steps come from 8 to 15 "
+                  "Gutenberg books"},
+    )  # fmt: skip
     negatives_bank: int = field(
         default=0,
         metadata={"help": "long stage: second halves of earlier steps kept (detached, the newest) as "
@@ -338,6 +344,7 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
                          why=f"a crop lies inside one half of a long_length={self.long_length} span's text")  # fmt: skip
             check_number("crops_per_half", self.crops_per_half, 1, integer=True)
         check_number("negatives_bank", self.negatives_bank, 0, integer=True)
+        check_number("long_spans_per_document", self.long_spans_per_document, 1, integer=True, optional=True)
         if self.negatives_bank > 0 and self.contrastive_weight == 0:
             raise ValueError(
                 f"negatives_bank={self.negatives_bank}: the bank holds negatives of the halves' contrastive loss, "

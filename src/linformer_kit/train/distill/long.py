@@ -239,6 +239,8 @@ def long_stage(config: DistillConfig) -> StagePlan:
         del options["halves"]
     if config.negatives_bank == 0:  # (likewise)
         del options["negatives_bank"]
+    if config.long_spans_per_document is None:  # (likewise)
+        del options["long_spans_per_document"]
     if config.short_text == "train":  # (likewise)
         del options["short_text"]
     elif config.long_train and len(config.long_train) > 1:
@@ -278,7 +280,7 @@ def run_long_stage(
     longer = long_student(student, config, teacher)
     wanted = config.long_steps * config.long_batch_size * config.gradient_accumulation_steps
     length = span_length(config)
-    spans = long_spans(long.train, tokenizer, length, wanted, config.seed)
+    spans = long_spans(long.train, tokenizer, length, wanted, config.seed, config.long_spans_per_document)
     if len(spans) < config.long_batch_size:
         raise ValueError(
             f"long_train: the text holds {len(spans)} span(s) of {length} tokens (long_length="
