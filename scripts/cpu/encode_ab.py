@@ -2,7 +2,7 @@
 chunks (averaged per text), as users call them, A/B in one process (issue "Never slower on the user's machine").
 
 Texts are real book text (Gutenberg) cut to token lengths: "mixed" draws them from 128 to 4 096 tokens, "similar"
-from 2 900 to 3 100, "short" from 128 to 512. Each round times both models on every case, the order alternating;
+from 2 900 to 3 100, "short" from 128 to 512. Each round times both models on every case, the order rotating;
 the ratio is the median over rounds of (the original's seconds) / (the student's): above 1 the student is faster.
 `--profile` adds one profiled student call per case (the ops that take its time) to the record. `--ungrouped` adds
 a third arm, the student with its CPU token groups off (models/token_groups.py: each batch of 32 read whole, as

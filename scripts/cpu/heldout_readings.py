@@ -184,6 +184,10 @@ def main() -> None:
     args = parser.parse_args()
     meta = json.loads((args.rows / "meta.json").read_text())
     splits = [s for s in ("dev", "test") if s in meta["pairs"]]  # heldout_rows.py --draws: test alone too
+    if args.suite_chunkings is not None and "test" not in splits:
+        parser.error(
+            f"--suite-chunkings {args.suite_chunkings}: adds to the test draw's chunkings, and {args.rows} holds none"
+        )
     body = {"rows": meta}
     for split in splits:
         body[split] = score_split(args.rows, split, args.suite_chunkings if split == "test" else None)

@@ -66,7 +66,9 @@ def main() -> None:
         )  # fmt: skip
         long = long_text(config, tokenizer)
         books = len(long.sources[0])  # the first source's documents come first in `train`
-        count = config.long_steps * config.long_batch_size
+        count = (
+            config.long_steps * config.long_batch_size * config.gradient_accumulation_steps
+        )  # long.py's `wanted`
         owners = documents_of(long.train, tokenizer, span_length(config), count, config.seed,
                               config.long_spans_per_document)  # fmt: skip
         per = Counter(owners)

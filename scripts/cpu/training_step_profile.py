@@ -7,7 +7,8 @@ fp32) and sorts its self time into groups, so two machines' shares can be compar
 
     gemm         aten::mm / addmm / bmm / baddbmm (and their `matmul` wrappers' self time)
     attention    SDPA's kernels and the Linformer window / projection ops that are not a GEMM
-    optimizer    AdamW's per-parameter ops (`Optimizer.step` and the `_foreach_*` / `_fused_*` it runs)
+    optimizer    AdamW's step's own time and the ops named for it (`lerp_`, `_foreach_*` / `_fused_*` where torch
+                 takes them); its other per-tensor ops (`mul_`, `addcdiv_`, ...) count as elementwise
     elementwise  everything else (GELU, LayerNorm, adds, copies, their backward)
 
     python scripts/cpu/training_step_profile.py OUT.json [--n 2048] [--method linformer-headwise] [--steps 3]

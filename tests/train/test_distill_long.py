@@ -139,8 +139,13 @@ def test_a_long_step_fills_the_bank_and_the_next_step_reads_it(
     with torch.no_grad():
         second = embedded_halves(encoder_of(student.eval()), ids)[1]
     assert_close(trainer.bank.rows, second)  # this batch's second halves
-    trainer.training_step(student, inputs)
+    reported = trainer.training_step(student, inputs)  # reads the 2 banked halves, then banks 2 more
     assert len(trainer.bank) == 3  # 4 pushed, the newest 3 kept
+    banked = NegativesBank(3)
+    banked.push(second)
+    with torch.no_grad():
+        assert_close(reported, long_loss(student.eval(), teacher, inputs, config, banked))
+        assert (reported - long_loss(student, teacher, inputs, config)).abs() > 1e-4  # not the batch alone
     assert_close(trainer.bank.rows, torch.cat([second[1:], second]))  # the oldest left first
     with torch.no_grad():  # evaluation reads no bank: the batch's negatives alone
         assert_close(trainer.stage_loss(student.eval(), inputs), long_loss(student, teacher, inputs, config))
@@ -277,6 +282,13 @@ def test_projections_alone_keep_every_weight_the_short_reading_has(
     held = _config(word_teacher, long_text, tmp_path / "held", seq_len=32, long_held_out=0.4, short_weight=1.0,
                    long_train=[str(long_text)])  # fmt: skip
     assert long_stage(held).options["long_held_out"] == 0.4
+    # likewise the bank and the span cap, added later: compared only when set
+    for name, value in (("negatives_bank", 8), ("long_spans_per_document", 2)):
+        assert name not in long_stage(every_weight).options
+        given = _config(
+            word_teacher, long_text, tmp_path / name, seq_len=32, short_weight=1.0, **{name: value}
+        )
+        assert long_stage(given).options[name] == value
 
 
 def test_long_adapters_train_and_leave_every_input_up_to_exact_length_as_it_was(

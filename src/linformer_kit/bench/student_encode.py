@@ -12,7 +12,7 @@ chunk_length tokens ([CLS] and [SEP] included) in one `encode` (batches cross te
 vectors averaged per text; the student reads each text whole. Both are loaded as `SentenceTransformer(folder)`
 loads them, in the run's dtype, the original's max_seq_length set to chunk_length.
 
-Timing: each model is warmed up (`warmup` calls), then timed in `rounds` rounds, the order alternating; the ratio
+Timing: each model is warmed up (`warmup` calls), then timed in `rounds` rounds, the order rotating; the ratio
 is the median over rounds of (the original's seconds) / (the student's): above 1 the student is faster. A warm-up
 call above `time_cap_s` skips the rounds. sentence-transformers is optional: without it, or where a folder is no
 sentence-transformers folder (no modules.json), the record carries why it was skipped instead of seconds.

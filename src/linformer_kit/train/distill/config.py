@@ -227,8 +227,8 @@ class DistillConfig(ConversionFields, LinformerTrainingArguments):
     long_spans_per_document: int | None = field(
         default=None,
         metadata={"help": "long stage: at most this many spans of one --long-train document (a seeded draw of "
-                  "its spans); default: every span, so the 160 spans of the default steps come from 8 to 15 "
-                  "Gutenberg books"},
+                  "its spans), so the stage's spans come from more documents; default: every span of a "
+                  "document before the next"},
     )  # fmt: skip
     negatives_bank: int = field(
         default=0,

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -47,6 +48,8 @@ from linformer_kit.train.distill.data import LongText, long_spans, source_window
 from linformer_kit.train.distill.long_losses import long_loss, long_terms
 from linformer_kit.train.distill.negatives import NegativesBank
 from linformer_kit.train.distill.trainer import DistillTrainer, StagePlan, run_stage, student_from
+
+logger = logging.getLogger(__name__)
 
 
 def long_student(
@@ -186,7 +189,7 @@ class LongTrainer(DistillTrainer):
     def __init__(self, *args: Any, config: DistillConfig, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.config = config
-        # the halves term's banked negatives (negatives.py); training steps fill it, evaluation only reads it
+        # the halves term's banked negatives (negatives.py); training steps fill it, evaluation neither reads nor fills it
         self.bank = NegativesBank(config.negatives_bank) if config.negatives_bank > 0 else None
 
     def stage_loss(self, model: nn.Module, inputs: dict[str, torch.Tensor | Any]) -> torch.Tensor:
@@ -286,6 +289,11 @@ def run_long_stage(
             f"long_train: the text holds {len(spans)} span(s) of {length} tokens (long_length="
             f"{config.long_length}, halves={config.halves!r}), fewer than long_batch_size="
             f"{config.long_batch_size}; give longer documents or lower --long-length"
+        )
+    if config.negatives_bank > 0 and len(spans) < wanted:
+        logger.warning(
+            f"distill: long_train holds {len(spans)} spans of {length} tokens for {wanted} a stage: spans repeat, "
+            f"and the bank (negatives_bank={config.negatives_bank}) may hold a query's own second half as a negative"
         )
     rows = long_examples(spans, short_examples(config, short, long.sources, tokenizer, len(spans)))
     return run_stage(config, long_stage(config), longer, teacher, rows, tokenizer)
