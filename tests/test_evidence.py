@@ -613,6 +613,7 @@ READINGS_WHOLE = f"{LONG}/heldout/readings-whole.json"  # the same of the --halv
 READINGS_S43 = f"{LONG}/heldout/readings-whole-s43.json"  # the same of its second training seed
 WHOLE_S43 = f"{LONG}/heldout/h40-whole-s43/metrics.json"  # that seed's `distill` report
 KEYS_WHOLE = f"{LONG}/heldout/h40-whole-s42/keys/longdocs.json"  # passkey and access code of the --halves whole student
+READINGS_CAP = f"{LONG}/heldout/readings-cap4-s42.json"  # --halves whole with --long-spans-per-document 4
 READINGS_BANK = f"{LONG}/heldout/readings-bank-s42.json"  # --halves whole with --negatives-bank 128, test draw
 BANK = f"{LONG}/heldout/h40-bank-s42/metrics.json"  # its `distill` report
 SPAN_SOURCES = f"{LONG}/heldout/long-span-sources.json"  # the documents the long stage's spans are cut from
@@ -894,6 +895,11 @@ FIGURES: tuple[F, ...] = (
     F(DISTILL, "The long stage's spans come from {8} to {15} books", J(SPAN_SOURCES, "split", "documents"), J(SPAN_SOURCES, "whole", "documents")),
     F(DISTILL, "(N = 4: {46} books with split halves, {49} with `whole`", J(SPAN_SOURCES, "split, 4 a document", "documents"), J(SPAN_SOURCES, "whole, 4 a document", "documents")),
     F(HELD_DOC, "which cuts the same {160} spans from\n{49} books (`--halves whole`)", J(SPAN_SOURCES, "whole, 4 a document", "spans"), J(SPAN_SOURCES, "whole, 4 a document", "documents")),
+    F(HELD_DOC, "| student: late 510-token spans, Chamfer | {65.0} | {66.3} | +{3.7} [{-0.7}, +{8.0}] | **+{3.6} [+{1.0}, +{6.3}]** |", reading("test", "late-510-chamfer", "hit@1", file=READINGS_WHOLE), reading("test", "late-510-chamfer", "hit@1", file=READINGS_CAP), *reading_interval("test", "late-510-chamfer", "hit@1 vs strongest", READINGS_CAP), *reading_interval("test", "late-510-chamfer", "MRR vs strongest", READINGS_CAP)),
+    F(HELD_DOC, "| student: contextual chunks, Chamfer | {64.3} | {65.0} | +{2.3} [{-1.9}, +{6.5}] | **+{2.8} [+{0.7}, +{4.9}]** |", reading("test", "contextual-chamfer", "hit@1", file=READINGS_WHOLE), reading("test", "contextual-chamfer", "hit@1", file=READINGS_CAP), *reading_interval("test", "contextual-chamfer", "hit@1 vs strongest", READINGS_CAP), *reading_interval("test", "contextual-chamfer", "MRR vs strongest", READINGS_CAP)),
+    F(HELD_DOC, "| student: whole | {55.3} | {58.0} | {-4.7} [{-10.2}, +{0.9}] | {-2.9} [{-6.2}, +{0.4}] |", reading("test", "whole", "hit@1", file=READINGS_WHOLE), reading("test", "whole", "hit@1", file=READINGS_CAP), *reading_interval("test", "whole", "hit@1 vs strongest", READINGS_CAP), *reading_interval("test", "whole", "MRR vs strongest", READINGS_CAP)),
+    F(HELD_DOC, "leads the strongest chunking by {3.7} points of accuracy@1, the interval holding 0, and\nby {3.6} of MRR", reading("test", "late-510-chamfer", "hit@1 vs strongest", 0, file=READINGS_CAP), reading("test", "late-510-chamfer", "MRR vs strongest", 0, file=READINGS_CAP)),
+    F(HELD_DOC, "against the every-span student, paired: +{2.7} [{-0.3}, +{5.6}]", *(VersusRecords(READINGS_CAP, "whole", HELD_WHOLE, "whole", part) for part in range(3))),
     F(HELD_DOC, "(on dev {65.6} against {57.8}; by MRR", reading("dev", "chunks-chamfer", "hit@1"), reading("dev", "chunks-best", "hit@1")),
     F(HELD_DOC, "chunking (+{0.5} [{-3.1}, +{4.0}]). On test they lead it by {3.3} points of accuracy@1, the interval holding 0,\n  and by {2.6} points of MRR", *reading_interval("dev", "contextual-chamfer", "hit@1 vs strongest"), reading("test", "contextual-chamfer", "hit@1 vs strongest", 0), reading("test", "contextual-chamfer", "MRR vs strongest", 0)),
 
