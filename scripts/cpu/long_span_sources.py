@@ -3,7 +3,7 @@
 `long_spans` (train/distill/data.py) takes every span of a document, in a seeded order of the documents, until
 it has long_steps x long_batch_size of them: a Gutenberg book of 100 000 tokens gives 12 spans of 8 190. This
 counts, for the README's long command with `--long-held-out 0.4` (and `--halves whole` or not), how many
-documents, and which sources, the spans it trains on are cut from, by the same draw (same seed, same order).
+documents, and which sources, the spans it trains on are cut from: `drawn_spans`, the stage's own draw.
 
     python scripts/cpu/long_span_sources.py OUT.json [--halves split whole] [--seed 42] [--per-document 0 4]
 
@@ -14,34 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 from collections import Counter
 from pathlib import Path
 
 from transformers import AutoTokenizer
 
 from linformer_kit.train.distill import DistillConfig
-from linformer_kit.train.distill.data import long_text
+from linformer_kit.train.distill.data import drawn_spans, long_text
 from linformer_kit.train.distill.long import span_length
-
-
-def documents_of(texts, tokenizer, length: int, count: int, seed: int, per_document: int | None) -> list[int]:
-    """The document index of each span `long_spans` draws (its loop and its random draws, without the tokens)."""
-    body = length - 2
-    order = list(range(len(texts)))
-    rng = random.Random(seed)
-    rng.shuffle(order)
-    owners: list[int] = []
-    for i in order:
-        ids = tokenizer(texts[i]["text"], add_special_tokens=False, verbose=False)["input_ids"]
-        starts = list(range(0, len(ids) - body + 1, body))
-        if per_document is not None and len(starts) > per_document:
-            starts = rng.sample(starts, per_document)
-        owners += [i] * len(starts)
-        if len(owners) >= count:
-            break
-    random.Random(seed + 1).shuffle(owners)
-    return owners[:count]
 
 
 def main() -> None:
@@ -69,8 +49,9 @@ def main() -> None:
         count = (
             config.long_steps * config.long_batch_size * config.gradient_accumulation_steps
         )  # long.py's `wanted`
-        owners = documents_of(long.train, tokenizer, span_length(config), count, config.seed,
-                              config.long_spans_per_document)  # fmt: skip
+        drawn = drawn_spans(long.train, tokenizer, span_length(config), count, config.seed,
+                            config.long_spans_per_document)  # fmt: skip
+        owners = [i for i, _ in drawn]
         per = Counter(owners)
         name = halves if cap == 0 else f"{halves}, {cap} a document"
         record[name] = {

@@ -196,18 +196,31 @@ def long_spans(
     """`count` spans of exactly `length` tokens ([CLS] + length - 2 tokens of one document + [SEP]), drawn
     without overlap from the documents in a seeded order, as many as the documents hold up to `count`;
     at most `per_document` of each document (a seeded draw of its spans), or all."""
+    return [span for _, span in drawn_spans(texts, tokenizer, length, count, seed, per_document)]
+
+
+def drawn_spans(
+    texts: datasets.Dataset,
+    tokenizer: PreTrainedTokenizerBase,
+    length: int,
+    count: int,
+    seed: int,
+    per_document: int | None = None,
+) -> list[tuple[int, list[int]]]:
+    """`long_spans`' draw, each span with the index in `texts` of the document it is cut from (a script counts
+    the documents a stage trains on: scripts/cpu/long_span_sources.py)."""
     body = length - 2
     first, last = special_ends(tokenizer)
     order = list(range(len(texts)))
     rng = random.Random(seed)
     rng.shuffle(order)
-    spans: list[list[int]] = []
+    spans: list[tuple[int, list[int]]] = []
     for i in order:
         ids = tokenizer(texts[i]["text"], add_special_tokens=False, verbose=False)["input_ids"]
         starts = list(range(0, len(ids) - body + 1, body))
         if per_document is not None and len(starts) > per_document:
             starts = sorted(rng.sample(starts, per_document))
-        spans += [first + ids[a : a + body] + last for a in starts]
+        spans += [(i, first + ids[a : a + body] + last) for a in starts]
         if len(spans) >= count:
             break
     random.Random(seed + 1).shuffle(spans)

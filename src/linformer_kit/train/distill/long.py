@@ -224,6 +224,11 @@ class LongTrainer(DistillTrainer):
             total += term.detach()
 
 
+# options added after stages that resume, each with what every run before it did (long_held_out: the share
+# held out before the option existed): at that value an option is left out of those a resume compares
+ADDED_LATER = {"long_held_out": 0.1, "halves": "split", "negatives_bank": 0, "long_spans_per_document": None}
+
+
 def long_stage(config: DistillConfig) -> StagePlan:
     """The long stage as configured: its steps, batch, learning rate, and every option a resume compares
     (`run_stage` adds attention_dropout where it is not the student's own)."""
@@ -236,14 +241,9 @@ def long_stage(config: DistillConfig) -> StagePlan:
         del options["long_adapter_rank"]
     if config.long_tune != "layers" or config.short_layers == "student":  # (likewise)
         del options["short_layers"]
-    if config.long_held_out == 0.1:  # (likewise: the share held out before the option existed)
-        del options["long_held_out"]
-    if config.halves == "split":  # (likewise)
-        del options["halves"]
-    if config.negatives_bank == 0:  # (likewise)
-        del options["negatives_bank"]
-    if config.long_spans_per_document is None:  # (likewise)
-        del options["long_spans_per_document"]
+    for name, before in ADDED_LATER.items():  # (likewise)
+        if options[name] == before:
+            del options[name]
     if config.short_text == "train":  # (likewise)
         del options["short_text"]
     elif config.long_train and len(config.long_train) > 1:
